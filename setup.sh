@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# setup.sh: prepare a fresh Debian/Ubuntu machine for the Spline toolkit.
+#
+#   ./setup.sh            system packages for capture and analysis, a venv in .venv with the package
+#   ./setup.sh --test     also everything the whole test suite needs (tshark for the oracle,
+#                         clang/bpftool for the eBPF build, kernel headers + a stock kernel + QEMU
+#                         for the module's VM test), and the Python test dependencies
+#
+# Idempotent: run it again after a pull. System packages come from apt (as root, or through
+# sudo when it is there); Python packages go into .venv only, never into the system.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+
+want_test=0
+for arg in "$@"; do
+    case "$arg" in
+        --test) want_test=1 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+say() { printf '==> %s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        echo "setup.sh: installing system packages needs root; run as root or install sudo" >&2
+        exit 1
+    fi
+}
+
+# Kernel packages are named differently on Debian and Ubuntu.
+kernel_packages() {
+    local id=""
+    [ -r /etc/os-release ] && id="$(. /etc/os-release && echo "${ID:-}")"
+    if [ "$id" = "ubuntu" ]; then
+        echo "linux-image-generic linux-headers-generic"
+    else
+        echo "linux-image-amd64 linux-headers-amd64"
+    fi
+}
+
+base_packages="python3 python3-venv python3-dev gcc make libc6-dev tcpdump iperf3 iproute2 ethtool iptables procps"
+test_packages="tshark tcptrace nftables kmod clang llvm libbpf-dev bpftool pkg-config
+    $(kernel_packages) tiny-initramfs busybox-static qemu-system-x86 cpio jq"
+
+packages="$base_packages"
+[ "$want_test" -eq 1 ] && packages="$packages $test_packages"
+
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    say "installing system packages:$missing"
+    # tiny-initramfs goes in with the kernel so apt does not pull initramfs-tools (and udev).
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    # shellcheck disable=SC2086
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        -o DPkg::Lock::Timeout=600 $missing >&2
+fi
+
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    say "creating .venv with $($python --version 2>&1)"
+    "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >&2
+extras="dataframe,plot"
+[ "$want_test" -eq 1 ] && extras="dataframe,plot,test"
+say "installing the toolkit into .venv (builds the C extensions)"
+.venv/bin/python -m pip install -q -e ".[$extras]" >&2
+say "ready: .venv/bin/spline-analyze, .venv/bin/spline-testbed"
