@@ -1,0 +1,540 @@
+#!/usr/bin/env bash
+# record.sh -- capture one TCP transfer with tcpdump, the way the analysis expects it.
+#
+# Writes DIR/trace.pcap and DIR/meta.json (interface, server, CCA, kernel, tcpdump
+# version, snaplen, start/end UTC and tcpdump's own drop counters), optionally an
+# iperf3 download's JSON (--iperf3) and the kernel's tcp_probe trace (--probe).
+# Run `record.sh -h` for the options.  Needs bash (not sh/dash) and root or CAP_NET_RAW.
+
+# This check must stay POSIX-sh: dash stops at the first bash-only line below.
+if [ -z "${BASH_VERSION:-}" ]; then
+    echo "record.sh: this script needs bash; run it as 'bash record.sh ...' or './record.sh ...', not with sh" >&2
+    exit 2
+fi
+
+set -euo pipefail
+
+readonly PROG="record.sh"
+readonly DEFAULT_SNAPLEN_BYTES=128        # Ethernet+IPv6+TCP with options fit in 128 bytes
+readonly DEFAULT_BUFFER_KIB=16384         # 16 MiB ring: a few seconds at 1 Gbit/s of 128-byte slices
+readonly DEFAULT_IPERF3_SECONDS=10
+readonly DEFAULT_IPERF3_PORT=5201
+readonly CAPTURE_START_TIMEOUT_S=10       # how long tcpdump may take to open the interface
+readonly TAIL_AFTER_IPERF3_S=0.5          # keep capturing briefly so the FIN exchange is in the trace
+readonly TRACEFS_MOUNT=/sys/kernel/tracing
+
+usage() {
+    cat <<EOF
+usage: $PROG IFACE SERVER_IP [options]
+
+Capture the traffic to and from SERVER_IP on IFACE with tcpdump.
+
+Output: runs/<UTC time>-<cca>/ (or -o DIR) holding
+  trace.pcap     the capture (written as trace.pcap.part until tcpdump has exited cleanly)
+  meta.json      interface, server, CCA, kernel, tcpdump version, snaplen, start/end UTC,
+                 tcpdump's counters: capture.captured, capture.received_by_filter,
+                 capture.kernel_drops, capture.interface_drops (null when unknown)
+  tcpdump.log    tcpdump's stderr
+  iperf3.json    with --iperf3
+  probe.csv      with --probe
+
+options:
+  -o DIR            write into DIR (created if missing) instead of runs/<UTC time>-<cca>
+  -t SECONDS        stop after SECONDS (default: when iperf3 ends, else on Ctrl-C)
+  -s BYTES          snaplen (default $DEFAULT_SNAPLEN_BYTES: headers only)
+  -B KIB            capture buffer in KiB (default $DEFAULT_BUFFER_KIB)
+  --iperf3 [SECS]   run 'iperf3 -c SERVER_IP -R -J -t SECS' (a download, default $DEFAULT_IPERF3_SECONDS s)
+                    during the capture and save its JSON as iperf3.json
+  -p PORT           iperf3 server port (default $DEFAULT_IPERF3_PORT)
+  --cca NAME        congestion control for this run only (iperf3 -C NAME; the system default
+                    is never changed); needs --iperf3
+  --probe           on a sending host, record the tcp:tcp_probe tracepoint (cwnd, ssthresh,
+                    srtt per ACK) for connections with SERVER_IP into probe.csv (needs root)
+  -h, --help        this help
+
+Ctrl-C (SIGINT) or SIGTERM stops the capture cleanly: tcpdump is stopped with SIGINT,
+its counters are saved and the trace is complete.
+
+examples:
+  $PROG wlan0 203.0.113.7 -t 30
+  $PROG eth0 198.51.100.2 --iperf3 20 --cca bbr --probe -o runs/bbr-test
+EOF
+}
+
+die() {
+    echo "$PROG: error: $*" >&2
+    exit 2
+}
+
+warn() {
+    echo "$PROG: warning: $*" >&2
+}
+
+info() {
+    echo "$PROG: $*" >&2
+}
+
+# --- validation -------------------------------------------------------------
+
+is_uint() {
+    [[ "$1" =~ ^[0-9]+$ ]]
+}
+
+is_positive_number() {
+    [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ ! "$1" =~ ^0+([.]0+)?$ ]]
+}
+
+is_ipv4() {
+    local address="$1" octet
+    [[ "$address" =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || return 1
+    IFS=. read -r -a octets <<<"$address"
+    for octet in "${octets[@]}"; do
+        (( 10#$octet <= 255 )) || return 1
+    done
+}
+
+is_ipv6() {
+    local address="$1" head tail group groups=0 part
+    address="${address%%%*}"                       # drop a zone index (fe80::1%eth0)
+    [[ "$address" =~ ^[0-9A-Fa-f:.]+$ ]] || return 1
+    [[ "$address" == *:* ]] || return 1
+    if [[ "$address" =~ ^(.*:)([0-9]{1,3}(\.[0-9]{1,3}){3})$ ]]; then   # embedded IPv4 tail
+        is_ipv4 "${BASH_REMATCH[2]}" || return 1
+        address="${BASH_REMATCH[1]}0:0"
+    fi
+    if [[ "$address" == *::*::* ]]; then return 1; fi
+    if [[ "$address" == *::* ]]; then
+        head="${address%%::*}"
+        tail="${address#*::}"
+    else
+        head="$address"
+        tail=""
+    fi
+    for part in "$head" "$tail"; do
+        [[ -z "$part" ]] && continue
+        [[ "$part" == :* || "$part" == *: ]] && return 1
+        IFS=: read -r -a group_list <<<"$part"
+        for group in "${group_list[@]}"; do
+            [[ "$group" =~ ^[0-9A-Fa-f]{1,4}$ ]] || return 1
+            groups=$((groups + 1))
+        done
+    done
+    if [[ "$address" == *::* ]]; then
+        (( groups <= 7 ))
+    else
+        (( groups == 8 ))
+    fi
+}
+
+has_cap_net_raw() {
+    local cap_hex
+    cap_hex="$(awk '/^CapEff:/ {print $2}' /proc/self/status 2>/dev/null || true)"
+    [[ -n "$cap_hex" ]] || return 1
+    (( (16#$cap_hex >> 13) & 1 ))                  # CAP_NET_RAW is capability 13
+}
+
+available_ccas() {
+    cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null || true
+}
+
+check_cca_available() {
+    local wanted="$1" available
+    available="$(available_ccas)"
+    [[ " $available " == *" $wanted "* ]] && return 0
+    # The kernel loads tcp_<name> modules on demand when allowed; say what is there now.
+    die "unknown congestion control '$wanted'; available here: ${available:-none listed} (from /proc/sys/net/ipv4/tcp_available_congestion_control)"
+}
+
+check_interface() {
+    local iface="$1"
+    [[ "$iface" == "any" ]] && return 0
+    ip link show dev "$iface" >/dev/null 2>&1 || die "unknown interface '$iface'; interfaces here: $(ip -o link show | awk -F': ' '{sub(/@.*/, "", $2); printf "%s ", $2}')"
+}
+
+# --- JSON helpers -----------------------------------------------------------
+
+json_string() {
+    local text="$1"
+    text="${text//\\/\\\\}"
+    text="${text//\"/\\\"}"
+    text="${text//$'\n'/\\n}"
+    text="${text//$'\t'/\\t}"
+    text="${text//$'\r'/\\r}"
+    printf '"%s"' "$text"
+}
+
+json_string_or_null() {
+    if [[ -n "$1" ]]; then json_string "$1"; else printf 'null'; fi
+}
+
+json_number_or_null() {
+    if [[ -n "$1" ]]; then printf '%s' "$1"; else printf 'null'; fi
+}
+
+json_bool() {
+    if [[ "$1" == 1 ]]; then printf 'true'; else printf 'false'; fi
+}
+
+utc_now() {
+    date -u +%Y-%m-%dT%H:%M:%S.%NZ | sed -E 's/\.([0-9]{6})[0-9]*Z$/.\1Z/'
+}
+
+# --- tcpdump counters -------------------------------------------------------
+
+# tcpdump_counter LOG "received by filter" -> the number, or empty when absent.
+tcpdump_counter() {
+    local log="$1" phrase="$2"
+    sed -nE "s/^([0-9]+) packets? ${phrase}\$/\\1/p" "$log" | tail -n 1
+}
+
+# --- probe (tcp:tcp_probe tracepoint) ---------------------------------------
+
+PROBE_INSTANCE=""
+PROBE_READER_PID=""
+TRACEFS_MOUNTED_BY_US=0
+
+probe_start() {
+    local server="$1" port="$2" raw_file="$3"
+    if [[ ! -d "$TRACEFS_MOUNT/events" ]]; then
+        mount -t tracefs nodev "$TRACEFS_MOUNT" || die "cannot mount tracefs on $TRACEFS_MOUNT for --probe"
+        TRACEFS_MOUNTED_BY_US=1
+    fi
+    [[ -d "$TRACEFS_MOUNT/events/tcp/tcp_probe" ]] || die "this kernel has no tcp:tcp_probe tracepoint"
+    # A private trace instance: the global trace buffer and other users' events stay untouched.
+    PROBE_INSTANCE="$TRACEFS_MOUNT/instances/record-sh-$$"
+    mkdir "$PROBE_INSTANCE" || die "cannot create trace instance $PROBE_INSTANCE"
+    echo 8192 >"$PROBE_INSTANCE/buffer_size_kb"
+    # Fields saddr/daddr are sockaddr byte arrays the filter cannot match; the port narrows it
+    # in the kernel, the address is matched when the CSV is written.
+    echo "sport == $port || dport == $port" >"$PROBE_INSTANCE/events/tcp/tcp_probe/filter"
+    echo 1 >"$PROBE_INSTANCE/events/tcp/tcp_probe/enable"
+    cat "$PROBE_INSTANCE/trace_pipe" >"$raw_file" &
+    PROBE_READER_PID=$!
+    : "$server"
+}
+
+probe_stop() {
+    [[ -n "$PROBE_INSTANCE" ]] || return 0
+    echo 0 >"$PROBE_INSTANCE/events/tcp/tcp_probe/enable" 2>/dev/null || true
+    if [[ -n "$PROBE_READER_PID" ]]; then
+        sleep 0.3                                   # let the reader drain what is buffered
+        kill "$PROBE_READER_PID" 2>/dev/null || true
+        wait "$PROBE_READER_PID" 2>/dev/null || true
+        PROBE_READER_PID=""
+    fi
+    PROBE_OVERRUN_EVENTS="$(awk '/^overrun:/ {sum += $2} END {print sum + 0}' "$PROBE_INSTANCE"/per_cpu/cpu*/stats 2>/dev/null || true)"
+    rmdir "$PROBE_INSTANCE" 2>/dev/null || warn "could not remove trace instance $PROBE_INSTANCE"
+    PROBE_INSTANCE=""
+    if [[ "$TRACEFS_MOUNTED_BY_US" == 1 ]]; then
+        umount "$TRACEFS_MOUNT" 2>/dev/null || warn "tracefs on $TRACEFS_MOUNT is busy; left mounted"
+        TRACEFS_MOUNTED_BY_US=0
+    fi
+}
+
+# probe_to_csv RAW SERVER PORT CSV: one row per tcp_probe event of a connection with SERVER:PORT.
+probe_to_csv() {
+    local raw="$1" server="$2" port="$3" csv="$4" endpoint
+    if [[ "$server" == *:* ]]; then endpoint="[$server]:$port"; else endpoint="$server:$port"; fi
+    awk -v endpoint="$endpoint" '
+        BEGIN {
+            OFS = ","
+            print "time_s,src,dst,data_len_bytes,snd_nxt,snd_una,snd_cwnd_segments,ssthresh_segments,snd_wnd_bytes,srtt_us,rcv_wnd_bytes,sock_cookie"
+        }
+        / tcp_probe: / {
+            time_s = ""
+            for (i = 1; i <= NF; i++) {
+                if ($i ~ /^[0-9]+\.[0-9]+:$/) { time_s = substr($i, 1, length($i) - 1) }
+                split($i, kv, "=")
+                if (kv[1] != "" && index($i, "=") > 0) { v[kv[1]] = substr($i, length(kv[1]) + 2) }
+            }
+            if (v["src"] != endpoint && v["dest"] != endpoint) next
+            print time_s, v["src"], v["dest"], v["data_len"], v["snd_nxt"], v["snd_una"], v["snd_cwnd"], \
+                  v["ssthresh"], v["snd_wnd"], v["srtt"], v["rcv_wnd"], v["sock_cookie"]
+        }' "$raw" >"$csv"
+}
+
+# --- the run ----------------------------------------------------------------
+
+TCPDUMP_PID=""
+IPERF3_PID=""
+STOP_REQUESTED=0
+STOP_REASON=""
+
+on_stop_signal() {
+    STOP_REQUESTED=1
+    STOP_REASON="$1"
+}
+
+stop_process() {
+    local pid="$1" signal="$2" grace_s="$3" waited=0
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill "-$signal" "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null && (( waited < grace_s * 10 )); do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        warn "process $pid did not stop on SIG$signal within ${grace_s}s; sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+}
+
+cleanup_on_exit() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if [[ -n "$IPERF3_PID" ]]; then stop_process "$IPERF3_PID" INT 3; fi
+    if [[ -n "$TCPDUMP_PID" ]]; then stop_process "$TCPDUMP_PID" INT 5; fi
+    probe_stop
+    if [[ -n "${OUT_DIR:-}" && -f "$OUT_DIR/trace.pcap.part" ]]; then
+        warn "the capture did not finish cleanly: $OUT_DIR/trace.pcap.part is incomplete"
+    fi
+    exit "$rc"
+}
+
+wait_for_tcpdump_listening() {
+    local log="$1" waited=0
+    while (( waited < CAPTURE_START_TIMEOUT_S * 10 )); do
+        grep -q "listening on" "$log" 2>/dev/null && return 0
+        kill -0 "$TCPDUMP_PID" 2>/dev/null || return 1
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    return 1
+}
+
+# Sleep in small steps so SIGINT/SIGTERM are acted on promptly.
+sleep_until_stop() {
+    local deadline_ns="$1"          # empty = no deadline
+    while (( STOP_REQUESTED == 0 )); do
+        if [[ -n "$deadline_ns" ]] && (( $(date +%s%N) >= deadline_ns )); then
+            STOP_REASON="duration"
+            return 0
+        fi
+        if [[ -n "$IPERF3_PID" ]] && ! kill -0 "$IPERF3_PID" 2>/dev/null; then
+            STOP_REASON="iperf3_finished"
+            return 0
+        fi
+        kill -0 "$TCPDUMP_PID" 2>/dev/null || { STOP_REASON="tcpdump_exited"; return 0; }
+        sleep 0.1
+    done
+}
+
+main() {
+    local iface="" server="" out_dir="" duration_s="" snaplen="$DEFAULT_SNAPLEN_BYTES"
+    local buffer_kib="$DEFAULT_BUFFER_KIB" iperf3_seconds="" iperf3_port="$DEFAULT_IPERF3_PORT"
+    local cca="" probe=0 positional=()
+
+    while (( $# > 0 )); do
+        case "$1" in
+            -h|--help) usage; exit 0 ;;
+            -o) [[ $# -ge 2 ]] || die "-o needs a directory"; out_dir="$2"; shift 2 ;;
+            -t) [[ $# -ge 2 ]] || die "-t needs SECONDS"; duration_s="$2"; shift 2 ;;
+            -s) [[ $# -ge 2 ]] || die "-s needs BYTES"; snaplen="$2"; shift 2 ;;
+            -B) [[ $# -ge 2 ]] || die "-B needs KIB"; buffer_kib="$2"; shift 2 ;;
+            -p) [[ $# -ge 2 ]] || die "-p needs a port"; iperf3_port="$2"; shift 2 ;;
+            --cca) [[ $# -ge 2 ]] || die "--cca needs a name"; cca="$2"; shift 2 ;;
+            --cca=*) cca="${1#--cca=}"; shift ;;
+            --probe) probe=1; shift ;;
+            --iperf3)
+                iperf3_seconds="$DEFAULT_IPERF3_SECONDS"
+                if [[ $# -ge 2 ]] && is_uint "$2"; then iperf3_seconds="$2"; shift; fi
+                shift ;;
+            --iperf3=*) iperf3_seconds="${1#--iperf3=}"; shift ;;
+            --) shift; positional+=("$@"); break ;;
+            -*) die "unknown option '$1' (see $PROG -h)" ;;
+            *) positional+=("$1"); shift ;;
+        esac
+    done
+    (( ${#positional[@]} == 2 )) || { usage >&2; die "expected IFACE and SERVER_IP, got ${#positional[@]} argument(s)"; }
+    iface="${positional[0]}"
+    server="${positional[1]}"
+
+    # Everything is checked before anything starts.
+    if [[ "$(id -u)" != 0 ]] && ! has_cap_net_raw; then
+        die "capturing needs root or CAP_NET_RAW (try: sudo $0 ...)"
+    fi
+    command -v tcpdump >/dev/null 2>&1 || die "tcpdump is not installed (Debian/Ubuntu: apt-get install tcpdump)"
+    check_interface "$iface"
+    is_ipv4 "$server" || is_ipv6 "$server" || die "'$server' is not an IPv4 or IPv6 address"
+    if ! is_uint "$snaplen" || (( snaplen < 68 || snaplen > 262144 )); then
+        die "snaplen must be 68..262144 bytes, got '$snaplen'"
+    fi
+    if ! is_uint "$buffer_kib" || (( buffer_kib < 1 )); then
+        die "-B must be a positive number of KiB, got '$buffer_kib'"
+    fi
+    if ! is_uint "$iperf3_port" || (( iperf3_port < 1 || iperf3_port > 65535 )); then
+        die "port must be 1..65535, got '$iperf3_port'"
+    fi
+    if [[ -n "$duration_s" ]]; then is_positive_number "$duration_s" || die "-t needs a positive number of seconds, got '$duration_s'"; fi
+    if [[ -n "$iperf3_seconds" ]]; then
+        if ! is_uint "$iperf3_seconds" || (( iperf3_seconds < 1 )); then
+            die "--iperf3 needs a positive whole number of seconds, got '$iperf3_seconds'"
+        fi
+        command -v iperf3 >/dev/null 2>&1 || die "--iperf3: iperf3 is not installed (apt-get install iperf3)"
+    fi
+    if [[ -n "$cca" ]]; then
+        [[ -n "$iperf3_seconds" ]] || die "--cca picks the CCA of the iperf3 transfer; it needs --iperf3 (the system default is never changed)"
+        check_cca_available "$cca"
+    fi
+    if (( probe )); then
+        [[ "$(id -u)" == 0 ]] || die "--probe needs root (it uses tracefs)"
+    fi
+
+    local cca_in_use cca_source
+    if [[ -n "$cca" ]]; then
+        cca_in_use="$cca"; cca_source="--cca (iperf3 -C)"
+    else
+        cca_in_use="$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
+        cca_source="system default (this host's network namespace)"
+    fi
+    if [[ -z "$out_dir" ]]; then
+        out_dir="runs/$(date -u +%Y%m%dT%H%M%SZ)-$cca_in_use"
+    fi
+    mkdir -p "$out_dir" || die "cannot create output directory '$out_dir'"
+    [[ -e "$out_dir/trace.pcap" ]] && die "'$out_dir/trace.pcap' exists; choose another -o DIR"
+    OUT_DIR="$out_dir"
+
+    local pcap_part="$out_dir/trace.pcap.part" log="$out_dir/tcpdump.log"
+    local tcpdump_version kernel start_utc end_utc
+    tcpdump_version="$(tcpdump --version 2>&1 | sed -nE 's/^tcpdump version ([^ ]+).*/\1/p' | head -n 1)"
+    kernel="$(uname -sr)"
+
+    trap cleanup_on_exit EXIT
+    trap 'on_stop_signal SIGINT' INT
+    trap 'on_stop_signal SIGTERM' TERM
+
+    if (( probe )); then probe_start "$server" "$iperf3_port" "$out_dir/probe.raw"; fi
+
+    # -Z root: Debian's tcpdump otherwise switches to user tcpdump and may not write into DIR.
+    local user_args=()
+    [[ "$(id -u)" == 0 ]] && user_args=(-Z root)
+    start_utc="$(utc_now)"
+    tcpdump -i "$iface" -n -s "$snaplen" -B "$buffer_kib" "${user_args[@]}" -w "$pcap_part" \
+        host "$server" 2>"$log" &
+    TCPDUMP_PID=$!
+    if ! wait_for_tcpdump_listening "$log"; then
+        cat "$log" >&2 || true
+        die "tcpdump did not start capturing on '$iface' (its messages are above)"
+    fi
+    info "capturing on $iface, host $server -> $out_dir (Ctrl-C to stop)"
+
+    local iperf3_args=()
+    if [[ -n "$iperf3_seconds" ]]; then
+        iperf3_args=(-c "$server" -p "$iperf3_port" -R -J -t "$iperf3_seconds")
+        [[ -n "$cca" ]] && iperf3_args+=(-C "$cca")
+        iperf3 "${iperf3_args[@]}" >"$out_dir/iperf3.json" 2>"$out_dir/iperf3.stderr" &
+        IPERF3_PID=$!
+    fi
+
+    local deadline_ns=""
+    if [[ -n "$duration_s" ]]; then
+        deadline_ns=$(( $(date +%s%N) + $(awk -v s="$duration_s" 'BEGIN {printf "%d", s * 1e9}') ))
+    fi
+    sleep_until_stop "$deadline_ns"
+
+    local iperf3_exit="" iperf3_stopped_early=0
+    if [[ -n "$IPERF3_PID" ]]; then
+        if kill -0 "$IPERF3_PID" 2>/dev/null; then
+            iperf3_stopped_early=1
+            warn "stopping iperf3 before it finished ($STOP_REASON)"
+            stop_process "$IPERF3_PID" INT 3
+        fi
+        iperf3_exit=0
+        wait "$IPERF3_PID" 2>/dev/null || iperf3_exit=$?
+        IPERF3_PID=""
+        if [[ "$STOP_REASON" == "iperf3_finished" ]]; then sleep "$TAIL_AFTER_IPERF3_S"; fi
+        if [[ "$iperf3_exit" != 0 ]]; then
+            warn "iperf3 exited with status $iperf3_exit: $(head -c 300 "$out_dir/iperf3.stderr" 2>/dev/null; grep -m1 '"error"' "$out_dir/iperf3.json" 2>/dev/null || true)"
+        fi
+        [[ -s "$out_dir/iperf3.stderr" ]] || rm -f "$out_dir/iperf3.stderr"
+    fi
+
+    local tcpdump_exit=0
+    stop_process "$TCPDUMP_PID" INT 5
+    wait "$TCPDUMP_PID" 2>/dev/null || tcpdump_exit=$?
+    TCPDUMP_PID=""
+    end_utc="$(utc_now)"
+
+    local probe_rows=""
+    PROBE_OVERRUN_EVENTS=""
+    if (( probe )); then
+        probe_stop
+        probe_to_csv "$out_dir/probe.raw" "$server" "$iperf3_port" "$out_dir/probe.csv"
+        rm -f "$out_dir/probe.raw"
+        probe_rows=$(( $(wc -l <"$out_dir/probe.csv") - 1 ))
+    fi
+
+    local captured received kernel_drops interface_drops complete=0
+    captured="$(tcpdump_counter "$log" "captured")"
+    received="$(tcpdump_counter "$log" "received by filter")"
+    kernel_drops="$(tcpdump_counter "$log" "dropped by kernel")"
+    interface_drops="$(tcpdump_counter "$log" "dropped by interface")"
+    # tcpdump >= 4.99 prints "dropped by interface" only when non-zero; libpcap on Linux reads
+    # the device's drop counters, except on the pseudo-device "any", where it is unknown.
+    if [[ -z "$interface_drops" && -n "$kernel_drops" && "$iface" != "any" ]]; then
+        interface_drops=0
+    fi
+    # Matched by the filter but neither written nor dropped: still in the ring when tcpdump stopped.
+    local unread_at_stop=""
+    if [[ -n "$captured" && -n "$received" && -n "$kernel_drops" ]] && (( received - captured - kernel_drops >= 0 )); then
+        unread_at_stop=$(( received - captured - kernel_drops ))
+    fi
+    if [[ -n "$captured" && -s "$pcap_part" ]] || [[ "$captured" == 0 && -f "$pcap_part" ]]; then
+        mv "$pcap_part" "$out_dir/trace.pcap"
+        complete=1
+    fi
+
+    local cca_reported=""
+    if [[ -s "$out_dir/iperf3.json" ]]; then
+        cca_reported="$(sed -nE 's/.*"sender_tcp_congestion":[[:space:]]*"([^"]+)".*/\1/p' "$out_dir/iperf3.json" | head -n 1)"
+    fi
+
+    {
+        printf '{\n'
+        printf '  "schema": "spline-capture-meta/1",\n'
+        printf '  "tool": "capture/record.sh",\n'
+        printf '  "interface": %s,\n' "$(json_string "$iface")"
+        printf '  "server": %s,\n' "$(json_string "$server")"
+        printf '  "filter": %s,\n' "$(json_string "host $server")"
+        printf '  "cca": %s,\n' "$(json_string "$cca_in_use")"
+        printf '  "cca_source": %s,\n' "$(json_string "$cca_source")"
+        printf '  "cca_sender_reported_by_iperf3": %s,\n' "$(json_string_or_null "$cca_reported")"
+        printf '  "kernel": %s,\n' "$(json_string "$kernel")"
+        printf '  "hostname": %s,\n' "$(json_string "$(uname -n)")"
+        printf '  "tcpdump_version": %s,\n' "$(json_string_or_null "$tcpdump_version")"
+        printf '  "snaplen_bytes": %s,\n' "$snaplen"
+        printf '  "buffer_kib": %s,\n' "$buffer_kib"
+        printf '  "start_utc": %s,\n' "$(json_string "$start_utc")"
+        printf '  "end_utc": %s,\n' "$(json_string "$end_utc")"
+        printf '  "stop_reason": %s,\n' "$(json_string "$STOP_REASON")"
+        printf '  "trace_file": %s,\n' "$(json_string "$([[ $complete == 1 ]] && echo trace.pcap || echo trace.pcap.part)")"
+        printf '  "trace_complete": %s,\n' "$(json_bool "$complete")"
+        printf '  "capture": {\n'
+        printf '    "captured": %s,\n' "$(json_number_or_null "$captured")"
+        printf '    "received_by_filter": %s,\n' "$(json_number_or_null "$received")"
+        printf '    "kernel_drops": %s,\n' "$(json_number_or_null "$kernel_drops")"
+        printf '    "interface_drops": %s,\n' "$(json_number_or_null "$interface_drops")"
+        printf '    "unread_at_stop": %s,\n' "$(json_number_or_null "$unread_at_stop")"
+        printf '    "tcpdump_exit_status": %s\n' "$tcpdump_exit"
+        printf '  },\n'
+        printf '  "iperf3": %s,\n' "$(if [[ -n "$iperf3_seconds" ]]; then
+            printf '{"file": "iperf3.json", "command": %s, "exit_status": %s, "stopped_early": %s}' \
+                "$(json_string "iperf3 ${iperf3_args[*]}")" "$iperf3_exit" "$(json_bool "$iperf3_stopped_early")"
+            else printf 'null'; fi)"
+        printf '  "probe": %s\n' "$(if (( probe )); then
+            printf '{"file": "probe.csv", "rows": %s, "overrun_events": %s, "srtt_unit": "us", "cwnd_unit": "segments"}' \
+                "$probe_rows" "$(json_number_or_null "$PROBE_OVERRUN_EVENTS")"
+            else printf 'null'; fi)"
+        printf '}\n'
+    } >"$out_dir/meta.json.part"
+    mv "$out_dir/meta.json.part" "$out_dir/meta.json"
+
+    if (( complete )); then
+        info "done: $out_dir/trace.pcap (${captured:-?} packets captured, ${kernel_drops:-unknown} dropped by kernel)"
+    else
+        warn "tcpdump did not report its counters (exit status $tcpdump_exit): $pcap_part may be incomplete"
+        exit 1
+    fi
+}
+
+main "$@"
