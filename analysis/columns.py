@@ -25,11 +25,14 @@ class Column:
 # Bits of `decode_flags`.
 DECODE_TRUNCATED = 1 << 0        # captured length ends before the headers we parse
 DECODE_IP_FRAGMENT = 1 << 1      # IPv4/IPv6 fragment (offset != 0 or more-fragments set)
-DECODE_IN_ICMP_ERROR = 1 << 2    # the IP/TCP headers are the ones quoted inside an ICMP(v6) error
+DECODE_IN_ICMP_ERROR = 1 << 2    # an ICMP/ICMPv6 error quoting a packet: address columns are the outer
+                                 # (ICMP) packet's, transport columns stay absent (tcp_header_len 0), so no
+                                 # later stage treats the quoted TCP header as a TCP packet
 DECODE_IP_OPTIONS = 1 << 3       # IPv4 header longer than 20 bytes
 DECODE_MALFORMED = 1 << 4        # a header field is impossible (bad IHL, TCP offset < 5, ...)
 DECODE_UNSUPPORTED_LINK = 1 << 5  # link type we do not decode; only frame columns are valid
 DECODE_IP_ID_VALID = 1 << 6      # ip_id holds an IPv4 identification
+DECODE_IP_MORE_FRAGMENTS = 1 << 7  # IPv4 MF / IPv6 M bit set: more fragments of this datagram follow
 
 # Bits of `tcp_flags` (the TCP header's flag byte plus NS as bit 8).
 TCP_FIN = 0x001
@@ -76,6 +79,9 @@ PACKET_COLUMNS: Tuple[Column, ...] = (
     Column("sack_count", "uint8", (), "number of SACK blocks present (0..4)"),
     Column("sack_left", "uint32", (MAX_SACK_BLOCKS,), "SACK block left edges (raw sequence numbers)"),
     Column("sack_right", "uint32", (MAX_SACK_BLOCKS,), "SACK block right edges (raw sequence numbers)"),
+    Column("ip_frag_offset", "uint16", (), "IP fragment offset, bytes (0 for unfragmented and first fragments)"),
+    Column("ts_valid", "bool", (), "the record carries a timestamp (False for pcapng Simple Packet Blocks, "
+                                   "whose ts_ns repeats the previous record's, or 0)"),
 )
 
 COLUMN_NAMES: Tuple[str, ...] = tuple(c.name for c in PACKET_COLUMNS)

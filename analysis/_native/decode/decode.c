@@ -1,0 +1,725 @@
+/*
+ * decode.c -- walk pcap / pcapng records and decode link, IP and TCP headers.
+ *
+ * Two layers:
+ *
+ *   file layer    classic pcap (magic a1b2c3d4 = microseconds, a1b23c4d =
+ *                 nanoseconds, a1b2cd34 = "modified" 24-byte record headers;
+ *                 either byte order) and pcapng (blocks SHB, IDB, EPB, SPB,
+ *                 obsolete PB, ISB; each section with its own byte order and
+ *                 interfaces; unknown blocks skipped). Produces frames:
+ *                 (timestamp, captured bytes, wire length, link type).
+ *
+ *   frame layer   link header -> IPv4/IPv6 (+ extension headers, tunnels)
+ *                 -> TCP (+ options) / UDP ports / ICMP error detection.
+ *
+ * Lengths follow Wireshark's rule: a layer's length on the wire is what the
+ * header says, clipped to what is left of the frame's wire length
+ * (`frame_len`, not the captured length), so a snaplen-96 capture measures
+ * TCP payload exactly like the full capture would. Captured bytes only
+ * decide which header fields we can read.
+ *
+ * IP fragments: a fragment with offset 0 carries the TCP header, which we
+ * decode (flags DECODE_FLAG_IP_FRAGMENT and, if more follow,
+ * DECODE_FLAG_IP_MORE_FRAGMENTS; tcp_payload_len counts this fragment's
+ * bytes only); later fragments carry no transport header. Joining the
+ * datagram's length (what tshark's default reassembly reports) is done by
+ * the Python side, which sees all rows.
+ */
+#include "decode.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Largest captured length of one classic-pcap record, bytes (libpcap's and
+ * Wireshark's limit for ordinary link types). Larger = damaged file. */
+#define PCAP_MAX_RECORD_BYTES 262144u
+/* Largest pcapng block we accept, bytes (Wireshark's limit); larger = damaged. */
+#define PCAPNG_MAX_BLOCK_BYTES (16u * 1024u * 1024u)
+#define PCAPNG_SHB_MAGIC 0x0A0D0D0Au
+#define PCAPNG_BYTE_ORDER_MAGIC 0x1A2B3C4Du
+/* Nested link/tunnel headers we follow (VLAN tags, MPLS labels, IP-in-IP). */
+#define MAX_ENCAPSULATION_DEPTH 8
+#define MAX_IPV6_EXTENSION_HEADERS 8
+#define NS_PER_S 1000000000ull
+#define NS_PER_US 1000ull
+
+/* ---------------------------------------------------------------- byte access */
+
+static inline uint16_t be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t be32(const uint8_t *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t le32(const uint8_t *p) {
+    return p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint16_t file16(const decode_state *st, const uint8_t *p) { return st->big_endian ? be16(p) : le16(p); }
+static inline uint32_t file32(const decode_state *st, const uint8_t *p) { return st->big_endian ? be32(p) : le32(p); }
+static inline uint64_t file64(const decode_state *st, const uint8_t *p) {
+    uint64_t a = file32(st, p), b = file32(st, p + 4);
+    /* pcapng stores 64-bit option values in the section's byte order. */
+    return st->big_endian ? ((a << 32) | b) : ((b << 32) | a);
+}
+
+static int fail(decode_state *st, uint64_t offset, const char *message) {
+    st->error_offset = offset;
+    snprintf(st->error_message, sizeof st->error_message, "%s", message);
+    return DECODE_ERROR;
+}
+
+/* ---------------------------------------------------------------- frame layer */
+
+/* The decoded headers of one frame, stored into the columns at the end. */
+typedef struct row {
+    uint8_t flags, ip_version, ttl, ip_proto, tcp_header_len, sack_count;
+    uint8_t src[16], dst[16];
+    uint32_t ip_id, ip_payload_len, seq, ack, tcp_payload_len, tsval, tsecr;
+    uint16_t sport, dport, tcp_flags, window, mss, frag_offset;
+    int8_t wscale;
+    uint8_t sack_permitted, has_ts;
+    uint32_t sack_left[DECODE_MAX_SACK_BLOCKS], sack_right[DECODE_MAX_SACK_BLOCKS];
+} row;
+
+static void decode_ethertype(uint16_t ethertype, const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth);
+static void decode_ip(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth);
+
+static void map_ipv4(uint8_t out[16], const uint8_t *ipv4) {
+    memset(out, 0, 10);
+    out[10] = 0xff;
+    out[11] = 0xff;
+    memcpy(out + 12, ipv4, 4);
+}
+
+/* TCP options: kind 0 ends the list, kind 1 is one byte of padding, every
+ * other kind has a length byte >= 2 covering kind and length. */
+static void decode_tcp_options(const uint8_t *p, uint32_t n, row *r) {
+    uint32_t i = 0;
+    while (i < n) {
+        uint8_t kind = p[i];
+        if (kind == 0) break;
+        if (kind == 1) { i++; continue; }
+        if (i + 1 >= n) { r->flags |= DECODE_FLAG_TRUNCATED; break; }
+        uint8_t len = p[i + 1];
+        if (len < 2) { r->flags |= DECODE_FLAG_MALFORMED; break; }
+        if (i + len > n) { r->flags |= DECODE_FLAG_TRUNCATED; break; }
+        const uint8_t *o = p + i;
+        switch (kind) {
+        case 2: if (len == 4) r->mss = be16(o + 2); break;
+        case 3: if (len == 3) r->wscale = (int8_t)(o[2] > 14 ? 14 : o[2]); break;   /* RFC 7323 caps the shift at 14 */
+        case 4: if (len == 2) r->sack_permitted = 1; break;
+        case 5:
+            if (len >= 10 && (len - 2) % 8 == 0) {
+                uint32_t blocks = (uint32_t)(len - 2) / 8;
+                for (uint32_t b = 0; b < blocks && r->sack_count < DECODE_MAX_SACK_BLOCKS; b++) {
+                    r->sack_left[r->sack_count] = be32(o + 2 + 8 * b);
+                    r->sack_right[r->sack_count] = be32(o + 6 + 8 * b);
+                    r->sack_count++;
+                }
+            }
+            break;
+        case 8:
+            if (len == 10) { r->has_ts = 1; r->tsval = be32(o + 2); r->tsecr = be32(o + 6); }
+            break;
+        default: break;
+        }
+        i += len;
+    }
+}
+
+/* `wire` = segment length on the wire (IP length minus IP headers, clipped
+ * to the frame), `cap` = bytes of it captured. */
+static void decode_tcp(const uint8_t *p, uint32_t cap, uint32_t wire, row *r) {
+    if (cap >= 4) { r->sport = be16(p); r->dport = be16(p + 2); }
+    if (cap < 20 || wire < 20) {
+        r->flags |= (cap < wire || cap < 20) ? DECODE_FLAG_TRUNCATED : DECODE_FLAG_MALFORMED;
+        return;
+    }
+    uint32_t header_len = (uint32_t)(p[12] >> 4) * 4;
+    if (header_len < 20 || header_len > wire) { r->flags |= DECODE_FLAG_MALFORMED; return; }
+    r->seq = be32(p + 4);
+    r->ack = be32(p + 8);
+    r->tcp_flags = (uint16_t)(p[13] | ((p[12] & 1) << 8));
+    r->window = be16(p + 14);
+    r->tcp_header_len = (uint8_t)header_len;
+    r->tcp_payload_len = wire - header_len;
+    uint32_t options_captured = (cap < header_len ? cap : header_len) - 20;
+    if (cap < header_len) r->flags |= DECODE_FLAG_TRUNCATED;
+    decode_tcp_options(p + 20, options_captured, r);
+}
+
+/* Transport header after the IP header(s): `proto` at `p`. */
+static void decode_transport(uint8_t proto, const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth, int is_v6) {
+    r->ip_proto = proto;
+    switch (proto) {
+    case 6:
+        decode_tcp(p, cap, wire, r);
+        break;
+    case 17: case 136:   /* UDP, UDP-Lite */
+        if (cap >= 4) { r->sport = be16(p); r->dport = be16(p + 2); }
+        else r->flags |= DECODE_FLAG_TRUNCATED;
+        break;
+    case 1:    /* ICMP: destination unreachable, source quench, redirect, time exceeded, parameter problem quote a packet */
+        if (!is_v6 && cap >= 1 && (p[0] == 3 || p[0] == 4 || p[0] == 5 || p[0] == 11 || p[0] == 12))
+            r->flags |= DECODE_FLAG_IN_ICMP_ERROR;
+        break;
+    case 58:   /* ICMPv6 errors are types 1..4 */
+        if (is_v6 && cap >= 1 && p[0] >= 1 && p[0] <= 4) r->flags |= DECODE_FLAG_IN_ICMP_ERROR;
+        break;
+    case 4: case 41:   /* IPv4 / IPv6 in IP: the inner packet describes the flow */
+        if (depth < MAX_ENCAPSULATION_DEPTH && cap >= 1) {
+            uint8_t version = p[0] >> 4;
+            if ((proto == 4 && version == 4) || (proto == 41 && version == 6))
+                decode_ip(p, cap, wire, r, depth + 1);
+        }
+        break;
+    case 47: {   /* GRE (RFC 2784/2890), version 0: flags, protocol type, optional checksum/key/sequence */
+        if (cap < 4 || depth >= MAX_ENCAPSULATION_DEPTH) break;
+        uint16_t gre_flags = be16(p);
+        if ((gre_flags & 7) != 0) break;
+        uint32_t hl = 4 + ((gre_flags & 0x8000) ? 4 : 0) + ((gre_flags & 0x2000) ? 4 : 0) + ((gre_flags & 0x1000) ? 4 : 0);
+        if (cap < hl || wire < hl) break;
+        decode_ethertype(be16(p + 2), p + hl, cap - hl, wire - hl, r, depth + 1);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void reset_ip_fields(row *r) {
+    /* A tunnel's inner packet replaces what the outer one wrote. */
+    uint8_t keep = r->flags & (DECODE_FLAG_TRUNCATED | DECODE_FLAG_MALFORMED);
+    memset(r, 0, sizeof *r);
+    r->wscale = -1;
+    r->flags = keep;
+}
+
+static void decode_ipv4(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
+    if (cap < 20) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    uint32_t header_len = (uint32_t)(p[0] & 0x0f) * 4;
+    if (header_len < 20) { r->flags |= DECODE_FLAG_MALFORMED; return; }
+    uint32_t total_len = be16(p + 2);
+    if (total_len == 0) total_len = wire;          /* TSO on the capturing host: length left 0 */
+    if (total_len < header_len) { r->flags |= DECODE_FLAG_MALFORMED; return; }
+    if (wire < total_len) total_len = wire;        /* clip to what the frame carried on the wire */
+    if (total_len < header_len) { r->flags |= DECODE_FLAG_MALFORMED; return; }
+    reset_ip_fields(r);
+    r->ip_version = 4;
+    map_ipv4(r->src, p + 12);
+    map_ipv4(r->dst, p + 16);
+    r->ip_id = be16(p + 4);
+    r->flags |= DECODE_FLAG_IP_ID_VALID;
+    r->ttl = p[8];
+    r->ip_proto = p[9];
+    r->ip_payload_len = total_len - header_len;
+    if (header_len > 20) r->flags |= DECODE_FLAG_IP_OPTIONS;
+    uint16_t frag = be16(p + 6);
+    uint32_t frag_offset = (uint32_t)(frag & 0x1fff) * 8;
+    r->frag_offset = (uint16_t)frag_offset;
+    if (frag & 0x2000) r->flags |= DECODE_FLAG_IP_MORE_FRAGMENTS | DECODE_FLAG_IP_FRAGMENT;
+    if (frag_offset) { r->flags |= DECODE_FLAG_IP_FRAGMENT; return; }
+    if (cap < header_len) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    uint8_t proto = p[9];
+    const uint8_t *q = p + header_len;
+    uint32_t qcap = cap - header_len, qwire = total_len - header_len;
+    /* IPsec AH in IPv4: next header, length in 4-byte words minus 2. */
+    for (int i = 0; proto == 51 && i < MAX_IPV6_EXTENSION_HEADERS; i++) {
+        if (qcap < 2) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+        uint32_t ah_len = ((uint32_t)q[1] + 2) * 4;
+        if (ah_len > qcap || ah_len > qwire) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+        proto = q[0];
+        q += ah_len; qcap -= ah_len; qwire -= ah_len;
+    }
+    r->ip_payload_len = qwire;
+    decode_transport(proto, q, qcap, qwire, r, depth, 0);
+}
+
+static void decode_ipv6(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
+    if (cap < 40 || wire < 40) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    uint32_t total_len = 40u + be16(p + 4);
+    if (total_len == 40 && p[6] == 0) total_len = wire;   /* jumbogram or TSO: length from the frame */
+    if (wire < total_len) total_len = wire;
+    reset_ip_fields(r);
+    r->ip_version = 6;
+    memcpy(r->src, p + 8, 16);
+    memcpy(r->dst, p + 24, 16);
+    r->ttl = p[7];
+    uint8_t next = p[6];
+    const uint8_t *q = p + 40;
+    uint32_t qcap = cap - 40, qwire = total_len - 40;
+    for (int i = 0; i < MAX_IPV6_EXTENSION_HEADERS; i++) {
+        uint32_t ext_len;
+        if (next == 0 || next == 43 || next == 60 || next == 135 || next == 139 || next == 140) {
+            if (qcap < 2) { r->ip_proto = next; r->ip_payload_len = qwire; r->flags |= DECODE_FLAG_TRUNCATED; return; }
+            ext_len = ((uint32_t)q[1] + 1) * 8;
+        } else if (next == 51) {
+            if (qcap < 2) { r->ip_proto = next; r->ip_payload_len = qwire; r->flags |= DECODE_FLAG_TRUNCATED; return; }
+            ext_len = ((uint32_t)q[1] + 2) * 4;
+        } else if (next == 44) {
+            if (qcap < 8) { r->ip_proto = next; r->ip_payload_len = qwire; r->flags |= DECODE_FLAG_TRUNCATED; return; }
+            ext_len = 8;
+            uint16_t off_m = be16(q + 2);
+            r->ip_id = be32(q + 4);
+            r->frag_offset = (uint16_t)(off_m & 0xfff8);
+            r->flags |= DECODE_FLAG_IP_FRAGMENT;
+            if (off_m & 1) r->flags |= DECODE_FLAG_IP_MORE_FRAGMENTS;
+            if ((off_m & 0xfff8) != 0) {
+                if (ext_len <= qwire) qwire -= ext_len; else qwire = 0;
+                r->ip_proto = q[0];
+                r->ip_payload_len = qwire;
+                return;
+            }
+        } else {
+            break;
+        }
+        if (ext_len > qwire) { r->ip_proto = next; r->ip_payload_len = 0; r->flags |= DECODE_FLAG_MALFORMED; return; }
+        if (ext_len > qcap) { r->ip_proto = next; r->ip_payload_len = qwire - ext_len; r->flags |= DECODE_FLAG_TRUNCATED; return; }
+        next = q[0];
+        q += ext_len; qcap -= ext_len; qwire -= ext_len;
+    }
+    r->ip_payload_len = qwire;
+    decode_transport(next, q, qcap, qwire, r, depth, 1);
+}
+
+static void decode_ip(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
+    if (cap < 1) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    uint8_t version = p[0] >> 4;
+    if (version == 4) decode_ipv4(p, cap, wire, r, depth);
+    else if (version == 6) decode_ipv6(p, cap, wire, r, depth);
+}
+
+static void decode_ethernet(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
+    if (cap < 14 || wire < 14) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    decode_ethertype(be16(p + 12), p + 14, cap - 14, wire - 14, r, depth);
+}
+
+/* PPP protocol field (1 or 2 bytes, RFC 1661 allows compressing it to 1 when odd). */
+static void decode_ppp_protocol(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
+    if (cap < 1) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    uint16_t protocol;
+    uint32_t hl;
+    if (p[0] & 1) { protocol = p[0]; hl = 1; }
+    else { if (cap < 2) { r->flags |= DECODE_FLAG_TRUNCATED; return; } protocol = be16(p); hl = 2; }
+    if (wire < hl) return;
+    if (protocol == 0x21) decode_ipv4(p + hl, cap - hl, wire - hl, r, depth);
+    else if (protocol == 0x57) decode_ipv6(p + hl, cap - hl, wire - hl, r, depth);
+}
+
+/* An EtherType and the bytes after it, through VLAN tags (802.1Q, 802.1ad,
+ * the pre-standard QinQ 0x9100/0x9200), PPPoE session, MPLS and LLC/SNAP. */
+static void decode_ethertype(uint16_t ethertype, const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
+    for (; depth < MAX_ENCAPSULATION_DEPTH; depth++) {
+        switch (ethertype) {
+        case 0x0800: decode_ipv4(p, cap, wire, r, depth); return;
+        case 0x86dd: decode_ipv6(p, cap, wire, r, depth); return;
+        case 0x8100: case 0x88a8: case 0x9100: case 0x9200:
+            if (cap < 4 || wire < 4) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+            ethertype = be16(p + 2);
+            p += 4; cap -= 4; wire -= 4;
+            continue;
+        case 0x8864:   /* PPPoE session: ver/type, code, session id, length; then PPP protocol */
+            if (cap < 6 || wire < 6) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+            decode_ppp_protocol(p + 6, cap - 6, wire - 6, r, depth);
+            return;
+        case 0x8847: case 0x8848:   /* MPLS: 4-byte labels until bottom-of-stack, then IP by version nibble */
+            for (int i = 0; i < MAX_ENCAPSULATION_DEPTH; i++) {
+                if (cap < 4 || wire < 4) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+                int bottom = p[2] & 1;
+                p += 4; cap -= 4; wire -= 4;
+                if (bottom) { decode_ip(p, cap, wire, r, depth); return; }
+            }
+            return;
+        case 0x6558:   /* transparent Ethernet bridging (GRE) */
+            decode_ethernet(p, cap, wire, r, depth + 1);
+            return;
+        default:
+            if (ethertype <= 1500) {   /* 802.3 length field: LLC, maybe SNAP with an EtherType */
+                if (cap >= 8 && wire >= 8 && p[0] == 0xaa && p[1] == 0xaa && p[2] == 0x03) {
+                    ethertype = be16(p + 6);
+                    p += 8; cap -= 8; wire -= 8;
+                    continue;
+                }
+            }
+            return;
+        }
+    }
+}
+
+void decode_frame(const uint8_t *frame, uint32_t cap_len, uint32_t frame_len, uint16_t link_type,
+                  const decode_columns *cols, size_t i) {
+    row r;
+    memset(&r, 0, sizeof r);
+    r.wscale = -1;
+    if (frame_len < cap_len) frame_len = cap_len;
+    const uint8_t *p = frame;
+    uint32_t cap = cap_len, wire = frame_len;
+    switch (link_type) {
+    case 1:     /* Ethernet */
+        decode_ethernet(p, cap, wire, &r, 0);
+        break;
+    case 113:   /* Linux cooked v1: packet type, ARPHRD, address length, address[8], protocol */
+        if (cap < 16) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        if (be16(p + 2) == 824) break;   /* ARPHRD_NETLINK: netlink messages, no IP */
+        decode_ethertype(be16(p + 14), p + 16, cap - 16, wire - 16, &r, 0);
+        break;
+    case 276:   /* Linux cooked v2: protocol, reserved, ifindex, ARPHRD, packet type, address length, address[8] */
+        if (cap < 20) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        if (be16(p + 8) == 824) break;
+        decode_ethertype(be16(p), p + 20, cap - 20, wire - 20, &r, 0);
+        break;
+    case 12: case 14: case 101:   /* raw IP, version from the first nibble */
+        decode_ip(p, cap, wire, &r, 0);
+        break;
+    case 228: decode_ipv4(p, cap, wire, &r, 0); break;
+    case 229: decode_ipv6(p, cap, wire, &r, 0); break;
+    case 0: case 108: {   /* BSD NULL: AF_ value in the capturing host's byte order; LOOP: network order */
+        if (cap < 4) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        uint32_t family = link_type == 108 ? be32(p) : le32(p);
+        if (link_type == 0 && (family & 0xffff0000u)) family = be32(p);   /* written by a big-endian host */
+        if (family == 2) decode_ipv4(p + 4, cap - 4, wire - 4, &r, 0);
+        else if (family == 10 || family == 24 || family == 28 || family == 30) decode_ipv6(p + 4, cap - 4, wire - 4, &r, 0);
+        break;
+    }
+    case 9: case 50:   /* PPP; PPP in HDLC-like framing (may also hold Cisco HDLC) */
+        if (cap >= 2 && p[0] == 0xff && p[1] == 0x03) { p += 2; cap -= 2; wire -= 2; }
+        else if (link_type == 50 && cap >= 4 && (p[0] == 0x0f || p[0] == 0x8f)) {
+            decode_ethertype(be16(p + 2), p + 4, cap - 4, wire - 4, &r, 0);
+            break;
+        }
+        decode_ppp_protocol(p, cap, wire, &r, 0);
+        break;
+    case 104:   /* Cisco HDLC: address, control, EtherType */
+        if (cap < 4) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        decode_ethertype(be16(p + 2), p + 4, cap - 4, wire - 4, &r, 0);
+        break;
+    default:
+        r.flags |= DECODE_FLAG_UNSUPPORTED_LINK;
+        break;
+    }
+    cols->frame_len[i] = frame_len;
+    cols->cap_len[i] = cap_len;
+    cols->link_type[i] = link_type;
+    cols->decode_flags[i] = r.flags;
+    cols->ip_version[i] = r.ip_version;
+    memcpy(cols->src_addr[i], r.src, 16);
+    memcpy(cols->dst_addr[i], r.dst, 16);
+    cols->ip_id[i] = r.ip_id;
+    cols->ttl[i] = r.ttl;
+    cols->ip_proto[i] = r.ip_proto;
+    cols->ip_payload_len[i] = r.ip_payload_len;
+    cols->sport[i] = r.sport;
+    cols->dport[i] = r.dport;
+    cols->seq[i] = r.seq;
+    cols->ack[i] = r.ack;
+    cols->tcp_flags[i] = r.tcp_flags;
+    cols->window[i] = r.window;
+    cols->tcp_header_len[i] = r.tcp_header_len;
+    cols->tcp_payload_len[i] = r.tcp_payload_len;
+    cols->opt_mss[i] = r.mss;
+    cols->opt_wscale[i] = r.wscale;
+    cols->opt_sack_permitted[i] = r.sack_permitted;
+    cols->opt_has_ts[i] = r.has_ts;
+    cols->opt_tsval[i] = r.tsval;
+    cols->opt_tsecr[i] = r.tsecr;
+    cols->sack_count[i] = r.sack_count;
+    memcpy(cols->sack_left[i], r.sack_left, sizeof r.sack_left);
+    memcpy(cols->sack_right[i], r.sack_right, sizeof r.sack_right);
+    cols->ip_frag_offset[i] = r.frag_offset;
+}
+
+/* ---------------------------------------------------------------- classic pcap */
+
+static int pcap_open(decode_state *st, const uint8_t *buf, size_t len, size_t *first) {
+    uint32_t magic = le32(buf);
+    st->pcap_record_header_bytes = 16;
+    switch (magic) {
+    case 0xa1b2c3d4: st->big_endian = 0; st->ts_nanoseconds = 0; break;
+    case 0xd4c3b2a1: st->big_endian = 1; st->ts_nanoseconds = 0; break;
+    case 0xa1b23c4d: st->big_endian = 0; st->ts_nanoseconds = 1; break;
+    case 0x4d3cb2a1: st->big_endian = 1; st->ts_nanoseconds = 1; break;
+    case 0xa1b2cd34: st->big_endian = 0; st->ts_nanoseconds = 0; st->pcap_record_header_bytes = 24; break;
+    case 0x34cdb2a1: st->big_endian = 1; st->ts_nanoseconds = 0; st->pcap_record_header_bytes = 24; break;
+    default: return fail(st, 0, "not a capture file (unknown magic number)");
+    }
+    if (len < 24) { st->cut_offset = 0; return DECODE_CUT; }
+    uint16_t major = file16(st, buf + 4), minor = file16(st, buf + 6);
+    if (major != 2 || minor > 4) {
+        char message[96];
+        snprintf(message, sizeof message, "unsupported pcap version %u.%u", major, minor);
+        return fail(st, 4, message);
+    }
+    st->format = DECODE_FORMAT_PCAP;
+    decode_interface *ifc = &st->interfaces[0];
+    memset(ifc, 0, sizeof *ifc);
+    ifc->snaplen = file32(st, buf + 16);
+    ifc->link_type = (uint16_t)(file32(st, buf + 20) & 0xffff);
+    ifc->tsresol = st->ts_nanoseconds ? 9 : 6;
+    st->interface_count = 1;
+    *first = 24;
+    return DECODE_MORE;
+}
+
+static int pcap_walk(decode_state *st, const uint8_t *buf, size_t len, size_t off,
+                     const decode_columns *cols, size_t max, size_t *rows, size_t *next) {
+    size_t n = 0;
+    const uint32_t hl = st->pcap_record_header_bytes;
+    const uint16_t link_type = st->interfaces[0].link_type;
+    int status = DECODE_MORE;
+    while (n < max) {
+        if (off == len) { status = DECODE_END; break; }
+        if (len - off < hl) { st->cut_offset = off; status = DECODE_CUT; break; }
+        const uint8_t *h = buf + off;
+        uint32_t ts_s = file32(st, h), ts_frac = file32(st, h + 4);
+        uint32_t incl = file32(st, h + 8), orig = file32(st, h + 12);
+        if (incl > PCAP_MAX_RECORD_BYTES) {
+            char message[128];
+            snprintf(message, sizeof message, "damaged record header (captured length %u bytes exceeds %u)",
+                     incl, PCAP_MAX_RECORD_BYTES);
+            *rows = n; *next = off;
+            return fail(st, off, message);
+        }
+        if (len - off - hl < incl) { st->cut_offset = off; status = DECODE_CUT; break; }
+        cols->ts_ns[n] = (int64_t)((uint64_t)ts_s * NS_PER_S + (uint64_t)ts_frac * (st->ts_nanoseconds ? 1 : NS_PER_US));
+        cols->ts_valid[n] = 1;
+        cols->interface[n] = 0;
+        decode_frame(h + hl, incl, orig, link_type, cols, n);
+        n++;
+        off += hl + incl;
+    }
+    *rows = n;
+    *next = off;
+    return status;
+}
+
+/* ---------------------------------------------------------------- pcapng */
+
+/* pcapng timestamp units -> ns. if_tsresol: bit 7 clear = 10^-n s, set = 2^-n s. */
+static int64_t pcapng_ticks_to_ns(uint64_t ticks, const decode_interface *ifc) {
+    uint8_t code = ifc->tsresol;
+    unsigned n = code & 0x7f;
+    uint64_t ns;
+    static const uint64_t pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+        10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+    if (code & 0x80) {
+        if (n >= 64) {
+            ns = 0;   /* every tick is < 2^-64 s */
+        } else {
+            uint64_t seconds = n ? ticks >> n : ticks;
+            uint64_t fraction = n ? ticks & ((1ull << n) - 1) : 0;
+            /* fraction / 2^n seconds; keep 32 significant bits so fraction * 1e9 fits in 64 bits */
+            if (n > 32) { fraction >>= (n - 32); n = 32; }
+            ns = seconds * NS_PER_S + ((fraction * NS_PER_S) >> n);
+        }
+    } else if (n <= 9) {
+        ns = ticks * pow10[9 - n];
+    } else if (n - 9 < 20) {
+        ns = ticks / pow10[n - 9];
+    } else {
+        ns = 0;
+    }
+    return (int64_t)(ns + (uint64_t)ifc->tsoffset_s * NS_PER_S);
+}
+
+/* Walk the options of a block between [p, end): calls back per option. */
+typedef void (*option_fn)(decode_state *st, decode_interface *ifc, uint16_t code, const uint8_t *value, uint16_t length);
+
+static void pcapng_options(decode_state *st, decode_interface *ifc, const uint8_t *p, const uint8_t *end, option_fn fn) {
+    while (end - p >= 4) {
+        uint16_t code = file16(st, p), length = file16(st, p + 2);
+        if (code == 0) break;
+        size_t padded = ((size_t)length + 3u) & ~(size_t)3u;
+        if ((size_t)(end - p - 4) < length) break;   /* option runs past its block: ignore the rest */
+        fn(st, ifc, code, p + 4, length);
+        if ((size_t)(end - p - 4) < padded) break;
+        p += 4 + padded;
+    }
+}
+
+static void idb_option(decode_state *st, decode_interface *ifc, uint16_t code, const uint8_t *v, uint16_t length) {
+    if (code == 2 && length > 0) {   /* if_name */
+        size_t n = length < DECODE_INTERFACE_NAME_BYTES - 1 ? length : DECODE_INTERFACE_NAME_BYTES - 1;
+        memcpy(ifc->name, v, n);
+        ifc->name[n] = 0;
+    } else if (code == 9 && length >= 1) {   /* if_tsresol */
+        ifc->tsresol = v[0];
+    } else if (code == 14 && length == 8) {  /* if_tsoffset, seconds */
+        ifc->tsoffset_s = (int64_t)file64(st, v);
+    }
+}
+
+static void isb_option(decode_state *st, decode_interface *ifc, uint16_t code, const uint8_t *v, uint16_t length) {
+    if (code == 5 && length == 8) { ifc->has_ifdrop = 1; ifc->isb_ifdrop = file64(st, v); }
+    else if (code == 7 && length == 8) { ifc->has_osdrop = 1; ifc->isb_osdrop = file64(st, v); }
+}
+
+static int pcapng_section_header(decode_state *st, const uint8_t *buf, size_t len, size_t off, uint32_t *block_len) {
+    if (len - off < 12) { st->cut_offset = off; return DECODE_CUT; }
+    uint32_t bom = le32(buf + off + 8);
+    if (bom == PCAPNG_BYTE_ORDER_MAGIC) st->big_endian = 0;
+    else if (bom == 0x4D3C2B1Au) st->big_endian = 1;
+    else return fail(st, off + 8, "damaged section header block (bad byte-order magic)");
+    *block_len = file32(st, buf + off + 4);
+    return DECODE_MORE;
+}
+
+static int pcapng_open(decode_state *st, const uint8_t *buf, size_t len, size_t *first) {
+    uint32_t block_len;
+    int status = pcapng_section_header(st, buf, len, 0, &block_len);
+    if (status != DECODE_MORE) return status;
+    st->format = DECODE_FORMAT_PCAPNG;
+    *first = 0;   /* the walk reads the first SHB like any other */
+    return DECODE_MORE;
+}
+
+static decode_interface *pcapng_interface(decode_state *st, uint32_t local_id) {
+    uint64_t global = (uint64_t)st->section_first_interface + local_id;
+    if (global >= st->interface_count) return NULL;
+    return &st->interfaces[global];
+}
+
+static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t off,
+                       const decode_columns *cols, size_t max, size_t *rows, size_t *next) {
+    size_t n = 0;
+    int status = DECODE_MORE;
+    char message[128];
+    while (n < max) {
+        if (off == len) { status = DECODE_END; break; }
+        if (len - off < 8) { st->cut_offset = off; status = DECODE_CUT; break; }
+        uint32_t type = file32(st, buf + off);
+        if (le32(buf + off) == PCAPNG_SHB_MAGIC) type = PCAPNG_SHB_MAGIC;   /* palindromic: any byte order */
+        uint32_t block_len;
+        if (type == PCAPNG_SHB_MAGIC) {
+            int s = pcapng_section_header(st, buf, len, off, &block_len);
+            if (s != DECODE_MORE) { status = s; break; }
+        } else {
+            block_len = file32(st, buf + off + 4);
+        }
+        if (block_len < 12 || block_len % 4 != 0 || block_len > PCAPNG_MAX_BLOCK_BYTES) {
+            snprintf(message, sizeof message, "damaged block header (block type 0x%08x, total length %u)", type, block_len);
+            status = fail(st, off, message);
+            break;
+        }
+        if (len - off < block_len) { st->cut_offset = off; status = DECODE_CUT; break; }
+        const uint8_t *b = buf + off;
+        if (file32(st, b + block_len - 4) != block_len) {
+            snprintf(message, sizeof message, "damaged block (block type 0x%08x: trailing length %u != %u)",
+                     type, file32(st, b + block_len - 4), block_len);
+            status = fail(st, off, message);
+            break;
+        }
+        const uint8_t *block_end = b + block_len - 4;   /* before the trailing length */
+        switch (type) {
+        case PCAPNG_SHB_MAGIC: {
+            if (block_len < 28) { status = fail(st, off, "damaged section header block (too short)"); goto out; }
+            uint16_t major = file16(st, b + 12), minor = file16(st, b + 14);
+            if (major != 1 || minor > 2) {
+                snprintf(message, sizeof message, "unsupported pcapng version %u.%u", major, minor);
+                status = fail(st, off + 12, message);
+                goto out;
+            }
+            st->section_first_interface = st->interface_count;
+            st->section_count++;
+            break;
+        }
+        case 1: {   /* Interface Description Block */
+            if (block_len < 20) { status = fail(st, off, "damaged interface description block (too short)"); goto out; }
+            if (st->interface_count >= DECODE_MAX_INTERFACES) {
+                status = fail(st, off, "too many interfaces (more than 4096)");
+                goto out;
+            }
+            decode_interface *ifc = &st->interfaces[st->interface_count];
+            memset(ifc, 0, sizeof *ifc);
+            ifc->link_type = file16(st, b + 8);
+            ifc->snaplen = file32(st, b + 12);
+            ifc->tsresol = 6;   /* default: microseconds */
+            pcapng_options(st, ifc, b + 16, block_end, idb_option);
+            st->interface_count++;
+            break;
+        }
+        case 6: case 2: {   /* Enhanced Packet Block; obsolete Packet Block */
+            if (block_len < 32) { status = fail(st, off, "damaged packet block (too short)"); goto out; }
+            uint32_t local = type == 6 ? file32(st, b + 8) : file16(st, b + 8);
+            decode_interface *ifc = pcapng_interface(st, local);
+            if (!ifc) {
+                snprintf(message, sizeof message, "packet block names interface %u, which the section does not define", local);
+                status = fail(st, off, message);
+                goto out;
+            }
+            uint32_t incl = file32(st, b + 20), orig = file32(st, b + 24);
+            if (incl > block_len - 32) {
+                snprintf(message, sizeof message, "damaged packet block (captured length %u exceeds block)", incl);
+                status = fail(st, off, message);
+                goto out;
+            }
+            uint64_t ticks = ((uint64_t)file32(st, b + 12) << 32) | file32(st, b + 16);
+            cols->ts_ns[n] = st->last_ts_ns = pcapng_ticks_to_ns(ticks, ifc);
+            cols->ts_valid[n] = 1;
+            cols->interface[n] = (uint16_t)(ifc - st->interfaces);
+            decode_frame(b + 28, incl, orig, ifc->link_type, cols, n);
+            n++;
+            break;
+        }
+        case 3: {   /* Simple Packet Block: interface 0 of the section, no timestamp */
+            if (block_len < 16) { status = fail(st, off, "damaged simple packet block (too short)"); goto out; }
+            decode_interface *ifc = pcapng_interface(st, 0);
+            if (!ifc) { status = fail(st, off, "simple packet block before any interface description"); goto out; }
+            uint32_t orig = file32(st, b + 8);
+            uint32_t incl = block_len - 16;
+            if (orig < incl) incl = orig;
+            if (ifc->snaplen && ifc->snaplen < incl) incl = ifc->snaplen;
+            cols->ts_ns[n] = st->last_ts_ns;
+            cols->ts_valid[n] = 0;
+            cols->interface[n] = (uint16_t)(ifc - st->interfaces);
+            decode_frame(b + 12, incl, orig, ifc->link_type, cols, n);
+            n++;
+            break;
+        }
+        case 5: {   /* Interface Statistics Block: the last one per interface holds the totals */
+            if (block_len < 24) { status = fail(st, off, "damaged interface statistics block (too short)"); goto out; }
+            decode_interface *ifc = pcapng_interface(st, file32(st, b + 8));
+            if (!ifc) break;   /* statistics of an unknown interface: nothing to attach them to */
+            ifc->has_ifdrop = ifc->has_osdrop = 0;
+            ifc->isb_ifdrop = ifc->isb_osdrop = 0;
+            ifc->isb_count++;
+            pcapng_options(st, ifc, b + 20, block_end, isb_option);
+            break;
+        }
+        case 9: case 0x00000BADu: case 0x40000BADu:
+            /* systemd journal export, custom blocks: records without packet data (tshark counts them as frames) */
+            st->nonpacket_records++;
+            break;
+        default:
+            break;   /* name resolution, decryption secrets, unknown: skip */
+        }
+        off += block_len;
+    }
+out:
+    *rows = n;
+    *next = (status == DECODE_CUT) ? st->cut_offset : (status == DECODE_ERROR ? st->error_offset : off);
+    if (status == DECODE_MORE || status == DECODE_END) *next = off;
+    return status;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+int decode_open(decode_state *st, const uint8_t *buf, size_t len, size_t *first) {
+    memset(st, 0, offsetof(decode_state, interfaces));
+    st->interface_count = 0;
+    *first = 0;
+    if (len == 0) return fail(st, 0, "empty file");
+    if (len < 4) return fail(st, 0, "not a capture file (shorter than any file header)");
+    if (le32(buf) == PCAPNG_SHB_MAGIC) return pcapng_open(st, buf, len, first);
+    return pcap_open(st, buf, len, first);
+}
+
+int decode_walk(decode_state *st, const uint8_t *buf, size_t len, size_t offset,
+                const decode_columns *cols, size_t max_packets, size_t *rows_out, size_t *next_offset) {
+    *rows_out = 0;
+    *next_offset = offset;
+    if (offset > len) return fail(st, offset, "offset beyond end of buffer");
+    if (st->format == DECODE_FORMAT_PCAP) return pcap_walk(st, buf, len, offset, cols, max_packets, rows_out, next_offset);
+    if (st->format == DECODE_FORMAT_PCAPNG) return pcapng_walk(st, buf, len, offset, cols, max_packets, rows_out, next_offset);
+    return fail(st, 0, "decoder not opened");
+}

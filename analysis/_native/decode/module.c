@@ -1,0 +1,167 @@
+/*
+ * module.c -- CPython binding of the pure-C walker in decode.c.
+ *
+ * Python owns everything: the walker state lives in a bytearray (so its
+ * lifetime is a Python object's), the capture is any object exporting a
+ * buffer (an mmap), and each walk returns one bytearray per packet-table
+ * column, which the Python side wraps with numpy.frombuffer. Only the
+ * CPython C API is used.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+
+#include "decode.h"
+
+/* The packet-table columns, in analysis/columns.py order: name, bytes per
+ * row, and where decode_columns keeps the array pointer. */
+typedef struct column_spec {
+    const char *name;
+    size_t row_bytes;
+    size_t pointer_offset;
+} column_spec;
+
+#define COLUMN(field, bytes) {#field, bytes, offsetof(decode_columns, field)}
+static const column_spec COLUMNS[] = {
+    COLUMN(ts_ns, 8), COLUMN(frame_len, 4), COLUMN(cap_len, 4), COLUMN(interface, 2),
+    COLUMN(link_type, 2), COLUMN(decode_flags, 1), COLUMN(ip_version, 1), COLUMN(src_addr, 16),
+    COLUMN(dst_addr, 16), COLUMN(ip_id, 4), COLUMN(ttl, 1), COLUMN(ip_proto, 1),
+    COLUMN(ip_payload_len, 4), COLUMN(sport, 2), COLUMN(dport, 2), COLUMN(seq, 4), COLUMN(ack, 4),
+    COLUMN(tcp_flags, 2), COLUMN(window, 2), COLUMN(tcp_header_len, 1), COLUMN(tcp_payload_len, 4),
+    COLUMN(opt_mss, 2), COLUMN(opt_wscale, 1), COLUMN(opt_sack_permitted, 1), COLUMN(opt_has_ts, 1),
+    COLUMN(opt_tsval, 4), COLUMN(opt_tsecr, 4), COLUMN(sack_count, 1),
+    COLUMN(sack_left, 4 * DECODE_MAX_SACK_BLOCKS), COLUMN(sack_right, 4 * DECODE_MAX_SACK_BLOCKS),
+    COLUMN(ip_frag_offset, 2), COLUMN(ts_valid, 1),
+};
+#define N_COLUMNS (sizeof COLUMNS / sizeof COLUMNS[0])
+
+static decode_state *state_from(PyObject *obj) {
+    if (!PyByteArray_Check(obj) || (size_t)PyByteArray_GET_SIZE(obj) != sizeof(decode_state)) {
+        PyErr_SetString(PyExc_TypeError, "state must be a bytearray from new_state()");
+        return NULL;
+    }
+    return (decode_state *)PyByteArray_AS_STRING(obj);
+}
+
+static PyObject *py_new_state(PyObject *self, PyObject *args) {
+    PyObject *state = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)sizeof(decode_state));
+    if (state) memset(PyByteArray_AS_STRING(state), 0, sizeof(decode_state));
+    return state;
+}
+
+/* open(state, buffer) -> (status, first_offset, format, message, error_offset) */
+static PyObject *py_open(PyObject *self, PyObject *args) {
+    PyObject *state_obj, *buffer_obj;
+    if (!PyArg_ParseTuple(args, "OO", &state_obj, &buffer_obj)) return NULL;
+    decode_state *st = state_from(state_obj);
+    if (!st) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(buffer_obj, &view, PyBUF_SIMPLE) < 0) return NULL;
+    size_t first = 0;
+    int status = decode_open(st, (const uint8_t *)view.buf, (size_t)view.len, &first);
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(innsK)", status, (Py_ssize_t)first, (Py_ssize_t)st->format,
+                         st->error_message, (unsigned long long)(status == DECODE_CUT ? st->cut_offset : st->error_offset));
+}
+
+/* walk(state, buffer, offset, max_packets) -> (status, next_offset, rows, columns, message) */
+static PyObject *py_walk(PyObject *self, PyObject *args) {
+    PyObject *state_obj, *buffer_obj;
+    Py_ssize_t offset, max_packets;
+    if (!PyArg_ParseTuple(args, "OOnn", &state_obj, &buffer_obj, &offset, &max_packets)) return NULL;
+    decode_state *st = state_from(state_obj);
+    if (!st) return NULL;
+    if (offset < 0 || max_packets < 0) { PyErr_SetString(PyExc_ValueError, "negative offset or count"); return NULL; }
+    PyObject *columns = PyTuple_New((Py_ssize_t)N_COLUMNS);
+    if (!columns) return NULL;
+    decode_columns cols;
+    memset(&cols, 0, sizeof cols);
+    for (size_t c = 0; c < N_COLUMNS; c++) {
+        PyObject *array = PyByteArray_FromStringAndSize(NULL, max_packets * (Py_ssize_t)COLUMNS[c].row_bytes);
+        if (!array) { Py_DECREF(columns); return NULL; }
+        PyTuple_SET_ITEM(columns, (Py_ssize_t)c, array);
+        *(void **)((char *)&cols + COLUMNS[c].pointer_offset) = PyByteArray_AS_STRING(array);
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(buffer_obj, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(columns); return NULL; }
+    size_t rows = 0, next = 0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = decode_walk(st, (const uint8_t *)view.buf, (size_t)view.len, (size_t)offset, &cols,
+                         (size_t)max_packets, &rows, &next);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if ((Py_ssize_t)rows < max_packets) {
+        for (size_t c = 0; c < N_COLUMNS; c++) {
+            if (PyByteArray_Resize(PyTuple_GET_ITEM(columns, (Py_ssize_t)c), (Py_ssize_t)(rows * COLUMNS[c].row_bytes)) < 0) {
+                Py_DECREF(columns);
+                return NULL;
+            }
+        }
+    }
+    unsigned long long where = status == DECODE_CUT ? st->cut_offset : status == DECODE_ERROR ? st->error_offset : next;
+    return Py_BuildValue("(iKnNs)", status, where, (Py_ssize_t)rows, columns, st->error_message);
+}
+
+/* interfaces(state) -> list of dicts */
+static PyObject *py_interfaces(PyObject *self, PyObject *args) {
+    PyObject *state_obj;
+    if (!PyArg_ParseTuple(args, "O", &state_obj)) return NULL;
+    decode_state *st = state_from(state_obj);
+    if (!st) return NULL;
+    uint32_t count = st->interface_count > DECODE_MAX_INTERFACES ? DECODE_MAX_INTERFACES : st->interface_count;
+    PyObject *list = PyList_New(0);
+    if (!list) return NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        const decode_interface *ifc = &st->interfaces[i];
+        PyObject *name = PyUnicode_DecodeUTF8(ifc->name, (Py_ssize_t)strnlen(ifc->name, sizeof ifc->name), "replace");
+        if (!name) { Py_DECREF(list); return NULL; }
+        PyObject *item = Py_BuildValue("{s:i,s:k,s:i,s:L,s:N,s:O,s:K,s:O,s:K,s:k}",
+            "link_type", (int)ifc->link_type, "snaplen", (unsigned long)ifc->snaplen,
+            "tsresol", (int)ifc->tsresol, "tsoffset_s", (long long)ifc->tsoffset_s, "name", name,
+            "has_ifdrop", ifc->has_ifdrop ? Py_True : Py_False, "isb_ifdrop", (unsigned long long)ifc->isb_ifdrop,
+            "has_osdrop", ifc->has_osdrop ? Py_True : Py_False, "isb_osdrop", (unsigned long long)ifc->isb_osdrop,
+            "isb_count", (unsigned long)ifc->isb_count);
+        if (!item || PyList_Append(list, item) < 0) { Py_XDECREF(item); Py_DECREF(list); return NULL; }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
+static PyObject *py_counters(PyObject *self, PyObject *args) {
+    PyObject *state_obj;
+    if (!PyArg_ParseTuple(args, "O", &state_obj)) return NULL;
+    decode_state *st = state_from(state_obj);
+    if (!st) return NULL;
+    return Py_BuildValue("{s:K,s:k,s:i}", "nonpacket_records", (unsigned long long)st->nonpacket_records,
+                         "sections", (unsigned long)st->section_count, "big_endian", st->big_endian);
+}
+
+static PyMethodDef METHODS[] = {
+    {"new_state", py_new_state, METH_NOARGS, "A zeroed walker state (bytearray)."},
+    {"open", py_open, METH_VARARGS, "open(state, buffer) -> (status, first_offset, format, message, offset)"},
+    {"walk", py_walk, METH_VARARGS, "walk(state, buffer, offset, max_packets) -> (status, offset, rows, columns, message)"},
+    {"interfaces", py_interfaces, METH_VARARGS, "interfaces(state) -> list of interface dicts"},
+    {"counters", py_counters, METH_VARARGS, "counters(state) -> dict"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_decode", "Capture walker (C).", -1, METHODS,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__decode(void) {
+    PyObject *m = PyModule_Create(&MODULE);
+    if (!m) return NULL;
+    PyObject *specs = PyTuple_New((Py_ssize_t)N_COLUMNS);
+    if (!specs) { Py_DECREF(m); return NULL; }
+    for (size_t c = 0; c < N_COLUMNS; c++)
+        PyTuple_SET_ITEM(specs, (Py_ssize_t)c, Py_BuildValue("(sn)", COLUMNS[c].name, (Py_ssize_t)COLUMNS[c].row_bytes));
+    PyModule_AddObject(m, "COLUMNS", specs);
+    PyModule_AddIntConstant(m, "MORE", DECODE_MORE);
+    PyModule_AddIntConstant(m, "END", DECODE_END);
+    PyModule_AddIntConstant(m, "CUT", DECODE_CUT);
+    PyModule_AddIntConstant(m, "ERROR", DECODE_ERROR);
+    PyModule_AddIntConstant(m, "FORMAT_PCAP", DECODE_FORMAT_PCAP);
+    PyModule_AddIntConstant(m, "FORMAT_PCAPNG", DECODE_FORMAT_PCAPNG);
+    return m;
+}

@@ -1,0 +1,203 @@
+"""Read a capture file (pcap, pcapng, gzip'd either) into a columnar `Capture`.
+
+The file is memory-mapped (a gzip'd file is first stream-decompressed to an
+anonymous temporary file) and walked by the C decoder in chunks of
+`CHUNK_PACKETS` records: no Python object per packet, temporary memory
+bounded by one chunk plus the output columns, and a progress callback
+between chunks. pandas is not imported here.
+"""
+from __future__ import annotations
+
+import gzip
+import mmap
+import os
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _decode
+from .columns import PACKET_COLUMNS
+from .errors import CaptureCutError, CaptureError
+from .packets import PacketTable, empty_columns, join_ip_fragments
+from .sidecar import capture_drops
+
+ProgressCallback = Callable[[int, int], None]
+
+# Records per C walk call: ~130 bytes of columns each, so ~35 MB per chunk.
+CHUNK_PACKETS = 262144
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_COPY_BYTES = 1 << 20
+
+# Names as tshark's capinfos prints "File encapsulation" (Wireshark 4.0).
+LINK_TYPE_NAMES: Dict[int, str] = {
+    0: "NULL/Loopback",
+    1: "Ethernet",
+    9: "PPP",
+    10: "FDDI",
+    12: "Raw IP",
+    14: "Raw IP",
+    50: "PPP in HDLC-like framing",
+    51: "PPPoE",
+    101: "Raw IP",
+    104: "Cisco HDLC",
+    105: "IEEE 802.11 Wireless LAN",
+    108: "OpenBSD loopback",
+    113: "Linux cooked-mode capture v1",
+    127: "IEEE 802.11 plus radiotap radio header",
+    228: "Raw IPv4",
+    229: "Raw IPv6",
+    276: "Linux cooked-mode capture v2",
+}
+
+
+def link_type_name(link_type: int) -> str:
+    """capinfos-style name of a LINKTYPE_ value."""
+    return LINK_TYPE_NAMES.get(link_type, f"LINKTYPE {link_type}")
+
+
+def ts_resolution_s(tsresol_code: int) -> float:
+    """Seconds per timestamp tick for a pcapng if_tsresol code (bit 7: power of 2)."""
+    if tsresol_code & 0x80:
+        return 2.0 ** -(tsresol_code & 0x7F)
+    return 10.0 ** -tsresol_code
+
+
+@dataclass
+class Capture:
+    """A decoded capture file."""
+
+    path: Path
+    format: str                     # "pcap" or "pcapng"
+    compressed: bool                # the file was gzip'd
+    packets: PacketTable
+    interfaces: List[Dict[str, Any]]
+    link_types: List[str]           # distinct capinfos-style names, in interface order
+    capture_drops: Dict[str, Any]   # {"kernel", "interface", "source", "isb_ifdrop", "isb_osdrop"}
+    warnings: List[str] = field(default_factory=list)
+    truncated_at: Optional[int] = None   # byte offset of a record cut by the end of the file
+    nonpacket_records: int = 0      # pcapng records without packet data that tshark counts as frames
+    size_bytes: int = 0             # decoded (decompressed) bytes
+
+
+def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[str]]:
+    """Stream-decompress a gzip file into an unlinked temporary file."""
+    warnings: List[str] = []
+    out = tempfile.TemporaryFile(prefix="spline-gunzip-")
+    with gzip.GzipFile(fileobj=source, mode="rb") as gz:
+        try:
+            while True:
+                block = gz.read(GZIP_COPY_BYTES)
+                if not block:
+                    break
+                out.write(block)
+        except EOFError:
+            warnings.append(f"gzip stream ends early at compressed byte offset {source.tell()} "
+                            f"(file cut); decoded the {out.tell()} bytes before the cut")
+        except (OSError, zlib.error) as exc:
+            out.close()
+            raise CaptureError(path, source.tell(), f"damaged gzip stream ({exc})") from None
+    out.flush()
+    out.seek(0)
+    return out, warnings
+
+
+def _columns_from_chunks(chunks: List[Tuple[int, tuple]]) -> Dict[str, np.ndarray]:
+    if not chunks:
+        return empty_columns()
+    columns: Dict[str, np.ndarray] = {}
+    for index, column in enumerate(PACKET_COLUMNS):
+        dtype = np.dtype(column.dtype)
+        parts = [np.frombuffer(buffers[index], dtype=dtype).reshape((rows,) + column.shape)
+                 for rows, buffers in chunks]
+        columns[column.name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return columns
+
+
+def _walk(path: Path, buffer: Any, size: int, strict: bool,
+          progress: Optional[ProgressCallback]) -> Tuple[str, Dict[str, np.ndarray], bytearray, Optional[int], List[str]]:
+    state = _decode.new_state()
+    status, offset, fmt, message, where = _decode.open(state, buffer)
+    if status == _decode.ERROR:
+        raise CaptureError(path, where, message)
+    if status == _decode.CUT:
+        raise CaptureError(path, where, "file ends inside its file header")
+    format_name = "pcapng" if fmt == _decode.FORMAT_PCAPNG else "pcap"
+    chunks: List[Tuple[int, tuple]] = []
+    warnings: List[str] = []
+    truncated_at: Optional[int] = None
+    while True:
+        status, where, rows, buffers, message = _decode.walk(state, buffer, offset, CHUNK_PACKETS)
+        if rows:
+            chunks.append((rows, buffers))
+        if progress is not None:
+            progress(where, size)
+        if status == _decode.MORE:
+            offset = where
+            continue
+        if status == _decode.ERROR:
+            raise CaptureError(path, where, message)
+        if status == _decode.CUT:
+            truncated_at = where
+            text = (f"file cut mid-record at byte offset {where} ({size - where} trailing bytes ignored); "
+                    f"analysed the complete records before it")
+            if strict:
+                raise CaptureCutError(path, where, "file cut mid-record")
+            warnings.append(text)
+        break
+    return format_name, _columns_from_chunks(chunks), state, truncated_at, warnings
+
+
+def read(path: Union[str, os.PathLike], *, strict: bool = False,
+         progress: Optional[ProgressCallback] = None) -> Capture:
+    """Decode the capture at `path`.
+
+    Raises `CaptureError` when the file cannot be read (and, with `strict`,
+    when it is cut mid-record); otherwise problems are in `Capture.warnings`.
+    `progress(bytes_done, bytes_total)` is called between chunks.
+    """
+    path = Path(path)
+    warnings: List[str] = []
+    try:
+        source: BinaryIO = open(path, "rb")
+    except OSError as exc:
+        raise CaptureError(path, None, exc.strerror or str(exc)) from None
+    compressed = False
+    try:
+        if source.read(2) == GZIP_MAGIC:
+            compressed = True
+            source.seek(0)
+            decompressed, gzip_warnings = _decompress_to_temp(path, source)
+            source.close()
+            source = decompressed
+            warnings += gzip_warnings
+            if gzip_warnings and strict:
+                raise CaptureCutError(path, None, "gzip stream cut")
+        source.seek(0, os.SEEK_END)
+        size = source.tell()
+        if size == 0:
+            raise CaptureError(path, 0, "empty file")
+        with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            format_name, columns, state, truncated_at, walk_warnings = _walk(path, mapped, size, strict, progress)
+    finally:
+        source.close()
+    warnings += walk_warnings
+    join_ip_fragments(columns)
+    interfaces = _decode.interfaces(state)
+    counters = _decode.counters(state)
+    for interface in interfaces:
+        interface["link_type_name"] = link_type_name(interface["link_type"])
+        interface["ts_resolution_s"] = ts_resolution_s(interface["tsresol"])
+    link_types: List[str] = []
+    for interface in interfaces:
+        if interface["link_type_name"] not in link_types:
+            link_types.append(interface["link_type_name"])
+    drops, drop_warnings = capture_drops(path, interfaces)
+    warnings += drop_warnings
+    return Capture(path=path, format=format_name, compressed=compressed, packets=PacketTable(columns),
+                   interfaces=interfaces, link_types=link_types, capture_drops=drops, warnings=warnings,
+                   truncated_at=truncated_at, nonpacket_records=int(counters["nonpacket_records"]),
+                   size_bytes=size)

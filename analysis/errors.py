@@ -1,0 +1,32 @@
+"""Errors a capture file can raise while being read.
+
+Library code raises `CaptureError` for files it cannot read at all (bad
+magic, unsupported version, damaged block header); problems it can read past
+(a record cut by the end of the file, a truncated gzip stream) are returned
+as warning strings instead, so callers decide what is fatal.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Union
+
+
+class CaptureError(Exception):
+    """A capture file cannot be read: `path`, byte `offset` (or None), `message`.
+
+    `str()` is one line naming the file and the offset, ready for a CLI.
+    """
+
+    def __init__(self, path: Union[str, Path], offset: Optional[int], message: str) -> None:
+        self.path = str(path)
+        self.offset = offset
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f" at byte offset {self.offset}" if self.offset is not None else ""
+        return f"{self.path}: {self.message}{where}"
+
+
+class CaptureCutError(CaptureError):
+    """Raised only in strict mode: the file ends inside a record at `offset`."""
