@@ -1,0 +1,396 @@
+"""Truth-seeking TCP numbers per flow direction (docs/metrics.md section 2).
+
+`analyze_directions(packets, flows)` runs the C pass `spline_analysis._truth`
+twice: once to gather vantage evidence (handshake timing, TTLs, holes), once
+to classify every data segment with the vantage known. Everything else here
+is vectorised numpy over the per-packet and per-direction arrays it returns.
+
+A "slot" is one flow direction: stream * 2 + direction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional
+
+import numpy as np
+
+from . import _truth
+from .columns import DECODE_IP_ID_VALID, TCP_SYN
+from .rtt import rtt_stats
+
+# Per-packet segment kinds (mirror of the C enum).
+KIND_NONE = 0
+KIND_ORIGINAL = 1
+KIND_RETRANS_FAST = 2
+KIND_RETRANS_RTO = 3
+KIND_RETRANS_TLP = 4
+KIND_RETRANS_OTHER = 5
+KIND_SPURIOUS = 6
+KIND_REORDERED = 7
+KIND_WINDOW_PROBE = 8
+KIND_NAMES = ("none", "original", "retransmission_fast", "retransmission_rto",
+              "retransmission_tlp", "retransmission_other", "spurious", "reordered",
+              "window_probe")
+RETRANSMISSION_KINDS = (KIND_RETRANS_FAST, KIND_RETRANS_RTO, KIND_RETRANS_TLP,
+                        KIND_RETRANS_OTHER, KIND_SPURIOUS)
+
+# Per-slot statistics from the C pass, in its order.
+STAT_FIELDS = (
+    "packets", "data_packets", "data_segments", "payload_bytes", "unique_bytes",
+    "retransmissions", "retrans_fast", "retrans_rto", "retrans_tlp", "retrans_other",
+    "retransmitted_bytes", "spurious_retransmissions", "reordered_segments",
+    "hole_fill_retransmissions", "capture_gaps", "capture_gap_bytes", "dup_acks",
+    "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes",
+    "first_data_ts_ns", "last_data_ts_ns", "forward_jumps", "syn_ts_ns", "synack_ts_ns",
+    "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
+    "unfilled_hole_bytes", "max_payload_bytes",
+)
+STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
+
+MODE_SENDER = 0      # classification as seen next to the sender
+MODE_RECEIVER = 1    # classification with holes (receiver or in path)
+
+INITIAL_TTLS = (64, 128, 255)   # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
+# A direction whose consecutive IP IDs step by exactly one this often numbers packets per flow.
+IP_ID_PER_PACKET_FRACTION = 0.8
+# Handshake legs closer than this ratio mean the capture sat between the endpoints.
+IN_PATH_HANDSHAKE_RATIO = 0.25
+# Timestamps-option bytes in each segment, subtracted from the announced MSS.
+TIMESTAMPS_OPTION_BYTES = 12
+
+
+@dataclass
+class Directions:
+    """Per flow direction that carries data (rows), plus per-packet arrays.
+
+    `table` maps field name -> numpy array with one entry per row. Per-packet
+    arrays have one entry per packet of the input table: `segment_kind` (KIND_*),
+    `rtt_sample_us` (NaN where the packet gives no sample), `rtt_slot` (slot the
+    sample belongs to, -1), `bytes_in_flight` (-1 unknown), `packet_slot`
+    (stream * 2 + direction, -1 non-TCP), `row_of_slot` (slot -> row, -1).
+    """
+    table: Dict[str, np.ndarray]
+    rtt_ms: List[Optional[Dict[str, float]]]
+    bytes_in_flight_stats: List[Optional[Dict[str, float]]]
+    segment_kind: np.ndarray
+    rtt_sample_us: np.ndarray
+    rtt_slot: np.ndarray
+    bytes_in_flight: np.ndarray
+    packet_slot: np.ndarray
+    row_of_slot: np.ndarray
+    capture_drops: Optional[Dict[str, Any]] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.table["stream"])
+
+    def to_records(self) -> List[Dict[str, Any]]:
+        return directions_json(self)
+
+    def to_dataframe(self):
+        import pandas as pd
+        records = self.to_records()
+        for record in records:
+            for key in ("rtt_ms", "bytes_in_flight"):
+                stats = record.pop(key, None) or {}
+                for name, value in stats.items():
+                    record[f"{key}_{name}"] = value
+        return pd.DataFrame.from_records(records)
+
+
+def _slot_first_packet_addresses(packets: Mapping[str, np.ndarray], slot: np.ndarray,
+                                 n_slots: int) -> np.ndarray:
+    """Index of the first packet of each slot (-1 when the slot has none)."""
+    first = np.full(n_slots, -1, dtype=np.int64)
+    valid = np.flatnonzero(slot >= 0)
+    if len(valid):
+        slots_seen, where = np.unique(slot[valid], return_index=True)
+        first[slots_seen] = valid[where]
+    return first
+
+
+def _mss_per_slot(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
+                  first_syn_index: np.ndarray) -> np.ndarray:
+    """Segment size each slot sends with: the peer's announced MSS less the
+    timestamps option when used, else the largest payload seen (0 unknown)."""
+    mss = np.zeros(n_slots, dtype=np.int64)
+    payload = packets["tcp_payload_len"]
+    valid = slot >= 0
+    if valid.any():
+        np.maximum.at(mss, slot[valid], payload[valid].astype(np.int64))
+    announced = np.zeros(n_slots, dtype=np.int64)
+    has_syn = first_syn_index >= 0
+    announced[has_syn] = packets["opt_mss"][first_syn_index[has_syn]]
+    uses_ts = np.zeros(n_slots, dtype=bool)
+    uses_ts[has_syn] = packets["opt_has_ts"][first_syn_index[has_syn]]
+    peer = np.arange(n_slots) ^ 1
+    peer_mss = announced[peer] - np.where(uses_ts[peer] & uses_ts, TIMESTAMPS_OPTION_BYTES, 0)
+    use_peer = (announced[peer] > 0) & (peer_mss > 0)
+    mss[use_peer] = peer_mss[use_peer]
+    return mss
+
+
+def _run_pass(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
+              mode: np.ndarray, mss: np.ndarray, id_per_packet: np.ndarray):
+    c = np.ascontiguousarray
+    n = len(slot)
+    out = _truth.analyze(
+        n_slots, c(slot, np.int32), c(packets["ts_ns"], np.int64), c(packets["seq"], np.uint32),
+        c(packets["ack"], np.uint32), c(packets["tcp_flags"], np.uint16),
+        c(packets["tcp_payload_len"], np.uint32), c(packets["window"], np.uint16),
+        c(packets["ip_id"], np.uint32), c(packets["decode_flags"], np.uint8),
+        c(packets["ttl"], np.uint8), c(packets["opt_has_ts"], np.uint8),
+        c(packets["opt_tsval"], np.uint32), c(packets["opt_tsecr"], np.uint32),
+        c(packets["sack_count"], np.uint8), c(packets["sack_left"], np.uint32),
+        c(packets["sack_right"], np.uint32), c(mode, np.int8), c(mss, np.int64),
+        c(id_per_packet, np.uint8))
+    kind = np.frombuffer(out[0], dtype=np.uint8)
+    rtt_us = np.frombuffer(out[1], dtype=np.float64)
+    rtt_slot = np.frombuffer(out[2], dtype=np.int32)
+    in_flight = np.frombuffer(out[3], dtype=np.int64)
+    id64 = np.frombuffer(out[4], dtype=np.int64)
+    stats = np.frombuffer(out[5], dtype=np.int64).reshape(n_slots, len(STAT_FIELDS))
+    assert len(kind) == n
+    return kind, rtt_us, rtt_slot, in_flight, id64, stats
+
+
+def _vantage(stats: np.ndarray, n_slots: int) -> np.ndarray:
+    """Vantage of each slot as its data sender's side: 'sender', 'receiver',
+    'in-path' or 'unknown' (docs/metrics.md: handshake timing, TTLs, holes)."""
+    col = STAT_INDEX
+    ttl_min, ttl_max = stats[:, col["ttl_min"]], stats[:, col["ttl_max"]]
+    local = np.isin(ttl_max, INITIAL_TTLS) & (ttl_min == ttl_max)
+    vantage = np.full(n_slots, "unknown", dtype=object)
+    for k in range(n_slots):
+        p = k ^ 1
+        if p >= n_slots or stats[k, col["packets"]] == 0:
+            continue
+        src_local = bool(local[k])
+        dst_local = bool(local[p]) and stats[p, col["packets"]] > 0
+        # handshake: endpoint a (slot even) sent the SYN
+        a, b = k & ~1, (k & ~1) | 1
+        syn, synack, ack = stats[a, col["syn_ts_ns"]], stats[b, col["synack_ts_ns"]], stats[a, col["first_ack_ts_ns"]]
+        handshake = None
+        if syn >= 0 and synack >= syn and ack >= synack:
+            leg_client, leg_server = synack - syn, ack - synack   # RTT seen at the client / server leg
+            big = max(leg_client, leg_server)
+            if big > 0 and min(leg_client, leg_server) / big > IN_PATH_HANDSHAKE_RATIO:
+                handshake = "in-path"
+            else:
+                local_end = a if leg_client > leg_server else b
+                handshake = "sender" if local_end == k else "receiver"
+        if src_local and not dst_local:
+            vantage[k] = "sender"
+        elif dst_local and not src_local:
+            vantage[k] = "receiver"
+        elif handshake is not None:
+            vantage[k] = handshake
+        elif src_local and dst_local:
+            vantage[k] = "sender"          # both ends on this host (loopback)
+        elif stats[k, col["forward_jumps"]] > 0:
+            vantage[k] = "receiver"        # holes appear only downstream of loss
+        elif stats[k, col["retransmissions"]] > 0:
+            vantage[k] = "sender"          # repeats without holes: the sender's side
+    return vantage
+
+
+def _ip_id_gaps(id64: np.ndarray, slot: np.ndarray, slots_wanted: np.ndarray,
+                n_slots: int) -> np.ndarray:
+    """Per slot: IDs missing between the lowest and highest seen (packets lost
+    before the capture point when the sender numbers its packets one by one)."""
+    gaps = np.zeros(n_slots, dtype=np.int64)
+    rows = np.flatnonzero((id64 >= 0) & (slot >= 0))
+    rows = rows[np.isin(slot[rows], slots_wanted)]
+    if len(rows) == 0:
+        return gaps
+    key = slot[rows].astype(np.int64) * (1 << 44) + id64[rows]
+    unique_keys = np.unique(key)
+    key_slot = unique_keys >> 44
+    key_id = unique_keys & ((1 << 44) - 1)
+    distinct = np.bincount(key_slot, minlength=n_slots)
+    lo = np.full(n_slots, np.iinfo(np.int64).max)
+    hi = np.full(n_slots, -1, dtype=np.int64)
+    np.minimum.at(lo, key_slot, key_id)
+    np.maximum.at(hi, key_slot, key_id)
+    has = distinct > 0
+    gaps[has] = (hi[has] - lo[has] + 1) - distinct[has]
+    return gaps
+
+
+def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
+                       capture_drops: Optional[Dict[str, Any]] = None) -> Directions:
+    """Truth-seeking numbers for every flow direction that carries data.
+
+    `packets`: the packet table (columns.py); `flows`: an object with
+    `.stream` (int32, -1 non-TCP) and `.direction` (uint8) per packet.
+    """
+    stream = np.asarray(flows.stream, dtype=np.int64)
+    direction = np.asarray(flows.direction, dtype=np.int64)
+    n = len(stream)
+    is_tcp = (stream >= 0) & (np.asarray(packets["ip_proto"]) == 6) & \
+        (np.asarray(packets["tcp_header_len"]) > 0)
+    slot = np.where(is_tcp, stream * 2 + direction, -1).astype(np.int32)
+    n_streams = int(stream.max()) + 1 if n and stream.max() >= 0 else 0
+    n_slots = n_streams * 2
+
+    syn = is_tcp & ((np.asarray(packets["tcp_flags"]) & TCP_SYN) != 0)
+    first_syn = _slot_first_packet_addresses(packets, np.where(syn, slot, -1), n_slots)
+    mss = _mss_per_slot(packets, slot, n_slots, first_syn)
+
+    # pass 1: evidence, sender-style everywhere
+    zeros = np.zeros(n_slots, dtype=np.int8)
+    _, _, _, _, id64, stats1 = _run_pass(packets, slot, n_slots, zeros, mss,
+                                         np.zeros(n_slots, np.uint8))
+    col = STAT_INDEX
+    steps = stats1[:, col["ip_id_steps"]]
+    id_per_packet = (steps > 0) & (stats1[:, col["ip_id_steps_of_one"]] >=
+                                   IP_ID_PER_PACKET_FRACTION * np.maximum(steps, 1))
+    vantage = _vantage(stats1, n_slots)
+    mode = np.where(np.isin(vantage, ["receiver", "in-path"]), MODE_RECEIVER,
+                    MODE_SENDER).astype(np.int8)
+
+    # pass 2: classification with the vantage known
+    kind, rtt_us, rtt_slot, in_flight, id64, stats = _run_pass(
+        packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8))
+
+    data_slots = np.flatnonzero(stats[:, col["data_packets"]] > 0) if n_slots else np.zeros(0, int)
+    id_gaps = _ip_id_gaps(id64, slot, data_slots, n_slots)
+
+    row_of_slot = np.full(n_slots, -1, dtype=np.int64)
+    row_of_slot[data_slots] = np.arange(len(data_slots))
+    table: Dict[str, np.ndarray] = {
+        "stream": (data_slots // 2).astype(np.int64),
+        "direction": (data_slots % 2).astype(np.int64),
+        "slot": data_slots.astype(np.int64),
+    }
+    for name in STAT_FIELDS:
+        table[name] = stats[data_slots, col[name]]
+    table["mss"] = mss[data_slots]
+    table["vantage"] = vantage[data_slots]
+    table["ip_id_per_packet"] = id_per_packet[data_slots]
+    table["ip_id_gaps"] = id_gaps[data_slots]
+
+    # addresses of each slot's sender, from the slot's first packet
+    first = _slot_first_packet_addresses(packets, slot, n_slots)[data_slots]
+    from .packets import addresses_to_strings
+    ipv = np.asarray(packets["ip_version"])[first] if len(first) else np.zeros(0, np.uint8)
+    table["src"] = addresses_to_strings(np.asarray(packets["src_addr"])[first], ipv)
+    table["dst"] = addresses_to_strings(np.asarray(packets["dst_addr"])[first], ipv)
+    table["sport"] = np.asarray(packets["sport"])[first].astype(np.int64)
+    table["dport"] = np.asarray(packets["dport"])[first].astype(np.int64)
+
+    # lost segments: sender vantage = retransmissions that were needed;
+    # downstream = IP ID gaps when the sender numbers per packet, else holes
+    retrans = table["retransmissions"]
+    spurious = table["spurious_retransmissions"]
+    is_sender_mode = mode[data_slots] == MODE_SENDER
+    mss_rows = np.maximum(table["mss"], 1)
+    hole_based = table["hole_fill_retransmissions"] + \
+        (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
+    lost = np.where(is_sender_mode, retrans - spurious,
+                    np.where(table["ip_id_per_packet"], id_gaps[data_slots], hole_based))
+    table["lost_segments"] = lost.astype(np.int64)
+    table["loss_method"] = np.where(is_sender_mode, "retransmissions",
+                                    np.where(table["ip_id_per_packet"], "ip_id_gaps", "holes"))
+
+    originals = np.maximum(table["data_segments"] - retrans, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table["loss_rate"] = np.where(originals > 0, lost / np.maximum(originals, 1), np.nan)
+        table["retransmission_rate"] = np.where(
+            table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan)
+        duration_s = (table["last_data_ts_ns"] - table["first_data_ts_ns"]) / 1e9
+        table["duration_s"] = duration_s
+        table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
+        table["goodput_bps"] = np.where(duration_s > 0, table["unique_bytes"] * 8 / duration_s, np.nan)
+
+    # RTT statistics per row
+    rtt_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
+    sample_rows = np.flatnonzero(rtt_slot >= 0)
+    handshake_us = _handshake_rtt_us(stats, n_slots)
+    if len(data_slots):
+        owner = row_of_slot[rtt_slot[sample_rows]]
+        keep = owner >= 0
+        order = np.argsort(owner[keep], kind="stable")
+        samples = rtt_us[sample_rows[keep]][order]
+        owners = owner[keep][order]
+        bounds = np.searchsorted(owners, np.arange(len(data_slots) + 1))
+        for r in range(len(data_slots)):
+            s = samples[bounds[r]:bounds[r + 1]]
+            if mode[data_slots[r]] == MODE_RECEIVER and handshake_us[data_slots[r]] > 0:
+                s = np.concatenate([[handshake_us[data_slots[r]]], s])
+            rtt_rows[r] = rtt_stats(s / 1000.0)
+
+    flight_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
+    if len(data_slots):
+        rows_pk = np.flatnonzero((in_flight >= 0) & (slot >= 0))
+        owner = row_of_slot[slot[rows_pk]]
+        keep = owner >= 0
+        order = np.argsort(owner[keep], kind="stable")
+        values = in_flight[rows_pk[keep]][order]
+        owners = owner[keep][order]
+        bounds = np.searchsorted(owners, np.arange(len(data_slots) + 1))
+        for r in range(len(data_slots)):
+            v = values[bounds[r]:bounds[r + 1]]
+            if table["vantage"][r] == "sender" and len(v):
+                flight_rows[r] = {"max": int(v.max()), "median": float(np.median(v))}
+
+    return Directions(table=table, rtt_ms=rtt_rows, bytes_in_flight_stats=flight_rows,
+                      segment_kind=kind, rtt_sample_us=rtt_us, rtt_slot=rtt_slot,
+                      bytes_in_flight=in_flight, packet_slot=slot, row_of_slot=row_of_slot,
+                      capture_drops=capture_drops)
+
+
+def _handshake_rtt_us(stats: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot: the RTT the handshake shows at this capture point (the longer
+    leg: SYN -> SYN/ACK at the client, SYN/ACK -> ACK at the server), 0 unknown."""
+    col = STAT_INDEX
+    out = np.zeros(n_slots, dtype=np.float64)
+    for k in range(0, n_slots, 2):
+        syn, synack, ack = stats[k, col["syn_ts_ns"]], stats[k + 1, col["synack_ts_ns"]], \
+            stats[k, col["first_ack_ts_ns"]]
+        if syn >= 0 and synack >= syn and ack >= synack:
+            out[k] = out[k + 1] = max(synack - syn, ack - synack) / 1000.0
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return None if np.isnan(v) else v
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.str_):
+        return str(value)
+    return value
+
+
+JSON_FIELDS = (
+    "stream", "direction", "src", "sport", "dst", "dport", "vantage", "data_packets",
+    "data_segments", "payload_bytes", "unique_bytes", "retransmissions", "retrans_fast",
+    "retrans_rto", "retrans_tlp", "retrans_other", "spurious_retransmissions",
+    "reordered_segments", "lost_segments", "loss_method", "capture_gaps", "loss_rate",
+    "retransmission_rate", "throughput_bps", "goodput_bps", "duration_s", "dup_acks",
+    "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes", "mss",
+)
+
+
+def directions_json(directions: Directions) -> List[Dict[str, Any]]:
+    """The `directions` list of the per-file JSON document (schema 1), plain types."""
+    records = []
+    t = directions.table
+    for r in range(len(directions)):
+        record = {name: _plain(t[name][r]) for name in JSON_FIELDS}
+        record["rtt_ms"] = directions.rtt_ms[r] or {"min": None, "median": None, "p95": None,
+                                                    "max": None, "jitter": None}
+        record["bytes_in_flight"] = directions.bytes_in_flight_stats[r]
+        records.append(record)
+    return records
+
+
+def main_direction(directions: Directions) -> Optional[int]:
+    """Row of the direction that carried the most payload (None when no data)."""
+    if len(directions) == 0:
+        return None
+    return int(np.argmax(directions.table["payload_bytes"]))
