@@ -1,0 +1,815 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * spline_core.h - the Spline congestion control model, kernel-independent.
+ *
+ * This one file is the algorithm.  It is included, unchanged, by
+ *   - tcp_spline.c    (the loadable kernel module),
+ *   - spline.bpf.c    (the eBPF struct_ops build of the same algorithm),
+ *   - check/spline_check.c (the userspace simulator that checks it).
+ * The includer provides the integer types u8, u16, u32, u64, s32, s64 and
+ * bool, and may define SPL_DIV_U64(n, d) (the kernel maps it to div64_u64 so
+ * that 32-bit builds link).  Nothing here touches a socket: each ACK the
+ * caller fills a struct spline_ack snapshot from the socket and the rate
+ * sample, calls spline_on_ack(), and writes the returned window (packets)
+ * and pacing rate (bytes per second) back.
+ *
+ * Arithmetic is integer fixed point only: gains and ratios are Q8 (256 means
+ * 1.0, SPL_UNIT), bandwidth is bytes per second in a u32 (up to 34 Gbit/s),
+ * times are microseconds (RTT) or milliseconds (filter stamps), windows are
+ * packets.  The largest product, bandwidth x RTT, is a u32 x u32 and always
+ * fits a u64; it is divided by 10^6 before any gain is applied, so 10 Gbit/s
+ * x 1 s RTT x 2.15 stays far below 2^64.  Every division checks its divisor.
+ * There are no loops, so the BPF verifier accepts it as straight-line code.
+ *
+ * The model in formulas (per connection, per ACK):
+ *
+ *   bw       = windowed max over ~5-10 rounds of delivered*mss/interval
+ *   min_rtt  = min RTT sample, expiring after 10 s
+ *   rtt_m    = min_rtt + min((srtt - min_rtt)/2, rtt_epoch)
+ *   cwnd     = max(cwnd_gain * bw * min_rtt,              (the BDP target)
+ *                  gain(mode) * bw * rtt_m * fairness * backoff(loss_cnt)
+ *                                          * min(1, tf) + acked)
+ *   pacing   = pacing_gain(mode) * bw * 0.99
+ *
+ * where tf = (0.75 * stable) / (1.5 * (recent_losses + unfair)) is the
+ * stability score of the current epoch.  The mode (and so the gains) is
+ * chosen at the end of each epoch, a run of 1..31 ACK rounds whose length is
+ * random so that competing Spline flows do not probe in lock step:
+ *
+ *        +-------------+   first epoch (20 rounds) ends
+ *        | START_PROBE | -----------------------------+
+ *        +-------------+                              |
+ *                                                     v
+ *                         tf >= 1 and unfair <= stable
+ *        +-----------+  <---------------------------  +-----------+
+ *        | PROBE_BW  |                                | PROBE_RTT |
+ *        | pace 2.15 |  --------------------------->  | pace 0.98 |
+ *        +-----------+  tf < 1 or unfair > stable     +-----------+
+ *              |                                       ^     |
+ *              | unfair > stable and losses high       |     |
+ *              v                                       |     |
+ *        +-------------+  queue drained (in flight     |     |
+ *        | DRAIN_PROBE | ------ <= BDP) early ---------+     |
+ *        | pace 0.39   | <-----------------------------------+
+ *        +-------------+   unfair > stable and losses high
+ *
+ * Loss alone never halves the window: losses only raise loss_cnt when a
+ * round loses more than 1 packet in 10, and the window backs off smoothly
+ * (x0.98, x0.65, x0.42) only once loss_cnt passes 9, i.e. after at least ten
+ * heavy-loss rounds more than light ones.  Random loss of a few percent
+ * therefore costs only the lost packets themselves.
+ */
+#ifndef SPLINE_CORE_H
+#define SPLINE_CORE_H
+
+#ifndef SPL_DIV_U64
+#define SPL_DIV_U64(n, d) ((n) / (d))
+#endif
+
+/* --- Units and fixed point ------------------------------------------------ */
+
+/* Gains and ratios are Q8: 256 means 1.0. */
+#define SPL_UNIT_SHIFT		8
+#define SPL_UNIT		(1U << SPL_UNIT_SHIFT)
+#define SPL_USEC_PER_SEC	1000000ULL
+#define SPL_USEC_PER_MSEC	1000ULL
+#define SPL_MSEC_PER_SEC	1000ULL
+/* Largest bandwidth a u32 holds, bytes/s (34 Gbit/s). */
+#define SPL_BW_MAX_BYTES_PER_SEC	0xffffffffULL
+/* Rate samples never cover more packets than this (2^22 = 4M packets, i.e.
+ * more than 10 Gbit/s x 4 s of 1500-byte packets); the clamp keeps
+ * delivered * mss * 10^6 below 2^64.
+ */
+#define SPL_MAX_SAMPLE_PKTS	(1U << 22)
+
+/* --- Modes ------------------------------------------------------------------ */
+enum spline_mode {
+	SPL_START_PROBE = 0,	/* window grows a fixed step per ACK */
+	SPL_PROBE_BW	= 1,	/* pace above the estimate to find more bw */
+	SPL_PROBE_RTT	= 2,	/* pace just under it to drain the queue */
+	SPL_DRAIN_PROBE = 3,	/* pace well under it: loss and delay both high */
+};
+
+/* --- Epochs ----------------------------------------------------------------- */
+/* First epoch (START_PROBE), in ACK rounds: long enough for the step growth
+ * to reach the BDP of a 10 Gbit/s x 200 ms path from 10 packets.
+ */
+#define SPL_FIRST_EPOCH_ROUNDS	20
+/* Later epochs last 1..SPL_EPOCH_MAX_ROUNDS rounds, drawn at random. */
+#define SPL_EPOCH_MAX_ROUNDS	31
+
+/* --- Gains (Q8) ------------------------------------------------------------- */
+/* START_PROBE: window grows by this many packets per ACK (about x1.5-x2 per
+ * round with delayed ACKs), paced at 1.0 x window / min_rtt.
+ */
+#define SPL_START_STEP_PKTS	1
+#define SPL_START_PACING_GAIN	SPL_UNIT		/* 1.0 */
+/* PROBE_BW pacing gain 2.15 (550/256 = 2.148): the design's "about 2.15".
+ * The same gain scales the model window in PROBE_BW and PROBE_RTT.
+ */
+#define SPL_PROBE_BW_PACING_GAIN 550
+#define SPL_MODEL_CWND_GAIN	550
+/* PROBE_RTT pacing gain 0.98 (251/256): just under the estimate. */
+#define SPL_PROBE_RTT_PACING_GAIN 251
+/* DRAIN_PROBE pacing gain 0.39 (100/256) and window gain 0.34 (87/256). */
+#define SPL_DRAIN_PACING_GAIN	100
+#define SPL_DRAIN_CWND_GAIN	87
+/* Every pacing rate is multiplied by 0.99 (253/256) so that the flow never
+ * paces exactly at the bottleneck rate and a queue cannot build from pacing
+ * rounding alone.
+ */
+#define SPL_PACING_MARGIN	253
+/* BDP target gain 2.0 (BBR's cwnd_gain): room for delayed and aggregated
+ * ACKs, so the window never limits a flow that paces at the estimate.
+ */
+#define SPL_TARGET_CWND_GAIN	512
+
+/* --- Filters ---------------------------------------------------------------- */
+/* bw max filter: two half-windows of this many rounds each (window 5-10). */
+#define SPL_BW_HALF_WIN_ROUNDS	5
+/* min_rtt expires after this many ms and the next sample replaces it. */
+#define SPL_MIN_RTT_WIN_MS	10000U
+
+/* --- RTT tolerance band (rtt_epoch) ------------------------------------------ */
+#define SPL_RTT_EPOCH_START_US	4000U	/* 4 ms */
+#define SPL_RTT_EPOCH_STEP_US	4000U	/* widen in 4 ms steps */
+#define SPL_RTT_EPOCH_MAX_US	32000U	/* to at most 32 ms */
+/* Consecutive stable, window-limited ACKs that widen the band one step. */
+#define SPL_RTT_EPOCH_WIDEN_ACKS 64U
+
+/* --- Fairness ratio (Q8) ------------------------------------------------------ */
+#define SPL_FAIR_MIN		253	/* 0.99 */
+#define SPL_FAIR_MAX		335	/* 1.31 */
+/* "Many unfair ACKs": unfair * 4 > stable. */
+#define SPL_UNFAIR_MANY_MULT	4U
+
+/* --- Delivery steadiness ------------------------------------------------------- */
+/* Delivery is steady when this ACK delivered something and at least 1/4 of
+ * what the previous ACK delivered (stretch ACKs vary by a factor of a few).
+ */
+#define SPL_DELIVERY_DROP_DIV	4U
+
+/* --- Loss ----------------------------------------------------------------------- */
+/* A round is lossy when lost * 10 > delivered, i.e. it lost more than 10%.
+ * Random loss of 1-5% therefore does not raise loss_cnt.
+ */
+#define SPL_LOSS_HIGH_DIV	10U
+#define SPL_LOSS_CNT_MAX	255U
+#define SPL_LOSS_CNT_BACKOFF	9U	/* backoff above this */
+#define SPL_LOSS_CNT_BACKOFF_CAP 12U	/* ls = min(loss_cnt, 12) */
+#define SPL_LOSS_CNT_FAIR	10U	/* lossy phase above this */
+#define SPL_LOSS_CNT_ALONE	50U	/* Spline window alone above this */
+
+/* --- Stability score tf (Q8) ------------------------------------------------------ */
+#define SPL_TF_PROBE_RTT	256U	/* tf < 1.0: PROBE_RTT */
+#define SPL_TF_HIGH		512U	/* tf >= 2.0 lowers loss_cnt per round */
+#define SPL_TF_VERY_LOW		64U	/* tf < 0.25: "very low" */
+#define SPL_TF_FLOOR		192U	/* window scaled by tf floored at 0.75 */
+#define SPL_TF_MAX		4096U	/* tf saturates at 16.0 */
+#define SPL_COUNTER_MAX		0xffffU	/* u16 saturating counters */
+
+/* --- Window bounds ------------------------------------------------------------------ */
+#define SPL_MIN_CWND_PKTS	4U	/* never below 4 packets (fast retransmit) */
+
+/* --- Long-term (policer) bandwidth sampler ---------------------------------------- */
+#define SPL_LT_MIN_ROUNDS	4U	/* shortest sampling interval, rounds */
+#define SPL_LT_MAX_ROUNDS	16U	/* longest sampling interval, rounds */
+#define SPL_LT_LOSS_DIV		5U	/* interval counts when lost*5 >= delivered (20%) */
+#define SPL_LT_BW_REL_DIV	8U	/* two intervals agree within 1/8 ... */
+#define SPL_LT_BW_ABS_BYTES_PER_SEC 500U /* ... or within 4 kbit/s */
+#define SPL_LT_USE_ROUNDS	48U	/* then pace at the policed rate this long */
+
+/* --- State flags ------------------------------------------------------------------- */
+#define SPL_F_RTO_REGROW	0x01	/* after an RTO: regrow from in flight */
+#define SPL_F_IDLE_RESTART	0x02	/* restarting after idle: pace at 1.0 */
+#define SPL_F_LT_STARTED	0x04	/* lt sampling interval open */
+
+/* Per-connection state: must fit ICSK_CA_PRIV_SIZE (104 bytes on 6.x). */
+struct spline_state {
+	u32 bw_cur_bytes_per_sec;	/* max bw sample, current half-window */
+	u32 bw_prev_bytes_per_sec;	/* max bw sample, previous half-window */
+	u32 lt_bw_bytes_per_sec;	/* long-term (policed) bw estimate */
+	u32 min_rtt_us;			/* 0 until the first RTT sample */
+	u32 min_rtt_stamp_ms;		/* when min_rtt was taken */
+	u32 curr_rtt_us;		/* smoothed RTT at this ACK */
+	u32 last_rtt_us;		/* smoothed RTT at the previous ACK */
+	u32 rtt_epoch_us;		/* RTT tolerance band */
+	u32 curr_ack_pkts;		/* packets newly delivered by this ACK */
+	u32 last_ack_pkts;		/* ... by the previous ACK */
+	u32 next_round_delivered_pkts;	/* round ends when this is delivered */
+	u32 round_delivered_pkts;	/* delivered in the current round */
+	u32 epoch_delivered_pkts;	/* delivered in the current epoch */
+	u32 curr_cwnd_pkts;		/* the Spline window (before BDP check) */
+	u32 prior_cwnd_pkts;		/* window before loss recovery, for undo */
+	u32 rng_state;			/* xorshift32 state, never 0 */
+	u32 lt_start_delivered_pkts;	/* lt interval start: tp->delivered */
+	u32 lt_start_lost_pkts;		/* lt interval start: tp->lost */
+	u32 lt_start_ms;		/* lt interval start time */
+	u16 stable_acks;		/* stable ACKs (saturating, halved per epoch) */
+	u16 unfair_acks;		/* unfair ACKs (saturating, halved per epoch) */
+	u16 stable_run_acks;		/* consecutive stable ACKs */
+	u16 epoch_lost_pkts;		/* recent losses (saturating, halved per epoch) */
+	u16 round_lost_pkts;		/* lost in the current round (saturating) */
+	u16 fairness_q8;		/* fairness ratio, Q8, 253..335 */
+	u8  mode;			/* enum spline_mode */
+	u8  loss_cnt;			/* 0..255 */
+	u8  epoch_rounds_left;		/* rounds until the next mode choice */
+	u8  bw_win_rounds;		/* rounds into the current bw half-window */
+	u8  lt_rounds;			/* rounds into the lt sampling interval */
+	u8  lt_use_rounds;		/* >0: pacing at lt_bw for this many rounds */
+	u8  flags;			/* SPL_F_* */
+	u8  unused;
+};
+
+/* Everything spline_on_ack() needs from one ACK, with units. */
+struct spline_ack {
+	u64 now_us;			/* tp->tcp_mstamp */
+	u64 max_pacing_rate_bytes_per_sec; /* sk->sk_max_pacing_rate */
+	s64 rs_interval_us;		/* rate sample interval, <= 0: invalid */
+	s64 rs_rtt_us;			/* RTT sample, < 0: none */
+	s32 rs_delivered_pkts;		/* delivered over the interval, < 0: invalid */
+	s32 rs_losses_pkts;		/* packets newly marked lost by this ACK */
+	u32 rs_prior_delivered_pkts;	/* tp->delivered when the sample's packet left */
+	u32 delivered_total_pkts;	/* tp->delivered */
+	u32 lost_total_pkts;		/* tp->lost */
+	u32 acked_sacked_pkts;		/* newly delivered by this ACK */
+	u32 prior_in_flight_pkts;	/* in flight before this ACK */
+	u32 in_flight_pkts;		/* in flight after this ACK */
+	u32 mss_bytes;			/* tp->mss_cache */
+	u32 srtt_us;			/* smoothed RTT (tp->srtt_us >> 3), 0: none */
+	u32 cwnd_pkts;			/* current snd_cwnd */
+	u32 cwnd_clamp_pkts;		/* snd_cwnd_clamp */
+	bool app_limited;		/* rs->is_app_limited */
+};
+
+/* What the caller writes back. pacing_valid is 0 until a rate is known. */
+struct spline_out {
+	u64 pacing_rate_bytes_per_sec;
+	u32 cwnd_pkts;
+	bool pacing_valid;
+};
+
+/* --- Small helpers ------------------------------------------------------------------ */
+static inline u32 spl_min_u32(u32 a, u32 b) { return a < b ? a : b; }
+static inline u32 spl_max_u32(u32 a, u32 b) { return a > b ? a : b; }
+static inline u64 spl_min_u64(u64 a, u64 b) { return a < b ? a : b; }
+static inline u64 spl_max_u64(u64 a, u64 b) { return a > b ? a : b; }
+
+static inline u16 spl_sat_add_u16(u16 a, u32 b)
+{
+	u32 sum = (u32)a + spl_min_u32(b, SPL_COUNTER_MAX);
+
+	return (u16)spl_min_u32(sum, SPL_COUNTER_MAX);
+}
+
+/* xorshift32: a tiny PRNG for epoch lengths (quality is irrelevant, we only
+ * need competing flows to disagree).
+ */
+static inline u32 spline_random(struct spline_state *s)
+{
+	u32 x = s->rng_state;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	s->rng_state = x ? x : 0x9e3779b9U;
+	return x;
+}
+
+/* Bandwidth the model uses: the policed rate when a policer was found,
+ * else the windowed max.
+ */
+static inline u32 spline_bw_bytes_per_sec(const struct spline_state *s)
+{
+	if (s->lt_use_rounds)
+		return s->lt_bw_bytes_per_sec;
+	return spl_max_u32(s->bw_cur_bytes_per_sec, s->bw_prev_bytes_per_sec);
+}
+
+/* gain x bw x rtt in packets; 0 when the model has no data yet. */
+static inline u32 spline_bdp_pkts(u32 bw_bytes_per_sec, u32 rtt_us, u32 gain_q8,
+				  u32 mss_bytes)
+{
+	u64 bytes;
+
+	if (!bw_bytes_per_sec || !rtt_us || !mss_bytes)
+		return 0;
+	/* u32 x u32 fits u64; after /10^6 at most 1.9e13, x gain < 2^55 */
+	bytes = SPL_DIV_U64((u64)bw_bytes_per_sec * rtt_us, SPL_USEC_PER_SEC);
+	bytes = (bytes * gain_q8) >> SPL_UNIT_SHIFT;
+	bytes = SPL_DIV_U64(bytes + mss_bytes - 1, (u64)mss_bytes);
+	return (u32)spl_min_u64(bytes, 0xffffffffULL);
+}
+
+/* Stability score tf = (0.75 x stable) / (1.5 x (recent_losses + unfair)),
+ * Q8, saturating at SPL_TF_MAX. With no losses and no unfair ACKs the score
+ * is the maximum if there were stable ACKs, and 0 if there were none (a
+ * standing queue makes every ACK out of band: that is not stability).
+ */
+static inline u32 spline_stability_q8(const struct spline_state *s)
+{
+	u32 num = 3U * s->stable_acks;	/* 0.75 x stable, x4 */
+	u32 den = 6U * ((u32)s->epoch_lost_pkts + s->unfair_acks); /* 1.5 x, x4 */
+
+	if (!den)
+		return num ? SPL_TF_MAX : 0;
+	return spl_min_u32((num << SPL_UNIT_SHIFT) / den, SPL_TF_MAX);
+}
+
+/* --- Init and events --------------------------------------------------------------- */
+
+static inline void spline_init_state(struct spline_state *s, u32 init_cwnd_pkts,
+			       u32 random)
+{
+	*s = (struct spline_state){ 0 };
+	s->mode = SPL_START_PROBE;
+	s->epoch_rounds_left = SPL_FIRST_EPOCH_ROUNDS;
+	s->rtt_epoch_us = SPL_RTT_EPOCH_START_US;
+	s->fairness_q8 = SPL_UNIT;
+	s->rng_state = random ? random : 0x2545f491U;
+	s->curr_cwnd_pkts = spl_max_u32(init_cwnd_pkts, SPL_MIN_CWND_PKTS);
+	s->prior_cwnd_pkts = s->curr_cwnd_pkts;
+}
+
+/* Loss recovery starts: remember the window for undo; keep ssthresh. */
+static inline void spline_save_cwnd(struct spline_state *s, u32 cwnd_pkts)
+{
+	s->prior_cwnd_pkts = spl_max_u32(s->prior_cwnd_pkts, cwnd_pkts);
+}
+
+/* A retransmission timeout: the kernel has cut the window to in flight + 1.
+ * Regrow by the delivered packets per ACK (doubling per round) up to the
+ * model instead of jumping back, and count it as a lossy round.
+ */
+static inline void spline_on_rto(struct spline_state *s, u32 cwnd_pkts)
+{
+	spline_save_cwnd(s, cwnd_pkts);
+	s->flags |= SPL_F_RTO_REGROW;
+	if (s->loss_cnt < SPL_LOSS_CNT_MAX)
+		s->loss_cnt++;
+}
+
+/* Recovery turned out spurious: return the larger window. */
+static inline u32 spline_undo_cwnd_pkts(struct spline_state *s, u32 cwnd_pkts)
+{
+	s->flags &= ~SPL_F_RTO_REGROW;
+	return spl_max_u32(cwnd_pkts, s->prior_cwnd_pkts);
+}
+
+/* Transmission restarts after idle: the estimate is old, so pace at 1.0
+ * until the first ACK that is not application limited.
+ */
+static inline void spline_on_idle_restart(struct spline_state *s)
+{
+	s->flags |= SPL_F_IDLE_RESTART;
+	s->stable_run_acks = 0;
+}
+
+/* --- Estimators ------------------------------------------------------------------------ */
+
+/* Did a new ACK round start? (the packet this sample covers left after the
+ * previous round's last packet was delivered)
+ */
+static inline bool spline_round_start(struct spline_state *s,
+				      const struct spline_ack *a)
+{
+	if (a->rs_delivered_pkts < 0 || a->rs_interval_us <= 0)
+		return false;
+	if ((s32)(a->rs_prior_delivered_pkts - s->next_round_delivered_pkts) < 0)
+		return false;
+	s->next_round_delivered_pkts = a->delivered_total_pkts;
+	return true;
+}
+
+/* Delivery-rate sample into the windowed max. App-limited samples count only
+ * when they raise the estimate. A half-window with no valid sample (an
+ * app-limited or idle stretch) does not push the older maximum out, so the
+ * estimate survives idle periods. In DRAIN_PROBE the flow paces at 0.39 of
+ * the estimate on purpose, so its samples cannot lower the estimate there.
+ */
+static inline void spline_update_bw(struct spline_state *s,
+				    const struct spline_ack *a, u32 mss_bytes,
+				    bool round_start)
+{
+	u64 sample;
+	u32 pkts;
+
+	if (round_start && s->mode != SPL_DRAIN_PROBE &&
+	    ++s->bw_win_rounds >= SPL_BW_HALF_WIN_ROUNDS) {
+		s->bw_win_rounds = 0;
+		if (s->bw_cur_bytes_per_sec) {
+			s->bw_prev_bytes_per_sec = s->bw_cur_bytes_per_sec;
+			s->bw_cur_bytes_per_sec = 0;
+		}
+	}
+	if (a->rs_delivered_pkts <= 0 || a->rs_interval_us <= 0)
+		return;
+	pkts = spl_min_u32((u32)a->rs_delivered_pkts, SPL_MAX_SAMPLE_PKTS);
+	sample = SPL_DIV_U64((u64)pkts * mss_bytes * SPL_USEC_PER_SEC,
+			     (u64)a->rs_interval_us);
+	sample = spl_min_u64(sample, SPL_BW_MAX_BYTES_PER_SEC);
+	if (a->app_limited &&
+	    sample < spline_bw_bytes_per_sec(s))
+		return;
+	s->bw_cur_bytes_per_sec = spl_max_u32(s->bw_cur_bytes_per_sec,
+					      (u32)sample);
+}
+
+/* min_rtt with a 10 s expiry: an expired minimum is replaced by the next
+ * sample (and the tolerance band narrows again, since the path may have
+ * changed).
+ */
+static inline void spline_update_min_rtt(struct spline_state *s,
+					 const struct spline_ack *a, u32 now_ms)
+{
+	u32 rtt_us;
+	bool expired;
+
+	if (a->rs_rtt_us <= 0)
+		return;
+	rtt_us = (u32)spl_min_u64((u64)a->rs_rtt_us, 0xffffffffULL);
+	expired = s->min_rtt_us &&
+		  (u32)(now_ms - s->min_rtt_stamp_ms) > SPL_MIN_RTT_WIN_MS;
+	if (!s->min_rtt_us || rtt_us <= s->min_rtt_us || expired) {
+		if (expired)
+			s->rtt_epoch_us = SPL_RTT_EPOCH_START_US;
+		s->min_rtt_us = rtt_us;
+		s->min_rtt_stamp_ms = now_ms;
+	}
+}
+
+/* Is this ACK stable (RTT within the band of the previous and the minimum
+ * RTT, delivery steady) or unfair (RTT out of band of the minimum and, in
+ * addition, jumping from the previous RTT or delivery stalling)? Runs of
+ * stable ACKs while the flow fills its window show that the RTT variation
+ * seen so far is jitter, not queueing: widen the band one step.
+ */
+static inline void spline_classify_ack(struct spline_state *s,
+				       const struct spline_ack *a)
+{
+	u32 band_us = s->rtt_epoch_us;
+	bool prev_ok, min_ok, delivery_ok;
+
+	s->last_ack_pkts = s->curr_ack_pkts;
+	s->curr_ack_pkts = a->acked_sacked_pkts;
+	if (a->rs_rtt_us <= 0 || !s->min_rtt_us)
+		return;
+	s->last_rtt_us = s->curr_rtt_us ? s->curr_rtt_us : (u32)a->rs_rtt_us;
+	s->curr_rtt_us = a->srtt_us ? a->srtt_us : (u32)a->rs_rtt_us;
+
+	prev_ok = s->curr_rtt_us <= s->last_rtt_us + band_us &&
+		  s->last_rtt_us <= s->curr_rtt_us + band_us;
+	min_ok = s->curr_rtt_us <= s->min_rtt_us + band_us;
+	delivery_ok = s->curr_ack_pkts &&
+		      s->curr_ack_pkts * SPL_DELIVERY_DROP_DIV >= s->last_ack_pkts;
+
+	if (prev_ok && min_ok && delivery_ok) {
+		s->stable_acks = spl_sat_add_u16(s->stable_acks, 1);
+		s->stable_run_acks = spl_sat_add_u16(s->stable_run_acks, 1);
+		if (s->stable_run_acks >= SPL_RTT_EPOCH_WIDEN_ACKS &&
+		    a->prior_in_flight_pkts >= a->cwnd_pkts &&
+		    s->rtt_epoch_us < SPL_RTT_EPOCH_MAX_US) {
+			s->rtt_epoch_us += SPL_RTT_EPOCH_STEP_US;
+			s->stable_run_acks = 0;
+		}
+		return;
+	}
+	s->stable_run_acks = 0;
+	if (!min_ok && (!prev_ok || !delivery_ok))
+		s->unfair_acks = spl_sat_add_u16(s->unfair_acks, 1);
+}
+
+/* fairness = bw / (in_flight x mss / min_rtt) = bw x min_rtt / in-flight
+ * bytes, clamped to [0.99, 1.31]. Above 1: the path could carry more than
+ * the flow has in flight.
+ */
+static inline void spline_update_fairness(struct spline_state *s,
+					  const struct spline_ack *a,
+					  u32 mss_bytes)
+{
+	u64 bdp_bytes, inflight_bytes, ratio_q8;
+	u32 bw = spline_bw_bytes_per_sec(s);
+
+	if (!bw || !s->min_rtt_us)
+		return;
+	bdp_bytes = SPL_DIV_U64((u64)bw * s->min_rtt_us, SPL_USEC_PER_SEC);
+	inflight_bytes = (u64)a->in_flight_pkts * mss_bytes;
+	if (!inflight_bytes) {
+		s->fairness_q8 = SPL_FAIR_MAX;
+		return;
+	}
+	ratio_q8 = SPL_DIV_U64(bdp_bytes << SPL_UNIT_SHIFT, inflight_bytes);
+	ratio_q8 = spl_max_u64(spl_min_u64(ratio_q8, SPL_FAIR_MAX), SPL_FAIR_MIN);
+	s->fairness_q8 = (u16)ratio_q8;
+}
+
+static inline void spline_lt_reset_interval(struct spline_state *s,
+					    const struct spline_ack *a,
+					    u32 now_ms)
+{
+	s->lt_rounds = 0;
+	s->lt_start_delivered_pkts = a->delivered_total_pkts;
+	s->lt_start_lost_pkts = a->lost_total_pkts;
+	s->lt_start_ms = now_ms;
+	s->flags |= SPL_F_LT_STARTED;
+}
+
+/* Long-term sampler (token-bucket policers): over intervals of 4-16 rounds,
+ * if the loss rate is at least 20% and two consecutive intervals deliver at
+ * the same rate (within 1/8 or 4 kbit/s), the path is policed at that rate:
+ * use it, at pacing gain 1.0, for 48 rounds, then look again.
+ */
+static inline void spline_update_lt_bw(struct spline_state *s,
+				       const struct spline_ack *a,
+				       u32 mss_bytes, u32 now_ms)
+{
+	u32 delivered, lost, elapsed_ms, diff;
+	u64 sample;
+
+	if (s->lt_use_rounds) {
+		if (--s->lt_use_rounds == 0) {
+			s->lt_bw_bytes_per_sec = 0;
+			spline_lt_reset_interval(s, a, now_ms);
+		}
+		return;
+	}
+	if (!(s->flags & SPL_F_LT_STARTED)) {
+		spline_lt_reset_interval(s, a, now_ms);
+		return;
+	}
+	if (++s->lt_rounds < SPL_LT_MIN_ROUNDS)
+		return;
+	delivered = a->delivered_total_pkts - s->lt_start_delivered_pkts;
+	lost = a->lost_total_pkts - s->lt_start_lost_pkts;
+	elapsed_ms = now_ms - s->lt_start_ms;
+	if ((u64)lost * SPL_LT_LOSS_DIV < delivered || !delivered) {
+		if (s->lt_rounds > SPL_LT_MAX_ROUNDS) {
+			s->lt_bw_bytes_per_sec = 0;
+			spline_lt_reset_interval(s, a, now_ms);
+		}
+		return;
+	}
+	if (!elapsed_ms) {
+		spline_lt_reset_interval(s, a, now_ms);
+		return;
+	}
+	sample = SPL_DIV_U64((u64)delivered * mss_bytes * SPL_MSEC_PER_SEC,
+			     (u64)elapsed_ms);
+	sample = spl_min_u64(sample, SPL_BW_MAX_BYTES_PER_SEC);
+	if (s->lt_bw_bytes_per_sec) {
+		diff = s->lt_bw_bytes_per_sec > (u32)sample ?
+		       s->lt_bw_bytes_per_sec - (u32)sample :
+		       (u32)sample - s->lt_bw_bytes_per_sec;
+		if ((u64)diff * SPL_LT_BW_REL_DIV <= s->lt_bw_bytes_per_sec ||
+		    diff <= SPL_LT_BW_ABS_BYTES_PER_SEC) {
+			s->lt_bw_bytes_per_sec =
+				(u32)(((u64)s->lt_bw_bytes_per_sec + sample) >> 1);
+			s->lt_use_rounds = SPL_LT_USE_ROUNDS;
+			spline_lt_reset_interval(s, a, now_ms);
+			return;
+		}
+	}
+	s->lt_bw_bytes_per_sec = (u32)sample;
+	spline_lt_reset_interval(s, a, now_ms);
+}
+
+/* End of a round: a round that lost more than 10% raises loss_cnt; a stable
+ * round lowers it.
+ */
+static inline void spline_update_loss_cnt(struct spline_state *s)
+{
+	if (s->round_delivered_pkts &&
+	    (u32)s->round_lost_pkts * SPL_LOSS_HIGH_DIV > s->round_delivered_pkts) {
+		if (s->loss_cnt < SPL_LOSS_CNT_MAX)
+			s->loss_cnt++;
+	} else if (s->loss_cnt &&
+		   spline_stability_q8(s) >= SPL_TF_HIGH) {
+		s->loss_cnt--;
+	}
+	s->round_delivered_pkts = 0;
+	s->round_lost_pkts = 0;
+}
+
+static inline bool spline_recent_losses_high(const struct spline_state *s)
+{
+	return (u64)s->epoch_lost_pkts * SPL_LOSS_HIGH_DIV > s->epoch_delivered_pkts ||
+	       s->loss_cnt > SPL_LOSS_CNT_FAIR;
+}
+
+/* End of a round: at the end of an epoch choose the next mode and the next
+ * epoch's random length; DRAIN_PROBE ends early once the queue is gone.
+ */
+static inline void spline_update_mode(struct spline_state *s,
+				      const struct spline_ack *a)
+{
+	u32 tf, bdp;
+
+	if (s->mode == SPL_DRAIN_PROBE) {
+		bdp = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
+				      SPL_UNIT, a->mss_bytes ? a->mss_bytes : 1);
+		if (bdp && a->in_flight_pkts <= bdp)
+			s->mode = SPL_PROBE_RTT;
+	}
+	if (s->epoch_rounds_left > 1) {
+		s->epoch_rounds_left--;
+		return;
+	}
+	tf = spline_stability_q8(s);
+	if (tf < SPL_TF_PROBE_RTT || s->unfair_acks > s->stable_acks)
+		s->mode = SPL_PROBE_RTT;
+	else
+		s->mode = SPL_PROBE_BW;
+	if (s->unfair_acks > s->stable_acks && spline_recent_losses_high(s))
+		s->mode = SPL_DRAIN_PROBE;
+
+	s->epoch_rounds_left = (u8)(1 + spline_random(s) % SPL_EPOCH_MAX_ROUNDS);
+	/* the counters describe recent epochs: halve, do not forget */
+	s->stable_acks >>= 1;
+	s->unfair_acks >>= 1;
+	s->epoch_lost_pkts >>= 1;
+	s->epoch_delivered_pkts >>= 1;
+}
+
+static inline void spline_account_ack(struct spline_state *s,
+				      const struct spline_ack *a)
+{
+	u32 delivered = a->acked_sacked_pkts;
+	u32 lost = a->rs_losses_pkts > 0 ? (u32)a->rs_losses_pkts : 0;
+
+	s->round_delivered_pkts += delivered;
+	s->epoch_delivered_pkts += delivered;
+	s->round_lost_pkts = spl_sat_add_u16(s->round_lost_pkts, lost);
+	s->epoch_lost_pkts = spl_sat_add_u16(s->epoch_lost_pkts, lost);
+}
+
+/* --- Window and pacing ----------------------------------------------------------------- */
+
+/* RTT for the model window: min_rtt plus half the queueing delay the smoothed
+ * RTT shows, but no more than the tolerance band, so that jitter inside the
+ * band keeps the pipe full while a standing queue cannot inflate the window.
+ */
+static inline u32 spline_model_rtt_us(const struct spline_state *s,
+				      const struct spline_ack *a)
+{
+	u32 extra_us = 0;
+
+	if (a->srtt_us > s->min_rtt_us)
+		extra_us = (a->srtt_us - s->min_rtt_us) >> 1;
+	return s->min_rtt_us + spl_min_u32(extra_us, s->rtt_epoch_us);
+}
+
+/* START_PROBE: a fixed step per ACK, capped (once the model exists) at
+ * 2.15 x the BDP so that the 20-round first epoch cannot overshoot without
+ * bound: while the window is below the BDP the delivery rate tracks the
+ * window and the cap does not bind.
+ */
+static inline u32 spline_start_cwnd(struct spline_state *s,
+				    const struct spline_ack *a, u32 mss_bytes)
+{
+	u32 cwnd = s->curr_cwnd_pkts + SPL_START_STEP_PKTS;
+	u32 cap = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
+				  SPL_MODEL_CWND_GAIN, mss_bytes);
+
+	if (cap)
+		cwnd = spl_min_u32(cwnd, spl_max_u32(cap, s->curr_cwnd_pkts));
+	s->curr_cwnd_pkts = cwnd;
+	return cwnd;
+}
+
+/* The Spline window (steps 1-3 of the design), then the check against the
+ * BDP target (step 4).
+ */
+static inline u32 spline_model_cwnd(struct spline_state *s,
+				    const struct spline_ack *a, u32 mss_bytes)
+{
+	u32 bw = spline_bw_bytes_per_sec(s);
+	u32 gain_q8, w, target, tf, scale_q8, ls, floor_pkts;
+	bool lossy_phase;
+	u64 w64;
+
+	if (!bw || !s->min_rtt_us)
+		return spl_max_u32(a->cwnd_pkts, s->curr_cwnd_pkts);
+
+	/* 1. model window, x fairness in the lossy/unfair phase */
+	gain_q8 = s->mode == SPL_DRAIN_PROBE ? SPL_DRAIN_CWND_GAIN :
+					       SPL_MODEL_CWND_GAIN;
+	w64 = spline_bdp_pkts(bw, spline_model_rtt_us(s, a), gain_q8, mss_bytes);
+	lossy_phase = (u32)s->unfair_acks * SPL_UNFAIR_MANY_MULT > s->stable_acks ||
+		      a->srtt_us > s->min_rtt_us + s->rtt_epoch_us ||
+		      s->loss_cnt > SPL_LOSS_CNT_FAIR;
+	if (lossy_phase)
+		w64 = (w64 * s->fairness_q8) >> SPL_UNIT_SHIFT;
+
+	/* 2. loss backoff: x ls^3 / 2^ls, ls = min(loss_cnt, 12) */
+	if (s->loss_cnt > SPL_LOSS_CNT_BACKOFF) {
+		ls = spl_min_u32(s->loss_cnt, SPL_LOSS_CNT_BACKOFF_CAP);
+		w64 = (w64 * ls * ls * ls) >> ls;
+	}
+
+	/* 3. x stability (floored at 0.75, at most 1), never below the
+	 * fairness-scaled previous window / 8, plus this ACK's delivery
+	 */
+	tf = spline_stability_q8(s);
+	scale_q8 = spl_max_u32(spl_min_u32(tf, SPL_UNIT), SPL_TF_FLOOR);
+	w64 = (w64 * scale_q8) >> SPL_UNIT_SHIFT;
+	floor_pkts = (u32)((((u64)s->curr_cwnd_pkts * s->fairness_q8) >>
+			    SPL_UNIT_SHIFT) >> 3);
+	w = (u32)spl_min_u64(spl_max_u64(w64, floor_pkts), 0x7fffffffULL);
+	w += spl_min_u32(a->acked_sacked_pkts, 0x7fffffffU);
+	s->curr_cwnd_pkts = w;
+
+	/* 4. against the BDP target */
+	target = spline_bdp_pkts(bw, s->min_rtt_us, SPL_TARGET_CWND_GAIN,
+				 mss_bytes);
+	if (tf < SPL_TF_VERY_LOW && s->loss_cnt > SPL_LOSS_CNT_ALONE)
+		return w;
+	if (s->unfair_acks > s->stable_acks && s->epoch_lost_pkts)
+		return (u32)((7ULL * ((u64)target + w)) >> 4);
+	return spl_max_u32(target, w);
+}
+
+static inline u64 spline_pacing_rate(struct spline_state *s,
+				     const struct spline_ack *a,
+				     u32 mss_bytes, u32 cwnd_pkts)
+{
+	u64 rate, rtt_us;
+	u32 gain_q8;
+
+	if (s->mode == SPL_START_PROBE) {
+		/* 1.0 x what the window carries on an empty path */
+		rtt_us = s->min_rtt_us ? s->min_rtt_us : a->srtt_us;
+		if (!rtt_us)
+			return 0;
+		rate = SPL_DIV_U64((u64)cwnd_pkts * mss_bytes * SPL_USEC_PER_SEC,
+				   rtt_us);
+		rate = spl_max_u64(rate, spline_bw_bytes_per_sec(s));
+		gain_q8 = SPL_START_PACING_GAIN;
+	} else {
+		rate = spline_bw_bytes_per_sec(s);
+		if (s->lt_use_rounds || (s->flags & SPL_F_IDLE_RESTART))
+			gain_q8 = SPL_UNIT;
+		else if (s->mode == SPL_PROBE_BW)
+			gain_q8 = SPL_PROBE_BW_PACING_GAIN;
+		else if (s->mode == SPL_PROBE_RTT)
+			gain_q8 = SPL_PROBE_RTT_PACING_GAIN;
+		else
+			gain_q8 = SPL_DRAIN_PACING_GAIN;
+	}
+	rate = (rate * gain_q8) >> SPL_UNIT_SHIFT;
+	rate = (rate * SPL_PACING_MARGIN) >> SPL_UNIT_SHIFT;
+	if (a->max_pacing_rate_bytes_per_sec)
+		rate = spl_min_u64(rate, a->max_pacing_rate_bytes_per_sec);
+	return rate;
+}
+
+/* --- The per-ACK update ------------------------------------------------------------------- */
+static inline void spline_on_ack(struct spline_state *s,
+				 const struct spline_ack *a,
+				 struct spline_out *out)
+{
+	u32 mss_bytes = a->mss_bytes ? a->mss_bytes : 1;
+	u32 now_ms = (u32)SPL_DIV_U64(a->now_us, SPL_USEC_PER_MSEC);
+	bool round_start = spline_round_start(s, a);
+	u32 cwnd, clamp;
+	u64 rate;
+
+	spline_update_bw(s, a, mss_bytes, round_start);
+	spline_update_min_rtt(s, a, now_ms);
+	spline_classify_ack(s, a);
+	spline_update_fairness(s, a, mss_bytes);
+	if (round_start) {
+		spline_update_lt_bw(s, a, mss_bytes, now_ms);
+		spline_update_loss_cnt(s);
+		spline_update_mode(s, a);
+	}
+	spline_account_ack(s, a);
+	if ((s->flags & SPL_F_IDLE_RESTART) && a->acked_sacked_pkts &&
+	    !a->app_limited)
+		s->flags &= ~SPL_F_IDLE_RESTART;
+
+	if (s->mode == SPL_START_PROBE)
+		cwnd = spline_start_cwnd(s, a, mss_bytes);
+	else
+		cwnd = spline_model_cwnd(s, a, mss_bytes);
+
+	/* after an RTO: regrow from what the kernel left, by delivery */
+	if (s->flags & SPL_F_RTO_REGROW) {
+		u32 regrow = a->cwnd_pkts + a->acked_sacked_pkts;
+
+		if (regrow >= cwnd)
+			s->flags &= ~SPL_F_RTO_REGROW;
+		else
+			cwnd = regrow;
+	}
+
+	clamp = a->cwnd_clamp_pkts ? a->cwnd_clamp_pkts : 0xffffffffU;
+	cwnd = spl_max_u32(cwnd, SPL_MIN_CWND_PKTS);
+	cwnd = spl_min_u32(cwnd, clamp);
+	out->cwnd_pkts = cwnd;
+
+	rate = spline_pacing_rate(s, a, mss_bytes, cwnd);
+	out->pacing_valid = rate != 0;
+	out->pacing_rate_bytes_per_sec = rate;
+}
+
+#endif /* SPLINE_CORE_H */

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Spline congestion control: a model-based TCP congestion control for lossy,
+ * jittery paths (busy Wi-Fi), after the design of Bekzhan Kalimollayev.
+ *
+ * Like BBR, Spline estimates the bottleneck bandwidth (bw: a windowed max of
+ * delivery-rate samples) and the round-trip propagation time (min_rtt: a
+ * 10-second windowed min) and paces at a gain times bw. Unlike BBR it also
+ * scores how *stable* the path looks ACK by ACK, and that score, not loss by
+ * itself, decides whether it probes for more bandwidth or drains:
+ *
+ *   stable ACK : smoothed RTT within rtt_epoch of the previous RTT and of
+ *                min_rtt, and delivery steady
+ *   unfair ACK : RTT out of band of min_rtt, and jumping or delivery stalling
+ *   tf         = (0.75 x stable) / (1.5 x (recent_losses + unfair))
+ *
+ * The model, each ACK (all in integer fixed point, see spline_core.h):
+ *
+ *   bw_bytes_per_sec = max over 5-10 rounds of delivered * mss / interval
+ *   cwnd_pkts        = max(2 x bw x min_rtt,
+ *                          gain(mode) x bw x rtt_m x fairness x backoff
+ *                                     x min(1, tf) + acked)
+ *   pacing_bytes/s   = pacing_gain(mode) x bw x 0.99
+ *
+ * rtt_epoch, the RTT tolerance band, starts at 4 ms and widens in 4 ms steps
+ * up to 32 ms after long runs of stable ACKs, so that jitter is not read as
+ * queueing. The mode is chosen at the end of each epoch; the first epoch is 20
+ * rounds, later ones last a random 1..31 rounds so that competing Spline
+ * flows do not probe in lock step:
+ *
+ *   START_PROBE --20 rounds--> PROBE_BW  <--tf >= 1, unfair <= stable-->
+ *                                 |                       PROBE_RTT
+ *                                 |  unfair > stable          |
+ *                                 v  and losses high          v
+ *                             DRAIN_PROBE --queue drained--> PROBE_RTT
+ *
+ *   mode         pacing gain   window
+ *   START_PROBE  1.0           +1 packet per ACK, at most 2.15 x BDP
+ *   PROBE_BW     2.15          2.15 x bw x rtt_m (x fairness when lossy)
+ *   PROBE_RTT    0.98          same model
+ *   DRAIN_PROBE  0.39          0.34 x the model
+ *
+ * Loss alone does not halve the window: ssthresh() keeps the current
+ * ssthresh, and cong_control() owns snd_cwnd during recovery. Losses raise
+ * loss_cnt only in rounds that lose more than 10%; past 9 the window backs
+ * off smoothly (x ls^3 / 2^ls, ls = min(loss_cnt, 12)).
+ *
+ * The algorithm lives in spline_core.h, shared byte for byte with the eBPF
+ * struct_ops build (spline.bpf.c) and the userspace checker (check/). This
+ * file only moves numbers between the socket and the core.
+ */
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/version.h>
+#include <linux/math64.h>
+#include <net/tcp.h>
+
+#define SPL_DIV_U64(n, d) div64_u64((n), (d))
+#include "spline_core.h"
+
+/* Below this pacing rate (bytes/s, 1.2 Mbit/s) one segment per TSO burst
+ * keeps the pacing smooth; above it two.
+ */
+#define SPLINE_MIN_TSO_RATE_BYTES_PER_SEC	150000UL
+
+static struct spline_state *spline_state(struct sock *sk)
+{
+	return inet_csk_ca(sk);
+}
+
+static void spline_init(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	spline_init_state(spline_state(sk), tcp_snd_cwnd(tp), get_random_u32());
+	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+}
+
+/* Fill the core's ACK snapshot from the socket and the rate sample. */
+static void spline_fill_ack(struct sock *sk, const struct rate_sample *rs,
+			    struct spline_ack *a)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	a->now_us = tp->tcp_mstamp;
+	a->max_pacing_rate_bytes_per_sec = READ_ONCE(sk->sk_max_pacing_rate);
+	a->rs_interval_us = rs->interval_us;
+	a->rs_rtt_us = rs->rtt_us;
+	a->rs_delivered_pkts = rs->delivered;
+	a->rs_losses_pkts = rs->losses;
+	a->rs_prior_delivered_pkts = rs->prior_delivered;
+	a->delivered_total_pkts = tp->delivered;
+	a->lost_total_pkts = tp->lost;
+	a->acked_sacked_pkts = rs->acked_sacked;
+	a->prior_in_flight_pkts = rs->prior_in_flight;
+	a->in_flight_pkts = tcp_packets_in_flight(tp);
+	a->mss_bytes = tp->mss_cache;
+	a->srtt_us = tp->srtt_us >> 3;
+	a->cwnd_pkts = tcp_snd_cwnd(tp);
+	a->cwnd_clamp_pkts = tp->snd_cwnd_clamp;
+	a->app_limited = rs->is_app_limited;
+}
+
+static void spline_apply(struct sock *sk, const struct rate_sample *rs)
+{
+	struct spline_ack a;
+	struct spline_out out;
+
+	spline_fill_ack(sk, rs, &a);
+	spline_on_ack(spline_state(sk), &a, &out);
+	tcp_snd_cwnd_set(tcp_sk(sk), out.cwnd_pkts);
+	if (out.pacing_valid)
+		WRITE_ONCE(sk->sk_pacing_rate, out.pacing_rate_bytes_per_sec);
+}
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+static void spline_cong_control(struct sock *sk, u32 ack, int flag,
+				const struct rate_sample *rs)
+{
+	spline_apply(sk, rs);
+}
+#else
+static void spline_cong_control(struct sock *sk, const struct rate_sample *rs)
+{
+	spline_apply(sk, rs);
+}
+#endif
+
+/* Entering recovery: remember the window, keep ssthresh (loss alone does
+ * not halve the window; cong_control sets snd_cwnd).
+ */
+static u32 spline_ssthresh(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	spline_save_cwnd(spline_state(sk), tcp_snd_cwnd(tp));
+	return tp->snd_ssthresh;
+}
+
+static u32 spline_undo_cwnd(struct sock *sk)
+{
+	return spline_undo_cwnd_pkts(spline_state(sk), tcp_snd_cwnd(tcp_sk(sk)));
+}
+
+static void spline_set_state(struct sock *sk, u8 new_state)
+{
+	if (new_state == TCP_CA_Loss)
+		spline_on_rto(spline_state(sk), tcp_snd_cwnd(tcp_sk(sk)));
+}
+
+static void spline_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	if (event == CA_EVENT_TX_START && tcp_sk(sk)->app_limited)
+		spline_on_idle_restart(spline_state(sk));
+}
+
+/* Pacing at 2.15 x bw needs send buffer for about three windows. */
+static u32 spline_sndbuf_expand(struct sock *sk)
+{
+	return 3;
+}
+
+static u32 spline_min_tso_segs(struct sock *sk)
+{
+	return READ_ONCE(sk->sk_pacing_rate) < SPLINE_MIN_TSO_RATE_BYTES_PER_SEC ?
+	       1 : 2;
+}
+
+static struct tcp_congestion_ops tcp_spline_cong_ops __read_mostly = {
+	.name		= "spline",
+	.owner		= THIS_MODULE,
+	.init		= spline_init,
+	.cong_control	= spline_cong_control,
+	.ssthresh	= spline_ssthresh,
+	.undo_cwnd	= spline_undo_cwnd,
+	.set_state	= spline_set_state,
+	.cwnd_event	= spline_cwnd_event,
+	.sndbuf_expand	= spline_sndbuf_expand,
+	.min_tso_segs	= spline_min_tso_segs,
+};
+
+static int __init tcp_spline_register(void)
+{
+	BUILD_BUG_ON(sizeof(struct spline_state) > ICSK_CA_PRIV_SIZE);
+	return tcp_register_congestion_control(&tcp_spline_cong_ops);
+}
+
+static void __exit tcp_spline_unregister(void)
+{
+	tcp_unregister_congestion_control(&tcp_spline_cong_ops);
+}
+
+module_init(tcp_spline_register);
+module_exit(tcp_spline_unregister);
+
+MODULE_AUTHOR("Spline toolkit contributors");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("TCP Spline: model-based congestion control for lossy, jittery paths");
