@@ -166,21 +166,26 @@ def measure_stages(capture: Path, total_packets: int, repeat: int) -> List[Measu
         rows.append(Measurement(tool="spline_analysis", command=command, group="ours-stages",
                                 skipped=report["error"]))
     for stage, outcome in report.get("stages", {}).items():
-        name = {"read": "  spline_analysis.read"}.get(stage, "  " + outcome.get("what", stage))
-        row = Measurement(tool=name, command=command, group="ours-stages", packets=total_packets)
+        what, _, aside = outcome.get("what", stage).partition(" (")
+        name = "  " + ("spline_analysis.read" if stage == "read" else what.replace("spline_analysis.", ""))
+        per_packet_stage = stage not in ("summary", "json")
+        row = Measurement(tool=name, command=command, group="ours-stages",
+                          packets=total_packets if per_packet_stage else None)
         if outcome["status"] == "ok":
             row.seconds = outcome["seconds"]
             row.peak_rss_mb = outcome.get("peak_rss_mb")
-            row.note = f"arg: {outcome['argument']}; RSS = process peak so far"
+            row.note = f"args: {outcome['argument']}" + (f"; {aside.rstrip(')')}" if aside else "")
         elif outcome["status"] == "missing":
             row.skipped = "not written yet"
         else:
-            row.skipped = "error: " + "; ".join(outcome.get("errors", []))[:300]
+            errors = outcome.get("errors", [])
+            row.skipped = "error: " + (errors[0][:160] if errors else "?") + (
+                f" (+{len(errors) - 1} other argument lists failed)" if len(errors) > 1 else "")
         rows.append(row)
     if report.get("stages"):
         rows.append(Measurement(tool="  stage driver, whole process", command=command, group="ours-stages",
                                 seconds=wall_s, peak_rss_mb=rss_mb,
-                                note=f"repeat {repeat} per stage, incl. start-up"))
+                                note=f"repeat {repeat} per stage, incl. start-up; stage RSS = process peak so far"))
     return rows
 
 
@@ -291,6 +296,9 @@ def profile_ours(capture: Path, top: int = 25) -> str:
 def format_table(rows: List[Measurement], ours: Measurement) -> str:
     header = f"{'tool':<40} {'seconds':>9} {'packets/s':>12} {'peak RSS MB':>12} {'tool/ours':>10}  note"
     lines = [header, "-" * len(header)]
+    width = max([40] + [len(row.tool) for row in rows])
+    header = header.replace(f"{'tool':<40}", f"{'tool':<{width}}")
+    lines = [header, "-" * len(header)]
     group = None
     for row in rows:
         if row.group != group:
@@ -298,7 +306,7 @@ def format_table(rows: List[Measurement], ours: Measurement) -> str:
             if group != "tools":
                 lines.append(f"[{group}]")
         if row.skipped:
-            lines.append(f"{row.tool:<40} {'-':>9} {'-':>12} {'-':>12} {'-':>10}  skipped: {row.skipped}")
+            lines.append(f"{row.tool:<{width}} {'-':>9} {'-':>12} {'-':>12} {'-':>10}  skipped: {row.skipped}")
             continue
         seconds = f"{row.seconds:.3f}{'*' if row.extrapolated else ''}" if row.seconds is not None else "-"
         pps = row.packets_per_s()
@@ -307,7 +315,7 @@ def format_table(rows: List[Measurement], ours: Measurement) -> str:
         ratio = "-"
         if row.group == "tools" and ours.seconds and row.seconds:
             ratio = f"{row.seconds / ours.seconds:.2f}x"
-        lines.append(f"{row.tool:<40} {seconds:>9} {rate:>12} {rss:>12} {ratio:>10}  {row.note}")
+        lines.append(f"{row.tool:<{width}} {seconds:>9} {rate:>12} {rss:>12} {ratio:>10}  {row.note}")
     lines.append("* extrapolated to the whole file; tool/ours > 1 means ours is faster")
     return "\n".join(lines)
 

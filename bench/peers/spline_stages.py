@@ -7,12 +7,14 @@ Times (best of REPEAT, in-process, so Python start-up is excluded):
   import_numpy_s, import_spline_analysis_s   (first import only, not repeatable)
   read          spline_analysis.read(path)
   flows         spline_analysis.flows.assign_streams(<packet table>)
-  wireshark     spline_analysis.wireshark.analyze(<table with streams>)
-  truth         spline_analysis.truth.analyze_directions(<table with streams>)
+  wireshark     spline_analysis.wireshark.analyze(packets, flows)
+  truth         spline_analysis.truth.analyze_directions(packets, flows)
+  summary       spline_analysis.report.summarize_capture(capture, flows)
+  json          json.dumps(summary, indent=2)
 A stage whose module/function does not exist yet is reported as "missing"; one
 that raises is reported with its error. Arguments are found by trying the
-previous stage's result, then the Capture, then its packet table, so the driver
-keeps working while the API settles.
+(packets, flows), (capture, flows), (packets,), (capture,) in turn, so the
+driver keeps working while the API settles.
 """
 from __future__ import annotations
 
@@ -25,11 +27,13 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 STAGES: List[Tuple[str, str, str]] = [
-    # (stage, module, function)
+    # (stage, module, function); "flows" falls back to report.assign_streams (a stand-in)
     ("flows", "spline_analysis.flows", "assign_streams"),
     ("wireshark", "spline_analysis.wireshark", "analyze"),
     ("truth", "spline_analysis.truth", "analyze_directions"),
+    ("summary", "spline_analysis.report", "summarize_capture"),
 ]
+FLOWS_STAND_IN = ("spline_analysis.report", "assign_streams")
 
 
 def peak_rss_mb() -> float:
@@ -40,6 +44,7 @@ def best_time(call: Callable[[], Any], repeat: int) -> Tuple[float, Any]:
     best_s = float("inf")
     result = None
     for _ in range(max(1, repeat)):
+        result = None  # free the previous run's result first, so peak RSS is one run's
         start = time.perf_counter()
         result = call()
         best_s = min(best_s, time.perf_counter() - start)
@@ -54,31 +59,66 @@ def find_function(module_name: str, function_name: str) -> Optional[Callable]:
     return getattr(module, function_name, None)
 
 
-def candidate_args(capture: Any, previous: Any) -> List[Tuple[str, Any]]:
+def candidate_args(capture: Any, flows: Any) -> List[Tuple[str, tuple]]:
+    """Argument lists to try, most specific first: (packets, flows), (capture, flows), ..."""
+    packets = getattr(capture, "packets", capture)
     candidates = []
-    if previous is not None:
-        candidates.append(("previous stage result", previous))
-    candidates.append(("Capture", capture))
-    packets = getattr(capture, "packets", None)
-    if packets is not None:
-        candidates.append(("Capture.packets", packets))
+    if flows is not None:
+        candidates += [("packets, flows", (packets, flows)), ("capture, flows", (capture, flows))]
+    candidates += [("packets", (packets,)), ("capture", (capture,))]
     return candidates
 
 
-def run_stage(function: Callable, capture: Any, previous: Any, repeat: int) -> Dict[str, Any]:
+def run_stage(function: Callable, capture: Any, flows: Any, repeat: int) -> Dict[str, Any]:
     errors = []
-    for label, argument in candidate_args(capture, previous):
+    for label, arguments in candidate_args(capture, flows):
         try:
-            seconds, result = best_time(lambda: function(argument), repeat)
-        except TypeError as error:  # wrong argument kind: try the next candidate
-            errors.append(f"{label}: {error!r}")
-            continue
-        except Exception as error:  # noqa: BLE001 - report, do not die
-            errors.append(f"{label}: {error!r}")
+            seconds, result = best_time(lambda: function(*arguments), repeat)
+        except Exception as error:  # noqa: BLE001 - wrong argument kind or a bug: report, try the next
+            errors.append(f"({label}): {error!r}")
             continue
         return {"status": "ok", "seconds": seconds, "argument": label, "result": result,
                 "peak_rss_mb": peak_rss_mb()}
     return {"status": "error", "errors": errors}
+
+
+class DirectionShim:
+    """Stand-in flows result for the truth stage when the flows stage gives no
+    `.direction`: direction 0 = same source (address, port) as the stream's first packet."""
+
+    def __init__(self, packets: Any, stream: Any) -> None:
+        import numpy as np
+        self.stream = np.asarray(stream, dtype=np.int64)
+        self.count = int(self.stream.max()) + 1 if len(self.stream) else 0
+        self.direction = np.zeros(len(self.stream), dtype=np.uint8)
+        rows = np.flatnonzero(self.stream >= 0)
+        if len(rows) == 0:
+            return
+        _ids, first_pos = np.unique(self.stream[rows], return_index=True)
+        first_row_of_stream = np.full(self.count, -1, dtype=np.int64)
+        first_row_of_stream[_ids] = rows[first_pos]
+        first = first_row_of_stream[self.stream[rows]]
+        same_src = (np.all(packets["src_addr"][rows] == packets["src_addr"][first], axis=1)
+                    & (packets["sport"][rows] == packets["sport"][first]))
+        self.direction[rows] = np.where(same_src, 0, 1)
+
+
+def with_direction(capture: Any, flows: Any) -> Tuple[Any, str]:
+    if flows is None or hasattr(flows, "direction"):
+        return flows, ""
+    stream = getattr(flows, "stream", None)
+    if stream is None:
+        return flows, ""
+    return DirectionShim(getattr(capture, "packets", capture), stream), " (direction: bench shim)"
+
+
+def time_json(document: Any, repeat: int) -> Dict[str, Any]:
+    try:
+        seconds, text = best_time(lambda: json.dumps(document, indent=2), repeat)
+    except (TypeError, ValueError) as error:
+        return {"status": "error", "errors": [repr(error)], "what": "json.dumps"}
+    return {"status": "ok", "seconds": seconds, "argument": f"summary ({len(text)} chars)",
+            "peak_rss_mb": peak_rss_mb(), "what": "json.dumps(indent=2)"}
 
 
 def main() -> None:
@@ -115,18 +155,27 @@ def main() -> None:
     except TypeError:
         pass
 
-    previous = None
+    flows = None
     for stage, module_name, function_name in STAGES:
         function = find_function(module_name, function_name)
+        what = f"{module_name}.{function_name}"
+        if function is None and stage == "flows":
+            function = find_function(*FLOWS_STAND_IN)
+            what = ".".join(FLOWS_STAND_IN) + " (stand-in: flows.assign_streams missing)"
         if function is None:
-            report["stages"][stage] = {"status": "missing", "what": f"{module_name}.{function_name}"}
+            report["stages"][stage] = {"status": "missing", "what": what}
             continue
-        outcome = run_stage(function, capture, previous, repeat)
+        stage_flows, shim_note = with_direction(capture, flows) if stage == "truth" else (flows, "")
+        outcome = run_stage(function, capture, stage_flows, repeat)
+        what += shim_note
         if outcome["status"] == "ok" and stage == "flows":
-            previous = outcome["result"]  # the table with stream ids feeds the tcp stages
+            flows = outcome["result"]  # per-packet stream ids feed the tcp stages
+        if outcome["status"] == "ok" and stage == "summary":
+            report["stages"]["json"] = time_json(outcome["result"], repeat)
         outcome.pop("result", None)
-        outcome["what"] = f"{module_name}.{function_name}"
+        outcome["what"] = what
         report["stages"][stage] = outcome
+    report["stages"]["json"] = report["stages"].pop("json", {"status": "missing", "what": "json.dumps"})
     report["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(report))
 
