@@ -1,0 +1,177 @@
+"""`spline-testbed`: run an emulation matrix and write a tidy results table.
+
+    spline-testbed run --cca cubic,bbr --rate 50mbit --loss 0,2% --duration 5 --out DIR
+    spline-testbed run --config experiment.toml --out DIR
+    spline-testbed check            # what this host can emulate
+
+This is the only module of the testbed that prints (to stderr, except `check`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from . import netns
+from .errors import TestbedError
+from .matrix import MatrixSpec, ccas_needed, expand, load_toml, matrix_from_mapping
+from .results import rows_for_run, write_csv, write_parquet
+from .run import execute_run
+
+REQUIRED_TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
+BAR_WIDTH_CHARS = 30
+NO_NETEM_MESSAGE = ("spline-testbed: this kernel has no netem qdisc: delay, jitter and reordering cannot be "
+                    "emulated here and are NOT applied (runs record delay_applied=false); rate is shaped with tbf "
+                    "and loss is a random drop in the router's FORWARD chain (iptables statistic)")
+
+
+def available_ccas() -> List[str]:
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError:
+        return []
+
+
+def check_host(ccas: Sequence[str]) -> None:
+    """Fail before anything starts: root, tools, congestion controls."""
+    if os.geteuid() != 0:
+        raise TestbedError("spline-testbed needs root (network namespaces, tc, iptables, tcpdump)")
+    missing = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise TestbedError(f"missing tools: {', '.join(missing)} (Debian: apt-get install iproute2 iptables "
+                           f"ethtool tcpdump iperf3)")
+    available = available_ccas()
+    unknown = [cca for cca in ccas if cca not in available]
+    if unknown:
+        raise TestbedError(f"congestion control not available: {', '.join(unknown)}; available here: "
+                           f"{' '.join(available) or 'none'} (for spline, load the module or register its "
+                           f"eBPF struct_ops first)")
+
+
+def detect_netem(prefix: str) -> bool:
+    with netns.namespace(f"{prefix}-probe") as scratch:
+        return netns.kernel_has_netem(scratch)
+
+
+def draw_progress(done: int, total: int, label: str, started_s: float) -> None:
+    filled = BAR_WIDTH_CHARS * done // max(total, 1)
+    bar = "=" * filled + " " * (BAR_WIDTH_CHARS - filled)
+    line = f"[{bar}] {done}/{total} runs  {time.monotonic() - started_s:6.1f} s  {label}"
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + line + ("\n" if done == total else ""))
+    else:
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def raise_keyboard_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise KeyboardInterrupt
+
+
+def build_matrix(args: argparse.Namespace) -> MatrixSpec:
+    spec = MatrixSpec()
+    if args.config:
+        spec = matrix_from_mapping(load_toml(Path(args.config)), spec)
+    flags = {"cca": args.cca, "rate": args.rate, "delay": args.delay, "jitter": args.jitter,
+             "loss": args.loss, "reorder": args.reorder, "flows": args.flows, "duration_s": args.duration}
+    return matrix_from_mapping({k: v for k, v in flags.items() if v is not None}, spec)
+
+
+def command_run(args: argparse.Namespace) -> int:
+    runs = expand(build_matrix(args))
+    check_host(ccas_needed(runs))
+    out_dir = Path(args.out)
+    if (out_dir / "results.csv").exists() and not args.force:
+        raise TestbedError(f"{out_dir}/results.csv exists; choose another --out or pass --force")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    prefix = f"stb-{os.getpid()}"
+    netem_available = detect_netem(prefix)
+    if not netem_available and any(r.delay.value or r.jitter.value or r.reorder.value for r in runs):
+        print(NO_NETEM_MESSAGE, file=sys.stderr)
+    rows = []
+    started_s = time.monotonic()
+    interrupted = False
+    draw_progress(0, len(runs), "starting", started_s)
+    try:
+        for number, spec in enumerate(runs, start=1):
+            record = execute_run(spec, out_dir / "runs" / spec.run_id, f"{prefix}-{spec.index}",
+                                 netem_available, snaplen_bytes=args.snaplen)
+            rows.extend(rows_for_run(record, out_dir))
+            draw_progress(number, len(runs), f"{spec.run_id} ({record.wall_time_s:.1f} s)", started_s)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("\nspline-testbed: interrupted; namespaces, rules and processes removed; "
+              f"results of the {len({r['run_id'] for r in rows})} finished run(s) kept", file=sys.stderr)
+    finally:
+        write_csv(rows, out_dir / "results.csv")
+        parquet_note = write_parquet(rows, out_dir / "results.parquet") if rows else None
+        (out_dir / "testbed.json").write_text(json.dumps({
+            "netem_available": netem_available, "runs_planned": len(runs),
+            "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,
+            "wall_time_s": round(time.monotonic() - started_s, 3), "kernel": os.uname().release,
+        }, indent=2) + "\n", encoding="utf-8")
+    if parquet_note:
+        print(f"spline-testbed: {parquet_note}", file=sys.stderr)
+    notes = sorted({r["analysis_note"] for r in rows if r.get("analysis_note")})
+    for note in notes[:3]:
+        print(f"spline-testbed: note: {note}", file=sys.stderr)
+    print(f"spline-testbed: {len(rows)} rows -> {out_dir / 'results.csv'}", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+def command_check(args: argparse.Namespace) -> int:  # noqa: ARG001
+    if os.geteuid() != 0:
+        raise TestbedError("spline-testbed check needs root")
+    print(f"congestion controls: {' '.join(available_ccas())}")
+    print(f"missing tools: {' '.join(t for t in REQUIRED_TOOLS if shutil.which(t) is None) or 'none'}")
+    print(f"netem: {'available' if detect_netem(f'stb-{os.getpid()}') else 'NOT available (no delay/jitter/reorder)'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spline-testbed", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run an emulation matrix (needs root)",
+                              description="Every combination of the lists is one run; lists are comma-separated. "
+                                          "Flags override the TOML file's [matrix] table.")
+    run.add_argument("--config", help="TOML file with a [matrix] table (keys as the flags, lists allowed)")
+    run.add_argument("--cca", help="congestion controls, e.g. cubic,bbr; 'cubic+bbr' mixes them across flows")
+    run.add_argument("--rate", help="bottleneck rates, tc syntax: 10mbit,50mbit (default 10mbit)")
+    run.add_argument("--delay", help="one-way delays at the router: 0,50ms (needs netem)")
+    run.add_argument("--jitter", help="delay jitter: 10ms (needs netem)")
+    run.add_argument("--loss", help="random loss of each flow's data segments: 0,1%%,2%% (default 0)")
+    run.add_argument("--reorder", help="reordering probability (needs netem)")
+    run.add_argument("--flows", help="parallel flows per run: 1,10 (default 1)")
+    run.add_argument("--duration", help="seconds per transfer (default 10)")
+    run.add_argument("--snaplen", type=int, default=128, help="capture snaplen in bytes (default 128)")
+    run.add_argument("--out", required=True, help="output directory (results.csv, results.parquet, runs/)")
+    run.add_argument("--force", action="store_true", help="overwrite an existing results.csv in --out")
+    run.set_defaults(handler=command_run)
+    check = commands.add_parser("check", help="say what this host can emulate")
+    check.set_defaults(handler=command_check)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    previous_term_handler = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
+    try:
+        return args.handler(args)
+    except TestbedError as exc:
+        print(f"spline-testbed: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nspline-testbed: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous_term_handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+"""The one exception type the testbed raises for conditions a user can fix."""
+from __future__ import annotations
+
+
+class TestbedError(Exception):
+    """A clear, user-facing reason why the testbed cannot (continue to) run."""
+
+    __test__ = False  # not a pytest test class despite the name

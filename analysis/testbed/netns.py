@@ -1,0 +1,204 @@
+"""Network namespaces, veth links, qdiscs, firewall rules and processes as context managers.
+
+Everything the testbed creates lives inside namespaces it created itself, so
+deleting those namespaces removes the veths, qdiscs and iptables rules with
+them; processes started in them are stopped first. Cleanup runs on any exit
+(exceptions, KeyboardInterrupt) through `contextlib.ExitStack`.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator, List, Optional, Sequence
+
+from .errors import TestbedError
+
+
+def run_command(argv: Sequence[str], namespace: Optional[str] = None, check: bool = True,
+                timeout_s: float = 30.0) -> subprocess.CompletedProcess:
+    """Run `argv` (inside `namespace` when given) and return the completed process.
+
+    Raises TestbedError with the command's stderr when it fails and `check` is set.
+    """
+    full_argv = list(argv) if namespace is None else ["ip", "netns", "exec", namespace, *argv]
+    completed = subprocess.run(full_argv, capture_output=True, text=True, timeout=timeout_s)
+    if check and completed.returncode != 0:
+        raise TestbedError(f"command failed ({completed.returncode}): {' '.join(full_argv)}: "
+                           f"{completed.stderr.strip() or completed.stdout.strip()}")
+    return completed
+
+
+def list_namespaces() -> List[str]:
+    """Names of the network namespaces `ip netns` knows."""
+    output = run_command(["ip", "netns", "list"]).stdout
+    return [line.split()[0] for line in output.splitlines() if line.strip()]
+
+
+def namespace_pids(namespace: str) -> List[int]:
+    """PIDs of processes running in `namespace`."""
+    output = run_command(["ip", "netns", "pids", namespace], check=False).stdout
+    return [int(word) for word in output.split() if word.isdigit()]
+
+
+@contextmanager
+def namespace(name: str) -> Iterator[str]:
+    """Create network namespace `name` with loopback up; on exit kill what runs in it and delete it."""
+    if name in list_namespaces():
+        raise TestbedError(f"network namespace {name!r} exists already; refusing to reuse it")
+    run_command(["ip", "netns", "add", name])
+    try:
+        run_command(["ip", "link", "set", "lo", "up"], namespace=name)
+        yield name
+    finally:
+        for pid in namespace_pids(name):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        run_command(["ip", "netns", "del", name], check=False)
+
+
+def add_veth_pair(namespace_a: str, device_a: str, namespace_b: str, device_b: str) -> None:
+    """Join two namespaces with a veth pair (removed when either namespace is deleted)."""
+    run_command(["ip", "link", "add", device_a, "netns", namespace_a, "type", "veth",
+                 "peer", "name", device_b, "netns", namespace_b])
+
+
+def configure_device(namespace_name: str, device: str, address_cidr: str) -> None:
+    """Address `device`, turn segmentation offloads off (captures then hold real segments), bring it up."""
+    run_command(["ip", "addr", "add", address_cidr, "dev", device], namespace=namespace_name)
+    run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"],
+                namespace=namespace_name)
+    run_command(["ip", "link", "set", device, "up"], namespace=namespace_name)
+
+
+def add_default_route(namespace_name: str, gateway: str) -> None:
+    run_command(["ip", "route", "add", "default", "via", gateway], namespace=namespace_name)
+
+
+def enable_forwarding(namespace_name: str) -> None:
+    run_command(["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"], namespace=namespace_name)
+
+
+def kernel_has_netem(scratch_namespace: str) -> bool:
+    """Whether the netem qdisc can be created (tried on loopback of a namespace we own)."""
+    added = run_command(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                        namespace=scratch_namespace, check=False)
+    if added.returncode == 0:
+        run_command(["tc", "qdisc", "del", "dev", "lo", "root"], namespace=scratch_namespace, check=False)
+        return True
+    return False
+
+
+def tbf_burst_bytes(rate_bps: int) -> int:
+    """A tbf bucket of ~1 ms at the rate, at least 2 full-size frames (tbf needs burst >= MTU)."""
+    return max(3028, rate_bps // 8 // 1000)
+
+
+def tbf_limit_bytes(rate_bps: int, queue_ms: float) -> int:
+    """Queue size in bytes for `queue_ms` of the rate, at least 10 full-size frames."""
+    return max(15140, int(rate_bps / 8 * queue_ms / 1000))
+
+
+def shape_egress(namespace_name: str, device: str, rate_bps: int, queue_ms: float,
+                 netem_args: Sequence[str] = ()) -> None:
+    """Shape `device` egress: tbf at `rate_bps` (queue of `queue_ms`), below netem when `netem_args`."""
+    tbf = ["tbf", "rate", f"{rate_bps}bit", "burst", str(tbf_burst_bytes(rate_bps)),
+           "limit", str(tbf_limit_bytes(rate_bps, queue_ms))]
+    if netem_args:
+        run_command(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "netem",
+                     *netem_args], namespace=namespace_name)
+        run_command(["tc", "qdisc", "add", "dev", device, "parent", "1:", "handle", "2:", *tbf],
+                    namespace=namespace_name)
+    else:
+        run_command(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", *tbf],
+                    namespace=namespace_name)
+
+
+def add_iptables_rule(namespace_name: str, chain: str, rule: Sequence[str]) -> None:
+    """Append `rule` to `chain` of the filter table inside `namespace_name`."""
+    run_command(["iptables", "-w", "-A", chain, *rule], namespace=namespace_name)
+
+
+def iptables_counters(namespace_name: str, chain: str) -> dict:
+    """`{comment: packets}` for the rules of `chain` that carry a comment."""
+    output = run_command(["iptables", "-w", "-L", chain, "-v", "-x", "-n"], namespace=namespace_name).stdout
+    counters = {}
+    for line in output.splitlines():
+        if "/*" not in line:
+            continue
+        words = line.split()
+        if not words or not words[0].isdigit():
+            continue
+        comment = line.split("/*", 1)[1].split("*/", 1)[0].strip()
+        counters[comment] = int(words[0])
+    return counters
+
+
+def qdisc_statistics(namespace_name: str, device: str) -> dict:
+    """`{"text": tc -s qdisc output, "dropped": drops summed over the qdiscs, "overlimits": ...}`."""
+    text = run_command(["tc", "-s", "qdisc", "show", "dev", device], namespace=namespace_name).stdout
+    dropped = 0
+    for line in text.splitlines():
+        words = line.replace(",", " ").replace("(", " ").replace(")", " ").split()
+        if "dropped" in words:
+            dropped += int(words[words.index("dropped") + 1])
+    return {"text": text, "dropped": dropped}
+
+
+class Process:
+    """A process started in a namespace, in its own session (a terminal Ctrl-C goes to us, not it)."""
+
+    def __init__(self, argv: Sequence[str], namespace_name: str, stdout: IO, stderr: IO) -> None:
+        self.argv = ["ip", "netns", "exec", namespace_name, *argv]
+        self.popen = subprocess.Popen(self.argv, stdout=stdout, stderr=stderr, start_new_session=True)
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, first_signal: int = signal.SIGINT, grace_s: float = 5.0) -> int:
+        """Send `first_signal`, wait up to `grace_s`, then SIGKILL; return the exit status."""
+        if self.popen.poll() is None:
+            try:
+                self.popen.send_signal(first_signal)
+                return self.popen.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+        return self.popen.wait()
+
+    def wait(self, timeout_s: float) -> Optional[int]:
+        try:
+            return self.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+@contextmanager
+def process(argv: Sequence[str], namespace_name: str, stdout_path: Path, stderr_path: Path,
+            stop_signal: int = signal.SIGINT) -> Iterator[Process]:
+    """Run `argv` in `namespace_name`, output to files; stopped with `stop_signal` (then SIGKILL) on exit."""
+    with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
+        proc = Process(argv, namespace_name, stdout, stderr)
+        try:
+            yield proc
+        finally:
+            proc.stop(stop_signal)
+
+
+def wait_until(predicate, timeout_s: float, poll_s: float = 0.05) -> bool:
+    """Poll `predicate()` until true or `timeout_s` passes; return its last value."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(poll_s)
+    return bool(predicate())
+
+
+def tcp_port_listening(namespace_name: str, port: int) -> bool:
+    output = run_command(["ss", "-Hltn", f"sport = :{port}"], namespace=namespace_name, check=False).stdout
+    return bool(output.strip())

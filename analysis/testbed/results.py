@@ -1,0 +1,107 @@
+"""The tidy results table: one row per run x flow, written as CSV and Parquet."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from .analyse import analyse_capture, find_direction
+from .run import SENDER_ADDRESS, RunRecord
+
+COLUMNS = [
+    "run_id", "cca", "flow_cca", "rate", "rate_bps", "delay", "delay_ms", "jitter", "jitter_ms",
+    "delay_applied", "loss", "loss_probability", "flows", "flow", "duration_s",
+    "throughput_bps", "throughput_source", "iperf3_sender_bps", "iperf3_receiver_bps",
+    "retransmissions", "retransmissions_analysed", "lost_segments", "lost_segments_receiver",
+    "router_drops", "router_random_drops", "router_queue_drops", "router_forwarded", "receiver_arrived",
+    "qdisc_drops_run", "jain_index", "cca_reported", "capture_kernel_drops_sender",
+    "capture_kernel_drops_receiver", "sender_pcap", "receiver_pcap", "iperf3_json", "analysis_note",
+]
+
+
+def jain_index(throughputs_bps: Sequence[Optional[float]]) -> Optional[float]:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 = equal shares, 1/n = one flow takes all."""
+    values = [float(x) for x in throughputs_bps if x is not None]
+    if not values or len(values) != len(throughputs_bps):
+        return None
+    square_sum = sum(x * x for x in values)
+    if square_sum == 0:
+        return None
+    return sum(values) ** 2 / (len(values) * square_sum)
+
+
+def _number(direction: Optional[Dict[str, Any]], key: str) -> Optional[float]:
+    if direction is None:
+        return None
+    value = direction.get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
+    """Analyse a run's two captures and return its rows (one per flow)."""
+    sender_directions, sender_note = analyse_capture(record.sender_pcap)
+    receiver_directions, receiver_note = analyse_capture(record.receiver_pcap)
+    notes = "; ".join(n for n in (sender_note, receiver_note) if n)
+    spec = record.spec
+    rows = []
+    for flow in record.flows:
+        at_sender = find_direction(sender_directions, SENDER_ADDRESS, flow.client_port)
+        at_receiver = find_direction(receiver_directions, SENDER_ADDRESS, flow.client_port)
+        throughput_bps = _number(at_receiver, "throughput_bps")
+        source = "capture:receiver"
+        if throughput_bps is None:
+            throughput_bps, source = flow.iperf3_receiver_bps, "iperf3:receiver"
+        rows.append({
+            "run_id": spec.run_id, "cca": spec.cca, "flow_cca": flow.cca,
+            "rate": spec.rate.text, "rate_bps": spec.rate.value,
+            "delay": spec.delay.text, "delay_ms": spec.delay.value,
+            "jitter": spec.jitter.text, "jitter_ms": spec.jitter.value,
+            "delay_applied": record.netem_applied,
+            "loss": spec.loss.text, "loss_probability": spec.loss.value,
+            "flows": spec.flows, "flow": flow.flow, "duration_s": spec.duration_s,
+            "throughput_bps": throughput_bps, "throughput_source": source,
+            "iperf3_sender_bps": flow.iperf3_sender_bps, "iperf3_receiver_bps": flow.iperf3_receiver_bps,
+            "retransmissions": flow.tcpinfo_retransmissions,
+            "retransmissions_analysed": _number(at_sender, "retransmissions"),
+            "lost_segments": _number(at_sender, "lost_segments"),
+            "lost_segments_receiver": _number(at_receiver, "lost_segments"),
+            "router_drops": flow.router_drops, "router_random_drops": flow.router_random_drops,
+            "router_queue_drops": flow.router_queue_drops, "router_forwarded": flow.router_forwarded,
+            "receiver_arrived": flow.receiver_arrived, "qdisc_drops_run": record.qdisc_drops,
+            "jain_index": None, "cca_reported": flow.cca_reported,
+            "capture_kernel_drops_sender": record.sender_capture.get("kernel_drops"),
+            "capture_kernel_drops_receiver": record.receiver_capture.get("kernel_drops"),
+            "sender_pcap": str(record.sender_pcap.relative_to(out_dir)),
+            "receiver_pcap": str(record.receiver_pcap.relative_to(out_dir)),
+            "iperf3_json": str(flow.iperf3_json.relative_to(out_dir)),
+            "analysis_note": notes or None,
+        })
+    fairness = jain_index([row["throughput_bps"] for row in rows])
+    for row in rows:
+        row["jain_index"] = fairness
+    return rows
+
+
+def write_csv(rows: Sequence[Dict[str, Any]], path: Path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({key: ("" if row.get(key) is None else row.get(key)) for key in COLUMNS})
+
+
+def write_parquet(rows: Sequence[Dict[str, Any]], path: Path) -> Optional[str]:
+    """Write Parquet with pyarrow; return why not when pyarrow is missing."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return "pyarrow is not installed; results.parquet not written (pip install pyarrow)"
+    columns = {key: [row.get(key) for row in rows] for key in COLUMNS}
+    float_columns = {"throughput_bps", "iperf3_sender_bps", "iperf3_receiver_bps", "retransmissions_analysed",
+                     "lost_segments", "lost_segments_receiver", "jain_index", "rate_bps", "delay_ms",
+                     "jitter_ms", "loss_probability", "duration_s"}
+    arrays = {key: pa.array(values, type=pa.float64() if key in float_columns else None)
+              for key, values in columns.items()}
+    pq.write_table(pa.table(arrays), path)
+    return None

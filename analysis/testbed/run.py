@@ -1,0 +1,295 @@
+"""One testbed run: build sender -> router -> receiver, shape, drop, transfer, capture, count.
+
+Topology (each box a network namespace of our own, named `<prefix>-snd` etc.):
+
+    sender snd0 10.201.1.1 --veth-- rtr-s 10.201.1.2 router rtr-r 10.201.2.1 --veth-- rcv0 10.201.2.2 receiver
+                                                       egress rtr-r: [netem] + tbf rate
+                                                       FORWARD: per-flow random drop
+
+Flow i is `iperf3 -c` in the sender (data flows sender -> receiver, `-C` picks its
+CCA) from client port `FIRST_CLIENT_PORT + i` to an `iperf3 -s` on
+`FIRST_SERVER_PORT + i` in the receiver. Ground truth per flow, data segments only
+(IP length >= DATA_SEGMENT_MIN_IP_BYTES, so handshakes and pure ACKs are never dropped):
+  random drops   = packets of the router's statistic DROP rule for that flow,
+  forwarded      = packets that passed it (they enter the tbf queue),
+  arrived        = packets the receiver's INPUT chain saw,
+  queue drops    = forwarded - arrived (tbf overflow on the router),
+plus the qdisc's own drop count and the sender's TCP_INFO retransmissions (iperf3 JSON).
+"""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from . import netns
+from .errors import TestbedError
+from .matrix import RunSpec
+
+SENDER_ADDRESS = "10.201.1.1"
+ROUTER_SENDER_SIDE_ADDRESS = "10.201.1.2"
+ROUTER_RECEIVER_SIDE_ADDRESS = "10.201.2.1"
+RECEIVER_ADDRESS = "10.201.2.2"
+FIRST_SERVER_PORT = 5201
+FIRST_CLIENT_PORT = 40001
+DATA_SEGMENT_MIN_IP_BYTES = 100      # above any SYN or pure ACK (<= 80 bytes), below any full segment
+ROUTER_QUEUE_MS = 100.0              # tbf queue: 100 ms at the rate
+CAPTURE_BUFFER_KIB = 8192
+IPERF3_INTERVAL_S = 0.1              # per-interval throughput and cwnd, as the seed studies used
+IPERF3_GRACE_S = 20.0                # connect + end-of-test exchange beyond the duration
+CAPTURE_TAIL_S = 0.3                 # keep capturing briefly after iperf3 ends (FIN exchange)
+
+
+@dataclass
+class FlowRecord:
+    """What one flow's run left behind: ports, iperf3 figures and router counters."""
+
+    flow: int
+    cca: str
+    client_port: int
+    server_port: int
+    iperf3_json: Path
+    iperf3_exit_status: int
+    iperf3_error: Optional[str]
+    iperf3_sent_bytes: Optional[int]
+    iperf3_received_bytes: Optional[int]
+    iperf3_sender_bps: Optional[float]
+    iperf3_receiver_bps: Optional[float]
+    tcpinfo_retransmissions: Optional[int]
+    cca_reported: Optional[str]
+    router_random_drops: int
+    router_forwarded: int
+    receiver_arrived: int
+
+    @property
+    def router_queue_drops(self) -> int:
+        return max(0, self.router_forwarded - self.receiver_arrived)
+
+    @property
+    def router_drops(self) -> int:
+        return self.router_random_drops + self.router_queue_drops
+
+
+@dataclass
+class RunRecord:
+    """A finished run: its spec, files and ground truth."""
+
+    spec: RunSpec
+    run_dir: Path
+    netem_applied: bool
+    sender_pcap: Path
+    receiver_pcap: Path
+    sender_capture: Dict[str, Optional[int]]
+    receiver_capture: Dict[str, Optional[int]]
+    qdisc_drops: int
+    flows: List[FlowRecord] = field(default_factory=list)
+    wall_time_s: float = 0.0
+
+
+def parse_tcpdump_counters(stderr_text: str) -> Dict[str, Optional[int]]:
+    """tcpdump's closing counters; None for a line it did not print.
+
+    tcpdump >= 4.99 omits "dropped by interface" when it is zero, so it is 0 when the
+    kernel line is there (a veth is a real device; libpcap reads its drop counters).
+    """
+    def count(phrase: str) -> Optional[int]:
+        found = re.findall(rf"^(\d+) packets? {phrase}$", stderr_text, flags=re.MULTILINE)
+        return int(found[-1]) if found else None
+
+    counters = {"captured": count("captured"), "received_by_filter": count("received by filter"),
+                "kernel_drops": count("dropped by kernel"), "interface_drops": count("dropped by interface")}
+    if counters["interface_drops"] is None and counters["kernel_drops"] is not None:
+        counters["interface_drops"] = 0
+    return counters
+
+
+def iperf3_flow_figures(document: dict) -> Dict[str, object]:
+    """Sender/receiver bytes and bit/s, TCP_INFO retransmissions and CCA from an iperf3 -J client document."""
+    end = document.get("end") or {}
+    sent = end.get("sum_sent") or {}
+    received = end.get("sum_received") or {}
+    return {
+        "iperf3_sent_bytes": sent.get("bytes"),
+        "iperf3_received_bytes": received.get("bytes"),
+        "iperf3_sender_bps": sent.get("bits_per_second"),
+        "iperf3_receiver_bps": received.get("bits_per_second"),
+        "tcpinfo_retransmissions": sent.get("retransmits"),
+        "cca_reported": end.get("sender_tcp_congestion"),
+        "iperf3_error": document.get("error"),
+    }
+
+
+def netem_arguments(spec: RunSpec) -> List[str]:
+    """netem options for delay, jitter and reordering (loss is always the router's firewall rule)."""
+    arguments: List[str] = []
+    if spec.delay.value > 0 or spec.jitter.value > 0 or spec.reorder.value > 0:
+        arguments += ["delay", f"{spec.delay.value}ms"]
+        if spec.jitter.value > 0:
+            arguments += [f"{spec.jitter.value}ms"]
+        if spec.reorder.value > 0:
+            arguments += ["reorder", f"{spec.reorder.value * 100}%"]
+        arguments += ["limit", "100000"]
+    return arguments
+
+
+def write_capture_meta(path: Path, interface: str, namespace_name: str, snaplen_bytes: int,
+                       counters: Dict[str, Optional[int]], start_utc: str, end_utc: str, cca: str) -> None:
+    """meta.json beside a testbed capture, in the same schema capture/record.sh writes."""
+    meta = {
+        "schema": "spline-capture-meta/1",
+        "tool": "spline-testbed",
+        "interface": interface,
+        "namespace": namespace_name,
+        "server": RECEIVER_ADDRESS,
+        "filter": "tcp",
+        "cca": cca,
+        "snaplen_bytes": snaplen_bytes,
+        "start_utc": start_utc,
+        "end_utc": end_utc,
+        "trace_file": "trace.pcap",
+        "trace_complete": counters.get("captured") is not None,
+        "capture": counters,
+    }
+    path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def build_topology(stack: ExitStack, prefix: str) -> Dict[str, str]:
+    """Create the three namespaces and their links; everything goes when `stack` closes."""
+    names = {role: stack.enter_context(netns.namespace(f"{prefix}-{role}")) for role in ("snd", "rtr", "rcv")}
+    netns.add_veth_pair(names["snd"], "snd0", names["rtr"], "rtr-s")
+    netns.add_veth_pair(names["rtr"], "rtr-r", names["rcv"], "rcv0")
+    netns.configure_device(names["snd"], "snd0", f"{SENDER_ADDRESS}/24")
+    netns.configure_device(names["rtr"], "rtr-s", f"{ROUTER_SENDER_SIDE_ADDRESS}/24")
+    netns.configure_device(names["rtr"], "rtr-r", f"{ROUTER_RECEIVER_SIDE_ADDRESS}/24")
+    netns.configure_device(names["rcv"], "rcv0", f"{RECEIVER_ADDRESS}/24")
+    netns.add_default_route(names["snd"], ROUTER_SENDER_SIDE_ADDRESS)
+    netns.add_default_route(names["rcv"], ROUTER_RECEIVER_SIDE_ADDRESS)
+    netns.enable_forwarding(names["rtr"])
+    return names
+
+
+def install_flow_rules(names: Dict[str, str], flow: int, client_port: int, loss_probability: float) -> None:
+    """Random drop (when loss > 0) and counting rules for one flow's data segments."""
+    match = ["-p", "tcp", "--sport", str(client_port), "-m", "length",
+             "--length", f"{DATA_SEGMENT_MIN_IP_BYTES}:65535"]
+    path = ["-i", "rtr-s", "-o", "rtr-r"]
+    if loss_probability > 0:
+        netns.add_iptables_rule(names["rtr"], "FORWARD", [
+            *path, *match, "-m", "statistic", "--mode", "random", "--probability", f"{loss_probability:.6f}",
+            "-m", "comment", "--comment", f"flow{flow}-random-drop", "-j", "DROP"])
+    netns.add_iptables_rule(names["rtr"], "FORWARD", [*path, *match, "-m", "comment", "--comment",
+                                                      f"flow{flow}-forwarded"])
+    netns.add_iptables_rule(names["rcv"], "INPUT", ["-i", "rcv0", *match, "-m", "comment", "--comment",
+                                                   f"flow{flow}-arrived"])
+
+
+def start_capture(stack: ExitStack, namespace_name: str, device: str, pcap_path: Path,
+                  snaplen_bytes: int) -> netns.Process:
+    """tcpdump on `device` writing `pcap_path`; returns once it is listening."""
+    log_path = pcap_path.with_name("tcpdump.log")
+    proc = stack.enter_context(netns.process(
+        ["tcpdump", "-i", device, "-n", "-s", str(snaplen_bytes), "-B", str(CAPTURE_BUFFER_KIB),
+         "-Z", "root", "-w", str(pcap_path), "tcp"],
+        namespace_name, pcap_path.with_name("tcpdump.stdout"), log_path))
+    if not netns.wait_until(lambda: "listening on" in log_path.read_text(errors="replace")
+                            or not proc.running(), timeout_s=10):
+        raise TestbedError(f"tcpdump did not start on {device} in {namespace_name}")
+    if not proc.running():
+        raise TestbedError(f"tcpdump failed on {device}: {log_path.read_text(errors='replace').strip()}")
+    return proc
+
+
+def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool,
+                snaplen_bytes: int = 128) -> RunRecord:
+    """Run `spec` once inside fresh namespaces named `<prefix>-snd|rtr|rcv`; leave files in `run_dir`."""
+    started_s = time.monotonic()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    sender_dir, receiver_dir = run_dir / "sender", run_dir / "receiver"
+    sender_dir.mkdir(exist_ok=True)
+    receiver_dir.mkdir(exist_ok=True)
+    netem_args = netem_arguments(spec) if netem_available else []
+    client_ports = [FIRST_CLIENT_PORT + i for i in range(spec.flows)]
+    server_ports = [FIRST_SERVER_PORT + i for i in range(spec.flows)]
+
+    with ExitStack() as stack:
+        names = build_topology(stack, prefix)
+        netns.shape_egress(names["rtr"], "rtr-r", int(spec.rate.value), ROUTER_QUEUE_MS, netem_args)
+        for flow, client_port in enumerate(client_ports):
+            install_flow_rules(names, flow, client_port, spec.loss.value)
+
+        capture_start_utc = utc_now()
+        sender_tcpdump = start_capture(stack, names["snd"], "snd0", sender_dir / "trace.pcap", snaplen_bytes)
+        receiver_tcpdump = start_capture(stack, names["rcv"], "rcv0", receiver_dir / "trace.pcap", snaplen_bytes)
+
+        for flow, server_port in enumerate(server_ports):
+            stack.enter_context(netns.process(
+                ["iperf3", "-s", "-1", "-p", str(server_port), "-J"], names["rcv"],
+                run_dir / f"iperf3-server-flow{flow}.json", run_dir / f"iperf3-server-flow{flow}.stderr",
+                stop_signal=signal.SIGTERM))
+        for server_port in server_ports:
+            if not netns.wait_until(lambda p=server_port: netns.tcp_port_listening(names["rcv"], p), 10):
+                raise TestbedError(f"iperf3 server on port {server_port} did not start")
+
+        clients = []
+        for flow, (cca, client_port, server_port) in enumerate(zip(spec.flow_ccas, client_ports, server_ports)):
+            clients.append(stack.enter_context(netns.process(
+                ["iperf3", "-c", RECEIVER_ADDRESS, "-p", str(server_port), "--cport", str(client_port),
+                 "-C", cca, "-t", f"{spec.duration_s:g}", "-i", f"{IPERF3_INTERVAL_S:g}", "-J"],
+                names["snd"], run_dir / f"iperf3-flow{flow}.json", run_dir / f"iperf3-flow{flow}.stderr")))
+        deadline_s = time.monotonic() + spec.duration_s + IPERF3_GRACE_S
+        exit_statuses = [client.wait(max(0.1, deadline_s - time.monotonic())) for client in clients]
+        if any(status is None for status in exit_statuses):
+            raise TestbedError(f"iperf3 did not finish within {spec.duration_s + IPERF3_GRACE_S:g} s")
+
+        time.sleep(CAPTURE_TAIL_S)
+        sender_tcpdump.stop(signal.SIGINT)
+        receiver_tcpdump.stop(signal.SIGINT)
+        capture_end_utc = utc_now()
+
+        router_counters = netns.iptables_counters(names["rtr"], "FORWARD")
+        receiver_counters = netns.iptables_counters(names["rcv"], "INPUT")
+        qdisc = netns.qdisc_statistics(names["rtr"], "rtr-r")
+
+    sender_counters = parse_tcpdump_counters((sender_dir / "tcpdump.log").read_text(errors="replace"))
+    receiver_counters_capture = parse_tcpdump_counters((receiver_dir / "tcpdump.log").read_text(errors="replace"))
+    write_capture_meta(sender_dir / "meta.json", "snd0", "sender", snaplen_bytes, sender_counters,
+                       capture_start_utc, capture_end_utc, spec.cca)
+    write_capture_meta(receiver_dir / "meta.json", "rcv0", "receiver", snaplen_bytes, receiver_counters_capture,
+                       capture_start_utc, capture_end_utc, spec.cca)
+
+    record = RunRecord(spec=spec, run_dir=run_dir, netem_applied=bool(netem_args),
+                       sender_pcap=sender_dir / "trace.pcap", receiver_pcap=receiver_dir / "trace.pcap",
+                       sender_capture=sender_counters, receiver_capture=receiver_counters_capture,
+                       qdisc_drops=qdisc["dropped"])
+    for flow, (cca, client_port, server_port) in enumerate(zip(spec.flow_ccas, client_ports, server_ports)):
+        json_path = run_dir / f"iperf3-flow{flow}.json"
+        try:
+            document = json.loads(json_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            document = {"error": (run_dir / f"iperf3-flow{flow}.stderr").read_text(errors="replace").strip()
+                        or "iperf3 wrote no JSON"}
+        figures = iperf3_flow_figures(document)
+        if exit_statuses[flow] != 0 or figures["iperf3_error"]:
+            raise TestbedError(f"iperf3 flow {flow} ({cca}) failed: {figures['iperf3_error']}")
+        record.flows.append(FlowRecord(
+            flow=flow, cca=cca, client_port=client_port, server_port=server_port, iperf3_json=json_path,
+            iperf3_exit_status=exit_statuses[flow], **figures,
+            router_random_drops=router_counters.get(f"flow{flow}-random-drop", 0),
+            router_forwarded=router_counters.get(f"flow{flow}-forwarded", 0),
+            receiver_arrived=receiver_counters.get(f"flow{flow}-arrived", 0)))
+    record.wall_time_s = time.monotonic() - started_s
+    (run_dir / "router.json").write_text(json.dumps({
+        "forward_chain_packets": router_counters, "receiver_input_packets": receiver_counters,
+        "qdisc_drops": qdisc["dropped"], "tc_s_qdisc": qdisc["text"], "netem_arguments": netem_args,
+        "data_segment_min_ip_bytes": DATA_SEGMENT_MIN_IP_BYTES,
+    }, indent=2) + "\n", encoding="utf-8")
+    return record
