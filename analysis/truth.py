@@ -288,7 +288,10 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     hole_based = table["hole_fill_retransmissions"] + \
         (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
     lost = np.where(is_sender_mode, retrans - spurious,
-                    np.where(table["ip_id_per_packet"], id_gaps[data_slots], hole_based))
+                    np.where(table["ip_id_per_packet"],
+                             # IDs missing from the capture, less those the peer ACKed
+                             np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0),
+                             hole_based))
     table["lost_segments"] = lost.astype(np.int64)
     table["loss_method"] = np.where(is_sender_mode, "retransmissions",
                                     np.where(table["ip_id_per_packet"], "ip_id_gaps", "holes"))
