@@ -199,21 +199,23 @@ def _ip_id_gaps(id64: np.ndarray, slot: np.ndarray, slots_wanted: np.ndarray,
     """Per slot: IDs missing between the lowest and highest seen (packets lost
     before the capture point when the sender numbers its packets one by one)."""
     gaps = np.zeros(n_slots, dtype=np.int64)
-    rows = np.flatnonzero((id64 >= 0) & (slot >= 0))
-    rows = rows[np.isin(slot[rows], slots_wanted)]
-    if len(rows) == 0:
+    wanted = np.zeros(n_slots + 1, dtype=bool)
+    wanted[slots_wanted] = True
+    rows = (id64 >= 0) & wanted[np.where(slot >= 0, slot, n_slots)]
+    if not rows.any():
         return gaps
-    key = slot[rows].astype(np.int64) * (1 << 44) + id64[rows]
-    unique_keys = np.unique(key)
-    key_slot = unique_keys >> 44
-    key_id = unique_keys & ((1 << 44) - 1)
-    distinct = np.bincount(key_slot, minlength=n_slots)
-    lo = np.full(n_slots, np.iinfo(np.int64).max)
-    hi = np.full(n_slots, -1, dtype=np.int64)
-    np.minimum.at(lo, key_slot, key_id)
-    np.maximum.at(hi, key_slot, key_id)
+    id_bits = 44
+    key = np.sort(slot[rows].astype(np.int64) * (1 << id_bits) + id64[rows])
+    distinct_mask = np.empty(len(key), dtype=bool)
+    distinct_mask[0] = True
+    np.not_equal(key[1:], key[:-1], out=distinct_mask[1:])
+    key_slot = key >> id_bits
+    distinct = np.bincount(key_slot[distinct_mask], minlength=n_slots)
+    first = np.searchsorted(key_slot, np.arange(n_slots), side="left")
+    last = np.searchsorted(key_slot, np.arange(n_slots), side="right") - 1
     has = distinct > 0
-    gaps[has] = (hi[has] - lo[has] + 1) - distinct[has]
+    id_mask = (1 << id_bits) - 1
+    gaps[has] = ((key[last[has]] & id_mask) - (key[first[has]] & id_mask) + 1) - distinct[has]
     return gaps
 
 
