@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import pytest
 
-from spline_analysis import summary, timeseries, truth
+from spline_analysis import truth
 from spline_analysis.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,
                                      TCP_ACK, TCP_PSH, TCP_SYN)
 
@@ -359,27 +359,3 @@ def test_one_million_packets_take_well_under_half_a_second():
     elapsed = time.perf_counter() - start
     assert int(d.table["retransmissions"].sum()) == 2 * reps
     assert elapsed < 1.0, elapsed   # measured ~0.2 s on the 2-core dev box; slack for CI
-
-
-def test_time_series_adds_up_to_the_direction_totals():
-    f = sender_side_transfer(segments=200, lose=(20, 150))
-    packets, flows, d = analyze(f)
-    frame = timeseries.series(packets, flows, d, timeseries.parse_interval("5ms"))
-    mine = frame[(frame.stream == 0) & (frame.direction == 1)]
-    r = row_of(d, 0, 1)
-    assert mine.retransmissions.sum() == r["retransmissions"] == 2
-    assert mine.lost_segments.sum() == 2
-    assert abs(mine.throughput_bps.sum() * 0.005 / 8 - r["payload_bytes"]) < 1
-    assert mine.rtt_ms.notna().any()
-
-
-@pytest.mark.parametrize("text,seconds", [("100ms", 0.1), ("1s", 1.0), ("0.5", 0.5),
-                                          ("250us", 0.00025), (2, 2.0)])
-def test_interval_text_parses_to_seconds(text, seconds):
-    assert timeseries.parse_interval(text) == pytest.approx(seconds)
-
-
-@pytest.mark.parametrize("text", ["", "fast", "-1s", "0"])
-def test_bad_interval_is_rejected(text):
-    with pytest.raises(ValueError):
-        timeseries.parse_interval(text)

@@ -1,0 +1,41 @@
+"""The Spline report's run summary and the side-by-side table."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from spline_analysis import summary  # noqa: E402
+from test_truth_crafted import MSS, analyze, sender_side_transfer  # noqa: E402
+
+
+def test_summary_reports_main_direction_loss_and_retransmissions():
+    _, _, d = analyze(sender_side_transfer(segments=100, lose=(10, 20, 30)))
+    s = summary.run_summary(d, name="run")
+    assert s["vantage"] == "sender"
+    assert s["lost_segments"] == 3 and s["retransmissions"] == 3
+    assert abs(s["packet_loss_pct"] - 3.0) < 1e-9
+    assert abs(s["speed_Mbps"] * 1e6 / 8 * s["time_s"] - 100 * MSS) < 1
+    assert abs(s["speed_MBps"] - s["speed_Mbps"] / 8) < 1e-12
+
+
+def test_unknown_kernel_drops_stay_unknown_never_zero():
+    _, _, d = analyze(sender_side_transfer(segments=10))
+    assert summary.run_summary(d, capture_drops={"kernel": None, "interface": None,
+                                                 "source": "none"})["kernel_drops"] is None
+    known = summary.run_summary(d, capture_drops={"kernel": 5, "interface": None,
+                                                  "source": "meta.json"}, total_packets=95)
+    assert known["kernel_drops"] == 5 and abs(known["kernel_drops_pct"] - 5.0) < 1e-9
+
+
+def test_side_by_side_table_has_one_column_per_run():
+    _, _, lossy = analyze(sender_side_transfer(segments=50, lose=(5,)))
+    _, _, clean = analyze(sender_side_transfer(segments=50))
+    text = summary.format_side_by_side([summary.run_summary(lossy, name="a.pcap"),
+                                        summary.run_summary(clean, name="b.pcap")])
+    lines = text.splitlines()
+    assert "a.pcap" in lines[0] and "b.pcap" in lines[0]
+    loss_line = next(line for line in lines if line.startswith("Packet loss"))
+    assert "(1)" in loss_line and "(0)" in loss_line
+    assert next(line for line in lines if line.startswith("Kernel drops")).count("unknown") == 2
