@@ -99,8 +99,9 @@ is_ipv6() {
     [[ "$address" =~ ^[0-9A-Fa-f:.]+$ ]] || return 1
     [[ "$address" == *:* ]] || return 1
     if [[ "$address" =~ ^(.*:)([0-9]{1,3}(\.[0-9]{1,3}){3})$ ]]; then   # embedded IPv4 tail
-        is_ipv4 "${BASH_REMATCH[2]}" || return 1
-        address="${BASH_REMATCH[1]}0:0"
+        local groups_part="${BASH_REMATCH[1]}" ipv4_part="${BASH_REMATCH[2]}"
+        is_ipv4 "$ipv4_part" || return 1
+        address="${groups_part}0:0"                 # the IPv4 tail stands for two groups
     fi
     if [[ "$address" == *::*::* ]]; then return 1; fi
     if [[ "$address" == *::* ]]; then
@@ -247,6 +248,11 @@ probe_to_csv() {
                 split($i, kv, "=")
                 if (kv[1] != "" && index($i, "=") > 0) { v[kv[1]] = substr($i, length(kv[1]) + 2) }
             }
+            # A dual-stack socket (iperf3 -s listens on ::) prints IPv4 peers as [::ffff:a.b.c.d]:port.
+            src = v["src"]; dst = v["dest"]
+            if (src ~ /^\[::ffff:[0-9.]+\]:/) { sub(/^\[::ffff:/, "", src); sub(/\]:/, ":", src) }
+            if (dst ~ /^\[::ffff:[0-9.]+\]:/) { sub(/^\[::ffff:/, "", dst); sub(/\]:/, ":", dst) }
+            v["src"] = src; v["dest"] = dst
             if (v["src"] != endpoint && v["dest"] != endpoint) next
             print time_s, v["src"], v["dest"], v["data_len"], v["snd_nxt"], v["snd_una"], v["snd_cwnd"], \
                   v["ssthresh"], v["snd_wnd"], v["srtt"], v["rcv_wnd"], v["sock_cookie"]
