@@ -8,7 +8,6 @@ between chunks. pandas is not imported here.
 """
 from __future__ import annotations
 
-import gzip
 import mmap
 import os
 import tempfile
@@ -84,22 +83,35 @@ class Capture:
 
 
 def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[str]]:
-    """Stream-decompress a gzip file into an unlinked temporary file."""
+    """Stream-decompress a gzip file (all members) into an unlinked temporary file.
+
+    A stream cut short keeps every byte decompressed before the cut and
+    returns a warning; corrupt compressed data raises CaptureError.
+    """
     warnings: List[str] = []
     out = tempfile.TemporaryFile(prefix="spline-gunzip-")
-    with gzip.GzipFile(fileobj=source, mode="rb") as gz:
-        try:
-            while True:
-                block = gz.read(GZIP_COPY_BYTES)
-                if not block:
-                    break
-                out.write(block)
-        except EOFError:
-            warnings.append(f"gzip stream ends early at compressed byte offset {source.tell()} "
-                            f"(file cut); decoded the {out.tell()} bytes before the cut")
-        except (OSError, zlib.error) as exc:
-            out.close()
-            raise CaptureError(path, source.tell(), f"damaged gzip stream ({exc})") from None
+    inflater: Optional[Any] = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)   # gzip framing
+    member_has_input = False
+    try:
+        while inflater is not None:
+            block = source.read(GZIP_COPY_BYTES)
+            if not block:
+                break
+            while block and inflater is not None:
+                member_has_input = True
+                out.write(inflater.decompress(block))
+                block = b""
+                if inflater.eof:   # one gzip member done; another may follow
+                    block = inflater.unused_data
+                    member_has_input = False
+                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if block[:2] == GZIP_MAGIC else None
+    except zlib.error as exc:
+        out.close()
+        raise CaptureError(path, source.tell(), f"damaged gzip stream ({exc})") from None
+    if inflater is not None and member_has_input and not inflater.eof:
+        out.write(inflater.flush())
+        warnings.append(f"gzip stream ends early at compressed byte offset {source.tell()} (file cut); "
+                        f"decoded the {out.tell()} bytes before the cut")
     out.flush()
     out.seek(0)
     return out, warnings
