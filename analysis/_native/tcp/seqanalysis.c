@@ -301,15 +301,9 @@ finished_fwd:
         fwd->dupacknum = 0;
 
     if (rev->maxseqtobeacked && SEQ_GT(ack, rev->maxseqtobeacked) && (flags & TH_ACK)) {
-        /* Plain unsigned comparison here, as in Wireshark. */
-        if (rev->maxseqtobeacked > rev->nextseq) {
-            rev->maxseqtobeacked = rev->nextseq;
-            *ta |= WS_ACK_LOST_SEGMENT;
-        } else {
-            if (rev->dupacknum == 0)
-                *ta |= WS_ACK_LOST_SEGMENT;
-            rev->dupacknum = -1;
-        }
+        /* Reported once per gap: the other side's contiguous edge jumps to its nextseq. */
+        *ta |= WS_ACK_LOST_SEGMENT;
+        rev->maxseqtobeacked = rev->nextseq;
     }
 
     if (seglen > 0 || (flags & (TH_SYN | TH_FIN))) {
@@ -368,7 +362,9 @@ finished_retransmission:;
     list_ack(rev, ack, &acked_frame, &acked_ts);
     if (acked_frame >= 0) {
         out->acked_frame[i] = acked_frame;
-        out->ack_rtt_ns[i] = now - acked_ts;
+        /* tshark shows no ack_rtt when it is exactly zero */
+        if (now != acked_ts)
+            out->ack_rtt_ns[i] = now - acked_ts;
     }
 
     if (seglen != 0 && list_len(fwd) > 0 && fwd->valid_bif) {
@@ -414,7 +410,6 @@ int tcp_wireshark_analyze(const tcp_packets_t *pk, const int32_t *conversation,
          * new ISN already got a new conversation from the streams pass. */
         if ((flags & (TH_SYN | TH_ACK)) == TH_SYN && fwd->base_set && seq == fwd->base_seq) {
             fwd->nextseq = fwd->maxseqtobeacked;    /* retransmitted SYN: undo a RST's seq */
-            ta |= WS_REUSED_PORTS;
         }
         if ((flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && fwd->base_set && seq != fwd->base_seq) {
             fwd->base_seq = seq;
