@@ -1,0 +1,149 @@
+"""spline-analyze: output modes, exit codes, one-line errors, no tracebacks, fast start."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pcapbuild as pb
+from spline_analysis import cli
+
+FLOW = pb.tcp_flow_frames(4)
+PYTHON = sys.executable
+
+
+@pytest.fixture
+def capture(tmp_path) -> Path:
+    path = tmp_path / "flow.pcap"
+    path.write_bytes(pb.pcap_file([(t, pb.ethernet(p)) for t, p in FLOW]))
+    return path
+
+
+def run_cli(*args: str):
+    return subprocess.run([PYTHON, "-m", "spline_analysis.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_json_for_one_file_is_the_report_at_top_level(capture, capsys):
+    assert cli.main([str(capture), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == 1 and doc["file"] == str(capture)
+    assert (doc["packets"], doc["tcp_packets"], doc["tcp_streams"]) == (len(FLOW), len(FLOW), 1)
+    assert doc["tcp_payload_bytes"] == 4 * 1448
+    assert doc["capture_drops"] == {"kernel": None, "interface": None, "source": "none"}
+    assert doc["link_types"] == ["Ethernet"] and doc["warnings"] == []
+    assert doc["duration_s"] == pytest.approx((FLOW[-1][0] - FLOW[0][0]) / 1e9)
+
+
+def test_json_for_several_files_lists_them(capture, tmp_path, capsys):
+    other = tmp_path / "other.pcap"
+    other.write_bytes(capture.read_bytes())
+    assert cli.main([str(capture), str(other), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == 1 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
+
+
+def test_summary_is_an_aligned_table(capture, capsys):
+    assert cli.main([str(capture)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("file") and any(line.startswith("tcp packets") for line in lines)
+    value_columns = {len(line) - len(line.split("  ", 1)[1].lstrip()) for line in lines if "  " in line}
+    assert len(value_columns) == 1
+
+
+def test_csv_has_one_row_per_stream(capture, capsys):
+    assert cli.main([str(capture), "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 1
+    assert (rows[0]["src"], rows[0]["sport"], rows[0]["dst"], rows[0]["dport"]) == ("10.0.0.1", "40000", "10.0.0.2", "5201")
+    assert int(rows[0]["payload_bytes_a2b"]) == 4 * 1448 and int(rows[0]["payload_bytes_b2a"]) == 0
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"\x00" * 64, "at byte offset 0"),
+    (pb.pcap_file([(0, pb.ethernet(b""))], version=(2, 5)), "unsupported pcap version 2.5 at byte offset 4"),
+])
+def test_unreadable_file_exits_2_with_one_line(tmp_path, content, needle):
+    path = tmp_path / "bad.pcap"
+    path.write_bytes(content)
+    result = run_cli(str(path), "--json")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"spline-analyze: {path}: ") and needle in result.stderr
+
+
+def test_damaged_pcapng_block_exits_2_naming_the_offset(tmp_path):
+    data = bytearray(pb.pcapng_file([pb.Section([pb.Interface(1)], [pb.Packet(0, t, pb.ethernet(p)) for t, p in FLOW])]))
+    offset = data.index(b"\x06\x00\x00\x00")
+    data[offset + 4: offset + 8] = (7).to_bytes(4, "little")
+    path = tmp_path / "bad.pcapng"
+    path.write_bytes(bytes(data))
+    result = run_cli(str(path))
+    assert result.returncode == 2 and f"at byte offset {offset}" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_missing_file_exits_2(tmp_path):
+    result = run_cli(str(tmp_path / "nope.pcap"))
+    assert result.returncode == 2 and "nope.pcap" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cut_file_warns_and_exits_0_unless_strict(capture):
+    data = capture.read_bytes()
+    capture.write_bytes(data[:-5])
+    result = run_cli(str(capture), "--json")
+    assert result.returncode == 0
+    doc = json.loads(result.stdout)
+    assert doc["truncated_at"] is not None and f"byte offset {doc['truncated_at']}" in doc["warnings"][0]
+    assert "warning" in result.stderr and f"byte offset {doc['truncated_at']}" in result.stderr
+    assert doc["packets"] == len(FLOW) - 1
+    strict = run_cli(str(capture), "--json", "--strict")
+    assert strict.returncode == 2 and strict.stderr.count("\n") == 1 and "Traceback" not in strict.stderr
+    quiet = run_cli(str(capture), "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_one_bad_file_does_not_stop_the_others(capture, tmp_path, capsys):
+    bad = tmp_path / "bad.pcap"
+    bad.write_bytes(b"nonsense" * 10)
+    assert cli.main([str(bad), str(capture), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert [f["file"] for f in json.loads(captured.out)["files"]] == [str(capture)]
+    assert str(bad) in captured.err
+
+
+def test_internal_error_is_one_line_and_exit_3(capture, capsys, monkeypatch):
+    from spline_analysis import report
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(report, "summarize_capture", broken)
+    assert cli.main([str(capture)]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" in err and "boom" in err
+
+
+def test_cli_does_not_import_pandas(capture):
+    code = ("import sys; from spline_analysis import cli; rc = cli.main([%r, '--json']); "
+            "sys.stderr.write(str('pandas' in sys.modules)); sys.exit(rc)" % str(capture))
+    result = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stderr.strip() == "False"
+
+
+def test_progress_bar_only_for_large_files_on_a_terminal():
+    from spline_analysis.progress import MIN_BYTES_FOR_BAR, bar_for
+
+    class FakeTerminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+    assert bar_for("x", MIN_BYTES_FOR_BAR, io.StringIO()) is None
+    assert bar_for("x", MIN_BYTES_FOR_BAR - 1, FakeTerminal()) is None
+    terminal = FakeTerminal()
+    bar = bar_for("x", MIN_BYTES_FOR_BAR, terminal)
+    bar(50, 100)
+    bar(100, 100)
+    bar.close()
+    assert "100%" in terminal.getvalue()
