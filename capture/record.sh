@@ -412,10 +412,12 @@ main() {
     if (( probe )); then probe_start "$server" "$iperf3_port" "$out_dir/probe.raw"; fi
 
     # -Z root: Debian's tcpdump otherwise switches to user tcpdump and may not write into DIR.
+    # --immediate-mode: without it libpcap hands packets over in blocks with a 1 s timeout, and
+    # the packets of the last partial block are counted as received but never written at stop.
     local user_args=()
     [[ "$(id -u)" == 0 ]] && user_args=(-Z root)
     start_utc="$(utc_now)"
-    tcpdump -i "$iface" -n -s "$snaplen" -B "$buffer_kib" "${user_args[@]}" -w "$pcap_part" \
+    tcpdump -i "$iface" --immediate-mode -n -s "$snaplen" -B "$buffer_kib" "${user_args[@]}" -w "$pcap_part" \
         host "$server" 2>"$log" &
     TCPDUMP_PID=$!
     if ! wait_for_tcpdump_listening "$log"; then

@@ -116,6 +116,7 @@ def test_record_sh_with_iperf3_and_cca_writes_complete_trace_and_meta(iperf3_ser
     assert meta["trace_complete"] is True and not (out / "trace.pcap.part").exists()
     assert meta["capture"]["kernel_drops"] == 0 and meta["capture"]["interface_drops"] == 0
     assert meta["capture"]["captured"] == pcap_packet_count(out / "trace.pcap") > 500
+    assert meta["capture"]["received_by_filter"] == meta["capture"]["captured"]
     iperf3 = json.loads((out / "iperf3.json").read_text())
     assert iperf3["end"]["sum_received"]["bytes"] > 1_000_000
     assert iperf3["start"]["test_start"]["reverse"] == 1
@@ -157,6 +158,7 @@ def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespa
     assert meta["iperf3"]["stopped_early"] is True
     assert meta["trace_complete"] is True
     assert meta["capture"]["captured"] == pcap_packet_count(out / "trace.pcap") > 100
+    assert meta["capture"]["unread_at_stop"] == 0
     assert processes_holding_files_under(tmp_path) == []
 
 

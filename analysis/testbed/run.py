@@ -197,7 +197,7 @@ def start_capture(stack: ExitStack, namespace_name: str, device: str, pcap_path:
     """tcpdump on `device` writing `pcap_path`; returns once it is listening."""
     log_path = pcap_path.with_name("tcpdump.log")
     proc = stack.enter_context(netns.process(
-        ["tcpdump", "-i", device, "-n", "-s", str(snaplen_bytes), "-B", str(CAPTURE_BUFFER_KIB),
+        ["tcpdump", "-i", device, "--immediate-mode", "-n", "-s", str(snaplen_bytes), "-B", str(CAPTURE_BUFFER_KIB),
          "-Z", "root", "-w", str(pcap_path), "tcp"],
         namespace_name, pcap_path.with_name("tcpdump.stdout"), log_path))
     if not netns.wait_until(lambda: "listening on" in log_path.read_text(errors="replace")

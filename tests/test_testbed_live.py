@@ -1,0 +1,161 @@
+"""spline-testbed for real: namespaces, tbf, random drop, iperf3, tcpdump, as root.
+
+A short two-flow transfer (cubic + bbr, 2% loss) must be captured completely at both ends,
+the router's counters must account for every data segment, and, once the analysis reports
+per-direction loss, it must agree with those counters. Interrupting a run must leave no
+namespace and no process behind.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from spline_analysis.testbed.run import DATA_SEGMENT_MIN_IP_BYTES, SENDER_ADDRESS
+
+IS_ROOT = os.geteuid() == 0
+TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
+pytestmark = [pytest.mark.root,
+              pytest.mark.skipif(not (IS_ROOT and all(shutil.which(t) for t in TOOLS)),
+                                 reason="needs root, iproute2, iptables, ethtool, tcpdump, iperf3")]
+TESTBED = [sys.executable, "-m", "spline_analysis.testbed.cli"]
+
+
+def namespaces_of_testbed() -> set:
+    output = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in output.splitlines() if line.startswith("stb-")}
+
+
+def processes_holding_files_under(directory: Path) -> list:
+    holders = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except OSError:
+            continue
+        if any(target.startswith(str(directory)) for target in targets):
+            holders.append(int(entry.name))
+    return holders
+
+
+def data_segments_by_source_port(pcap_path: Path, src: str) -> Counter:
+    """IPv4/TCP packets from `src` with IP length >= the testbed's data threshold, per source port."""
+    data = pcap_path.read_bytes()
+    assert data[:4] == b"\xd4\xc3\xb2\xa1", "expected a little-endian microsecond pcap from tcpdump"
+    src_bytes = bytes(int(part) for part in src.split("."))
+    counts: Counter = Counter()
+    offset = 24
+    while offset < len(data):
+        included = struct.unpack("<I", data[offset + 8:offset + 12])[0]
+        frame = data[offset + 16:offset + 16 + included]
+        offset += 16 + included
+        if frame[12:14] != b"\x08\x00" or frame[14 + 9] != 6 or frame[14 + 12:14 + 16] != src_bytes:
+            continue
+        ip_length = struct.unpack("!H", frame[16:18])[0]
+        header_length = (frame[14] & 0x0F) * 4
+        if ip_length >= DATA_SEGMENT_MIN_IP_BYTES:
+            counts[struct.unpack("!H", frame[14 + header_length:14 + header_length + 2])[0]] += 1
+    return counts
+
+
+@pytest.fixture(scope="module")
+def two_flow_lossy_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("testbed")
+    namespaces_before = namespaces_of_testbed()
+    started = time.monotonic()
+    result = subprocess.run([*TESTBED, "run", "--cca", "cubic+bbr", "--flows", "2", "--rate", "20mbit",
+                             "--loss", "2%", "--duration", "3", "--out", str(out)],
+                            capture_output=True, text=True, timeout=120)
+    elapsed_s = time.monotonic() - started
+    with open(out / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return {"out": out, "result": result, "rows": rows, "elapsed_s": elapsed_s,
+            "namespaces_before": namespaces_before}
+
+
+def test_testbed_run_with_2pct_loss_writes_one_row_per_flow(two_flow_lossy_run):
+    result, rows = two_flow_lossy_run["result"], two_flow_lossy_run["rows"]
+    assert result.returncode == 0, result.stderr
+    assert [row["flow_cca"] for row in rows] == ["cubic", "bbr"]
+    assert [row["cca_reported"] for row in rows] == ["cubic", "bbr"]
+    for row in rows:
+        assert row["flows"] == "2" and row["loss"] == "2%" and float(row["throughput_bps"]) > 1e6
+        assert 0.5 <= float(row["jain_index"]) <= 1.0
+        assert (two_flow_lossy_run["out"] / row["sender_pcap"]).is_file()
+        assert json.loads((two_flow_lossy_run["out"] / row["iperf3_json"]).read_text())["end"]
+    assert (two_flow_lossy_run["out"] / "results.parquet").is_file()
+    assert two_flow_lossy_run["elapsed_s"] < 30
+
+
+def test_testbed_router_drops_match_the_random_loss_and_the_senders_retransmissions(two_flow_lossy_run):
+    for row in two_flow_lossy_run["rows"]:
+        offered = int(row["router_forwarded"]) + int(row["router_random_drops"])
+        assert 0.5 * 0.02 * offered <= int(row["router_random_drops"]) <= 1.5 * 0.02 * offered
+        router_drops, retransmissions = int(row["router_drops"]), int(row["retransmissions"])
+        assert abs(retransmissions - router_drops) <= max(3, 0.1 * router_drops), row
+
+
+def test_testbed_captures_hold_every_data_segment_the_router_counted(two_flow_lossy_run):
+    out, rows = two_flow_lossy_run["out"], two_flow_lossy_run["rows"]
+    at_sender = data_segments_by_source_port(out / rows[0]["sender_pcap"], SENDER_ADDRESS)
+    at_receiver = data_segments_by_source_port(out / rows[0]["receiver_pcap"], SENDER_ADDRESS)
+    for flow, row in enumerate(rows):
+        client_port = 40001 + flow
+        assert at_sender[client_port] == int(row["router_forwarded"]) + int(row["router_random_drops"])
+        assert at_receiver[client_port] == int(row["receiver_arrived"])
+        assert row["capture_kernel_drops_sender"] == "0" and row["capture_kernel_drops_receiver"] == "0"
+
+
+def test_testbed_analysed_loss_agrees_with_router_counters(two_flow_lossy_run):
+    rows = two_flow_lossy_run["rows"]
+    if not rows[0]["lost_segments"]:
+        pytest.skip("the analysis does not report per-direction lost_segments yet (report.directions)")
+    for row in rows:
+        router_drops = int(row["router_drops"])
+        assert abs(float(row["lost_segments"]) - router_drops) <= max(2, 0.05 * router_drops), row
+        assert abs(float(row["lost_segments_receiver"]) - router_drops) <= max(2, 0.05 * router_drops), row
+
+
+def test_testbed_run_leaves_no_namespace_or_process_behind(two_flow_lossy_run):
+    assert namespaces_of_testbed() <= two_flow_lossy_run["namespaces_before"]
+    assert processes_holding_files_under(two_flow_lossy_run["out"]) == []
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_testbed_interrupted_mid_run_removes_namespaces_and_processes(tmp_path, stop_signal):
+    proc = subprocess.Popen([*TESTBED, "run", "--cca", "cubic", "--rate", "10mbit", "--duration", "30",
+                             "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not list(tmp_path.glob("runs/*/iperf3-flow0.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert any(name.startswith(f"stb-{proc.pid}-") for name in namespaces_of_testbed())
+    proc.send_signal(stop_signal)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert not [name for name in namespaces_of_testbed() if name.startswith(f"stb-{proc.pid}-")]
+    assert processes_holding_files_under(tmp_path) == []
+    assert (tmp_path / "results.csv").is_file()
+
+
+def test_testbed_unavailable_cca_is_a_clear_error_naming_the_available_ones(tmp_path):
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    result = subprocess.run([*TESTBED, "run", "--cca", "cubic,nosuchcca", "--duration", "1", "--out", str(tmp_path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "congestion control not available: nosuchcca" in result.stderr
+    assert all(name in result.stderr for name in available)
+    assert not (tmp_path / "runs").exists()

@@ -1,0 +1,115 @@
+"""The testbed's pure parts: matrix specs, Jain's index, tcpdump counters, iperf3 figures."""
+from __future__ import annotations
+
+import pytest
+
+from spline_analysis.testbed.analyse import find_direction
+from spline_analysis.testbed.errors import TestbedError
+from spline_analysis.testbed.matrix import (MatrixSpec, expand, load_toml, matrix_from_mapping,
+                                            parse_cca_entry, parse_duration_s, parse_probability,
+                                            parse_rate_bps, parse_time_ms)
+from spline_analysis.testbed.results import jain_index
+from spline_analysis.testbed.run import iperf3_flow_figures, netem_arguments, parse_tcpdump_counters
+
+
+@pytest.mark.parametrize("text,bps", [("10mbit", 10e6), ("500kbit", 5e5), ("1gbit", 1e9), ("1.5mbit", 1.5e6),
+                                      ("2mbps", 16e6), ("64000", 64e3)])
+def test_parse_rate_bps_follows_tc_units(text, bps):
+    assert parse_rate_bps(text).value == bps
+
+
+@pytest.mark.parametrize("text", ["fast", "10 furlongs", "-5mbit", "1kbit"])
+def test_parse_rate_bps_rejects_nonsense_and_tiny_rates(text):
+    with pytest.raises(TestbedError):
+        parse_rate_bps(text)
+
+
+def test_parse_time_and_duration_units():
+    assert parse_time_ms("50ms").value == 50.0
+    assert parse_time_ms("1s").value == 1000.0
+    assert parse_time_ms("200us").value == pytest.approx(0.2)
+    assert parse_duration_s("5") == 5.0            # iperf3's -t: seconds
+    assert parse_duration_s("500ms") == 0.5
+
+
+def test_parse_probability_reads_percent_like_netem():
+    assert parse_probability("2%").value == pytest.approx(0.02)
+    assert parse_probability("0.5").value == pytest.approx(0.005)
+    assert parse_probability("0").value == 0.0
+    with pytest.raises(TestbedError):
+        parse_probability("120%")
+
+
+def test_parse_cca_entry_alternates_mixed_ccas_across_flows():
+    assert parse_cca_entry("cubic", 3) == ("cubic", "cubic", "cubic")
+    assert parse_cca_entry("cubic+bbr", 4) == ("cubic", "bbr", "cubic", "bbr")
+
+
+def test_expand_makes_every_combination_with_unique_run_ids():
+    spec = matrix_from_mapping({"cca": "cubic,bbr,spline", "rate": "10mbit", "delay": "50ms",
+                                "jitter": "10ms", "loss": "0,1%,2%", "flows": "1,10", "duration": "30"})
+    runs = expand(spec)
+    assert len(runs) == 3 * 3 * 2
+    assert len({run.run_id for run in runs}) == len(runs)
+    assert {run.flows for run in runs} == {1, 10}
+    assert runs[0].duration_s == 30.0 and runs[0].delay.value == 50.0
+    assert all("%" not in run.run_id for run in runs)
+
+
+def test_matrix_from_mapping_rejects_unknown_keys():
+    with pytest.raises(TestbedError, match="unknown matrix key"):
+        matrix_from_mapping({"bandwidth": "10mbit"})
+
+
+def test_toml_file_sets_the_matrix_and_flags_override_it(tmp_path):
+    path = tmp_path / "experiment.toml"
+    path.write_text('[matrix]\ncca = ["cubic", "bbr"]\nrate = "20mbit"\nloss = ["0", "2%"]\nflows = [1, 2]\n'
+                    'duration_s = 3\n')
+    spec = matrix_from_mapping(load_toml(path), MatrixSpec())
+    assert spec.cca == ["cubic", "bbr"] and spec.flows == [1, 2] and spec.duration_s == 3.0
+    spec = matrix_from_mapping({"loss": "1%"}, spec)
+    assert [run.loss.value for run in expand(spec)] == [0.01] * 4
+
+
+def test_jain_index_is_one_for_equal_shares_and_one_over_n_for_a_hog():
+    assert jain_index([5e6, 5e6, 5e6]) == pytest.approx(1.0)
+    assert jain_index([10e6, 0.0, 0.0, 0.0]) == pytest.approx(0.25)
+    assert jain_index([3e6, 1e6]) == pytest.approx(16 / 20)
+    assert jain_index([1e6, None]) is None
+    assert jain_index([]) is None
+
+
+def test_parse_tcpdump_counters_reads_its_closing_lines_and_keeps_unknown_as_none():
+    text = ("tcpdump: listening on snd0, link-type EN10MB (Ethernet), snapshot length 128 bytes\n"
+            "7585 packets captured\n7590 packets received by filter\n3 packets dropped by kernel\n")
+    assert parse_tcpdump_counters(text) == {"captured": 7585, "received_by_filter": 7590,
+                                            "kernel_drops": 3, "interface_drops": 0}
+    assert parse_tcpdump_counters("1 packet captured\n1 packet received by filter\n0 packets dropped by kernel\n"
+                                  "7 packets dropped by interface\n")["interface_drops"] == 7
+    killed = parse_tcpdump_counters("tcpdump: listening on snd0\n")
+    assert killed == {"captured": None, "received_by_filter": None, "kernel_drops": None, "interface_drops": None}
+
+
+def test_iperf3_flow_figures_take_tcp_info_retransmissions_from_the_sender_sum():
+    document = {"end": {"sum_sent": {"bytes": 1000, "bits_per_second": 8e3, "retransmits": 7},
+                        "sum_received": {"bytes": 990, "bits_per_second": 7.9e3},
+                        "sender_tcp_congestion": "bbr"}}
+    figures = iperf3_flow_figures(document)
+    assert figures["tcpinfo_retransmissions"] == 7 and figures["cca_reported"] == "bbr"
+    assert figures["iperf3_receiver_bps"] == 7.9e3 and figures["iperf3_error"] is None
+
+
+def test_netem_arguments_carry_delay_jitter_and_reordering_but_never_loss():
+    spec = expand(matrix_from_mapping({"delay": "50ms", "jitter": "10ms", "loss": "2%", "reorder": "1%"}))[0]
+    arguments = netem_arguments(spec)
+    assert arguments[:3] == ["delay", "50.0ms", "10.0ms"] and "reorder" in arguments
+    assert "loss" not in arguments
+    assert netem_arguments(expand(MatrixSpec())[0]) == []
+
+
+def test_find_direction_picks_the_flows_data_direction():
+    directions = [{"src": "10.201.2.2", "sport": 5201, "dst": "10.201.1.1", "dport": 40001},
+                  {"src": "10.201.1.1", "sport": 40001, "dst": "10.201.2.2", "dport": 5201, "lost_segments": 4}]
+    assert find_direction(directions, "10.201.1.1", 40001)["lost_segments"] == 4
+    assert find_direction(directions, "10.201.1.1", 40002) is None
+    assert find_direction(None, "10.201.1.1", 40001) is None
