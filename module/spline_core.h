@@ -105,10 +105,22 @@ enum spline_mode {
 #define SPL_START_STEP_PKTS	1
 #define SPL_START_PACING_GAIN	SPL_UNIT		/* 1.0 */
 /* PROBE_BW pacing gain 2.15 (550/256 = 2.148): the design's "about 2.15".
- * The same gain scales the model window in PROBE_BW and PROBE_RTT.
+ * Paced that fast the flow is window-limited, so the window, not the pacing
+ * rate, sets the queue it builds: in flight = window.
  */
 #define SPL_PROBE_BW_PACING_GAIN 550
-#define SPL_MODEL_CWND_GAIN	550
+/* Model window gain in PROBE_BW and PROBE_RTT ("same model"): 1.25 x bw x
+ * rtt_m, i.e. at most a quarter BDP of queue (plus the RTT tolerance) while
+ * probing. The design's table gives no window gain; reusing the 2.15 pacing
+ * gain made the window 2.4 BDP and, in the simulator, overflowed a one-BDP
+ * buffer every round (9% retransmissions on a loss-free path).
+ */
+#define SPL_MODEL_CWND_GAIN	320
+/* START_PROBE window cap: 2 x bw x min_rtt. Below the BDP, delivery tracks the
+ * window and the cap (two rounds of growth) never binds; once the pipe is
+ * full it stops the step growth at one BDP of queue.
+ */
+#define SPL_START_CWND_CAP_GAIN	512
 /* PROBE_RTT pacing gain 0.98 (251/256): just under the estimate. */
 #define SPL_PROBE_RTT_PACING_GAIN 251
 /* DRAIN_PROBE pacing gain 0.39 (100/256) and window gain 0.34 (87/256). */
@@ -119,10 +131,12 @@ enum spline_mode {
  * rounding alone.
  */
 #define SPL_PACING_MARGIN	253
-/* BDP target gain 2.0 (BBR's cwnd_gain): room for delayed and aggregated
- * ACKs, so the window never limits a flow that paces at the estimate.
+/* BDP target gain 1.0: the window never falls below one BDP (unless the
+ * design's two low-stability cases apply), so random loss cannot starve the
+ * pipe. BBR uses 2.0 here, but BBR paces at 1.0 most of the time; Spline in
+ * PROBE_BW paces at 2.15 and would fill a 2-BDP window completely.
  */
-#define SPL_TARGET_CWND_GAIN	512
+#define SPL_TARGET_CWND_GAIN	SPL_UNIT
 
 /* --- Filters ---------------------------------------------------------------- */
 /* bw max filter: two half-windows of this many rounds each (window 5-10). */
@@ -134,7 +148,10 @@ enum spline_mode {
 #define SPL_RTT_EPOCH_START_US	4000U	/* 4 ms */
 #define SPL_RTT_EPOCH_STEP_US	4000U	/* widen in 4 ms steps */
 #define SPL_RTT_EPOCH_MAX_US	32000U	/* to at most 32 ms */
-/* Consecutive stable, window-limited ACKs that widen the band one step. */
+/* Consecutive clean ACKs (no loss, steady delivery) while the flow fills its
+ * window that widen the band one step, if the RTT left the band during the
+ * run.
+ */
 #define SPL_RTT_EPOCH_WIDEN_ACKS 64U
 
 /* --- Fairness ratio (Q8) ------------------------------------------------------ */
@@ -183,6 +200,8 @@ enum spline_mode {
 #define SPL_F_RTO_REGROW	0x01	/* after an RTO: regrow from in flight */
 #define SPL_F_IDLE_RESTART	0x02	/* restarting after idle: pace at 1.0 */
 #define SPL_F_LT_STARTED	0x04	/* lt sampling interval open */
+#define SPL_F_RUN_OUT_OF_BAND	0x08	/* RTT left the band during the clean run */
+#define SPL_F_RUN_NEAR_MIN	0x10	/* an RTT sample came back near min_rtt */
 
 /* Per-connection state: must fit ICSK_CA_PRIV_SIZE (104 bytes on 6.x). */
 struct spline_state {
@@ -207,7 +226,7 @@ struct spline_state {
 	u32 lt_start_ms;		/* lt interval start time */
 	u16 stable_acks;		/* stable ACKs (saturating, halved per epoch) */
 	u16 unfair_acks;		/* unfair ACKs (saturating, halved per epoch) */
-	u16 stable_run_acks;		/* consecutive stable ACKs */
+	u16 stable_run_acks;		/* consecutive clean ACKs (no loss, steady) */
 	u16 epoch_lost_pkts;		/* recent losses (saturating, halved per epoch) */
 	u16 round_lost_pkts;		/* lost in the current round (saturating) */
 	u16 fairness_q8;		/* fairness ratio, Q8, 253..335 */
@@ -384,8 +403,9 @@ static inline bool spline_round_start(struct spline_state *s,
 /* Delivery-rate sample into the windowed max. App-limited samples count only
  * when they raise the estimate. A half-window with no valid sample (an
  * app-limited or idle stretch) does not push the older maximum out, so the
- * estimate survives idle periods. In DRAIN_PROBE the flow paces at 0.39 of
- * the estimate on purpose, so its samples cannot lower the estimate there.
+ * estimate survives idle periods. In DRAIN_PROBE (pacing 0.39) and while
+ * the loss backoff shrinks the window, Spline itself holds delivery down, so
+ * the estimate is not aged out then (it would spiral down with the window).
  */
 static inline void spline_update_bw(struct spline_state *s,
 				    const struct spline_ack *a, u32 mss_bytes,
@@ -395,6 +415,7 @@ static inline void spline_update_bw(struct spline_state *s,
 	u32 pkts;
 
 	if (round_start && s->mode != SPL_DRAIN_PROBE &&
+	    s->loss_cnt <= SPL_LOSS_CNT_BACKOFF &&
 	    ++s->bw_win_rounds >= SPL_BW_HALF_WIN_ROUNDS) {
 		s->bw_win_rounds = 0;
 		if (s->bw_cur_bytes_per_sec) {
@@ -415,9 +436,12 @@ static inline void spline_update_bw(struct spline_state *s,
 					      (u32)sample);
 }
 
-/* min_rtt with a 10 s expiry: an expired minimum is replaced by the next
- * sample (and the tolerance band narrows again, since the path may have
- * changed).
+/* min_rtt with a 10 s expiry. When it expires the next sample replaces it,
+ * the tolerance band narrows again (the path may have changed), and the flow
+ * drains (DRAIN_PROBE until in flight <= BDP) so that the samples that follow
+ * see an empty queue and pull the new minimum down to the propagation delay.
+ * Without the drain a standing queue at expiry becomes the new "minimum" and
+ * the model window grows with it (seen in the simulator: 40 ms -> 59 ms).
  */
 static inline void spline_update_min_rtt(struct spline_state *s,
 					 const struct spline_ack *a, u32 now_ms)
@@ -431,8 +455,11 @@ static inline void spline_update_min_rtt(struct spline_state *s,
 	expired = s->min_rtt_us &&
 		  (u32)(now_ms - s->min_rtt_stamp_ms) > SPL_MIN_RTT_WIN_MS;
 	if (!s->min_rtt_us || rtt_us <= s->min_rtt_us || expired) {
-		if (expired)
+		if (expired) {
 			s->rtt_epoch_us = SPL_RTT_EPOCH_START_US;
+			if (s->mode != SPL_START_PROBE)
+				s->mode = SPL_DRAIN_PROBE;
+		}
 		s->min_rtt_us = rtt_us;
 		s->min_rtt_stamp_ms = now_ms;
 	}
@@ -440,9 +467,18 @@ static inline void spline_update_min_rtt(struct spline_state *s,
 
 /* Is this ACK stable (RTT within the band of the previous and the minimum
  * RTT, delivery steady) or unfair (RTT out of band of the minimum and, in
- * addition, jumping from the previous RTT or delivery stalling)? Runs of
- * stable ACKs while the flow fills its window show that the RTT variation
- * seen so far is jitter, not queueing: widen the band one step.
+ * addition, jumping from the previous RTT or delivery stalling)?
+ *
+ * The band (rtt_epoch) widens when the flow keeps its window full through a
+ * long run of clean ACKs (nothing lost, delivery steady) during which the RTT
+ * swung both ways: out of the band, and back near min_rtt. That is jitter:
+ * nothing else went wrong and the path still shows its propagation delay.
+ * The design says "after long runs of stable ACKs"; taken literally (stable
+ * includes the RTT check) jitter larger than the band would break every run
+ * and the band could never widen, so the run leaves the RTT check out and
+ * asks for the swing instead (a standing queue never comes back near min_rtt,
+ * so it does not widen the band). The band narrows a step on every lossy
+ * round and resets when min_rtt expires.
  */
 static inline void spline_classify_ack(struct spline_state *s,
 				       const struct spline_ack *a)
@@ -463,19 +499,29 @@ static inline void spline_classify_ack(struct spline_state *s,
 	delivery_ok = s->curr_ack_pkts &&
 		      s->curr_ack_pkts * SPL_DELIVERY_DROP_DIV >= s->last_ack_pkts;
 
-	if (prev_ok && min_ok && delivery_ok) {
-		s->stable_acks = spl_sat_add_u16(s->stable_acks, 1);
+	if (delivery_ok && a->rs_losses_pkts <= 0) {
 		s->stable_run_acks = spl_sat_add_u16(s->stable_run_acks, 1);
+		if (!prev_ok || !min_ok)
+			s->flags |= SPL_F_RUN_OUT_OF_BAND;
+		if ((u64)a->rs_rtt_us <= (u64)s->min_rtt_us + band_us)
+			s->flags |= SPL_F_RUN_NEAR_MIN;
 		if (s->stable_run_acks >= SPL_RTT_EPOCH_WIDEN_ACKS &&
-		    a->prior_in_flight_pkts >= a->cwnd_pkts &&
-		    s->rtt_epoch_us < SPL_RTT_EPOCH_MAX_US) {
-			s->rtt_epoch_us += SPL_RTT_EPOCH_STEP_US;
+		    a->prior_in_flight_pkts >= a->cwnd_pkts) {
+			if ((s->flags & SPL_F_RUN_OUT_OF_BAND) &&
+			    (s->flags & SPL_F_RUN_NEAR_MIN) &&
+			    s->rtt_epoch_us < SPL_RTT_EPOCH_MAX_US)
+				s->rtt_epoch_us += SPL_RTT_EPOCH_STEP_US;
 			s->stable_run_acks = 0;
+			s->flags &= ~(SPL_F_RUN_OUT_OF_BAND | SPL_F_RUN_NEAR_MIN);
 		}
-		return;
+	} else {
+		s->stable_run_acks = 0;
+		s->flags &= ~(SPL_F_RUN_OUT_OF_BAND | SPL_F_RUN_NEAR_MIN);
 	}
-	s->stable_run_acks = 0;
-	if (!min_ok && (!prev_ok || !delivery_ok))
+
+	if (prev_ok && min_ok && delivery_ok)
+		s->stable_acks = spl_sat_add_u16(s->stable_acks, 1);
+	else if (!min_ok && (!prev_ok || !delivery_ok))
 		s->unfair_acks = spl_sat_add_u16(s->unfair_acks, 1);
 }
 
@@ -582,6 +628,8 @@ static inline void spline_update_loss_cnt(struct spline_state *s)
 	    (u32)s->round_lost_pkts * SPL_LOSS_HIGH_DIV > s->round_delivered_pkts) {
 		if (s->loss_cnt < SPL_LOSS_CNT_MAX)
 			s->loss_cnt++;
+		if (s->rtt_epoch_us > SPL_RTT_EPOCH_START_US)
+			s->rtt_epoch_us -= SPL_RTT_EPOCH_STEP_US;
 	} else if (s->loss_cnt &&
 		   spline_stability_q8(s) >= SPL_TF_HIGH) {
 		s->loss_cnt--;
@@ -644,31 +692,32 @@ static inline void spline_account_ack(struct spline_state *s,
 
 /* --- Window and pacing ----------------------------------------------------------------- */
 
-/* RTT for the model window: min_rtt plus half the queueing delay the smoothed
- * RTT shows, but no more than the tolerance band, so that jitter inside the
- * band keeps the pipe full while a standing queue cannot inflate the window.
+/* RTT for the model window ("between min_rtt and curr_rtt"): in PROBE_BW,
+ * min_rtt plus half the extra delay the smoothed RTT shows, at most the
+ * tolerance band, so that jitter inside the band keeps the pipe full; in
+ * PROBE_RTT and DRAIN_PROBE, min_rtt itself, so that the window lets a
+ * standing queue drain.
  */
 static inline u32 spline_model_rtt_us(const struct spline_state *s,
 				      const struct spline_ack *a)
 {
 	u32 extra_us = 0;
 
-	if (a->srtt_us > s->min_rtt_us)
+	if (s->mode == SPL_PROBE_BW && a->srtt_us > s->min_rtt_us)
 		extra_us = (a->srtt_us - s->min_rtt_us) >> 1;
 	return s->min_rtt_us + spl_min_u32(extra_us, s->rtt_epoch_us);
 }
 
 /* START_PROBE: a fixed step per ACK, capped (once the model exists) at
- * 2.15 x the BDP so that the 20-round first epoch cannot overshoot without
+ * 2 x the BDP so that the 20-round first epoch cannot overshoot without
  * bound: while the window is below the BDP the delivery rate tracks the
  * window and the cap does not bind.
  */
-static inline u32 spline_start_cwnd(struct spline_state *s,
-				    const struct spline_ack *a, u32 mss_bytes)
+static inline u32 spline_start_cwnd(struct spline_state *s, u32 mss_bytes)
 {
 	u32 cwnd = s->curr_cwnd_pkts + SPL_START_STEP_PKTS;
 	u32 cap = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
-				  SPL_MODEL_CWND_GAIN, mss_bytes);
+				  SPL_START_CWND_CAP_GAIN, mss_bytes);
 
 	if (cap)
 		cwnd = spl_min_u32(cwnd, spl_max_u32(cap, s->curr_cwnd_pkts));
@@ -788,7 +837,7 @@ static inline void spline_on_ack(struct spline_state *s,
 		s->flags &= ~SPL_F_IDLE_RESTART;
 
 	if (s->mode == SPL_START_PROBE)
-		cwnd = spline_start_cwnd(s, a, mss_bytes);
+		cwnd = spline_start_cwnd(s, mss_bytes);
 	else
 		cwnd = spline_model_cwnd(s, a, mss_bytes);
 

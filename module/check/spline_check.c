@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * spline_check: drive the Spline core (spline_core.h, the very file the
+ * kernel module and the eBPF program include) with scripted ACK sequences
+ * and check what the design predicts.
+ *
+ * Two kinds of checks:
+ *  - unit checks on the core's pieces (state size, overflow at 10 Gbit/s x
+ *    1 s, no division by zero before the first RTT sample, the loss backoff
+ *    factors, the end-of-epoch mode decision table);
+ *  - scenario checks on a small packet-level simulator: senders (Spline, or a
+ *    Reno-style AIMD reference) share one FIFO bottleneck with a rate, a
+ *    buffer, random loss and a propagation delay with optional jitter; the
+ *    receiver ACKs every packet; the sender builds kernel-style rate samples
+ *    (tcp_rate.c semantics: delivered, interval = max(send, ack interval),
+ *    app-limited marking), detects loss when a later packet is ACKed (FIFO,
+ *    no reordering), and has an RTO.
+ *
+ * Output: one line per check ("PASS ..." / "FAIL ...: why"), scenario
+ * figures, and as the last line "N passed, N failed". Exit status is
+ * non-zero when any check failed.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#include "spline_core.h"
+
+#define ICSK_CA_PRIV_SIZE_6X	104	/* 13 x u64 on Linux 6.x */
+#define MSS_BYTES		1448U
+#define RING			(1U << 18)	/* packet records per flow */
+#define RMASK			(RING - 1)
+#define QCAP_MAX		65536U
+#define DT_US			20ULL		/* simulation step */
+#define CWND_CLAMP_PKTS		100000U
+#define MAX_FLOWS		2
+#define MAX_TRANSITIONS		512
+
+static int n_pass, n_fail;
+
+#define CHECK(cond, ...) do {						\
+	if (cond) { n_pass++; printf("PASS "); printf(__VA_ARGS__); printf("\n"); } \
+	else { n_fail++; printf("FAIL "); printf(__VA_ARGS__); printf("\n"); } \
+} while (0)
+
+/* --- a deterministic PRNG for the simulator (not the core's) --- */
+static u64 sim_rng = 0x853c49e6748fea9bULL;
+static double sim_uniform(void)
+{
+	sim_rng ^= sim_rng >> 12;
+	sim_rng ^= sim_rng << 25;
+	sim_rng ^= sim_rng >> 27;
+	return (double)((sim_rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+enum { PKT_FREE = 0, PKT_INFLIGHT, PKT_DELIVERED, PKT_LOST };
+enum cca { CCA_SPLINE, CCA_RENO };
+
+struct pkt {
+	u64 sent_us, first_tx_us, delivered_us;
+	u32 delivered;
+	u8 state, app_limited;
+};
+
+struct transition { u64 t_us; u32 round; u8 mode; };
+
+struct flow {
+	enum cca cca;
+	struct spline_state st;
+	u32 cwnd, ssthresh, cwnd_cnt;
+	u64 pacing_bytes_per_sec, next_send_us;
+	u32 srtt_us;
+	u32 next_seq, snd_una, in_flight, delivered, lost, sent;
+	u64 delivered_mstamp, first_tx_mstamp, last_progress_us, recovery_end_us;
+	u32 app_limited_mark;
+	double app_rate_bytes_per_sec, app_credit_bytes; /* 0: bulk */
+	u64 start_us;
+	u64 ack_last_arrival_us;
+	u32 *ack_q; u64 *ack_t; u32 ack_head, ack_tail;
+	struct pkt *pk;
+	/* statistics */
+	u64 mode_acks[4];
+	u32 rounds, max_loss_cnt, max_rtt_epoch_us;
+	u32 min_cwnd_after_start, halvings_on_loss;
+	u32 delivered_mark; u64 mark_us;	/* goodput window */
+	struct transition tr[MAX_TRANSITIONS]; u32 n_tr;
+	u32 epoch_lengths[SPL_EPOCH_MAX_ROUNDS + 2]; u32 epoch_start_round;
+	u32 rto_count;
+};
+
+struct link {
+	u64 rate_bytes_per_sec;
+	u32 qcap_pkts, prop_rtt_us, jitter_us;
+	double loss_p;
+	u32 q_flow[QCAP_MAX], q_idx[QCAP_MAX]; u64 q_enq[QCAP_MAX];
+	u32 q_head, q_len;
+	u64 busy_until_us;
+	/* policer (token bucket in front of the queue), 0: none */
+	u64 police_bytes_per_sec; double police_tokens, police_burst_bytes;
+};
+
+static struct link L;
+static struct flow F[MAX_FLOWS];
+static int n_flows;
+
+static void flow_init(struct flow *f, enum cca cca, u64 start_us, u32 seed)
+{
+	u32 *q = f->ack_q; u64 *t = f->ack_t; struct pkt *pk = f->pk;
+
+	if (!q) {
+		q = calloc(RING, sizeof(*q));
+		t = calloc(RING, sizeof(*t));
+		pk = calloc(RING, sizeof(*pk));
+		if (!q || !t || !pk) { perror("calloc"); exit(2); }
+	}
+	memset(pk, 0, RING * sizeof(*pk));
+	memset(f, 0, sizeof(*f));
+	f->ack_q = q; f->ack_t = t; f->pk = pk;
+	f->cca = cca;
+	f->cwnd = 10;
+	f->ssthresh = 0xffffffffU;
+	f->start_us = start_us;
+	f->min_cwnd_after_start = 0xffffffffU;
+	spline_init_state(&f->st, f->cwnd, seed);
+}
+
+static void link_init(u64 rate_bps, u32 rtt_ms, u32 buffer_bdp_pct, double loss_p,
+		      u32 jitter_ms)
+{
+	u64 bdp_bytes;
+
+	memset(&L, 0, sizeof(L));
+	L.rate_bytes_per_sec = rate_bps / 8;
+	L.prop_rtt_us = rtt_ms * 1000;
+	L.jitter_us = jitter_ms * 1000;
+	L.loss_p = loss_p;
+	bdp_bytes = L.rate_bytes_per_sec * L.prop_rtt_us / 1000000;
+	L.qcap_pkts = (u32)(bdp_bytes * buffer_bdp_pct / 100 / MSS_BYTES);
+	if (L.qcap_pkts < 8) L.qcap_pkts = 8;
+	if (L.qcap_pkts > QCAP_MAX) L.qcap_pkts = QCAP_MAX;
+}
+
+static u32 bdp_pkts(void)
+{
+	return (u32)(L.rate_bytes_per_sec * L.prop_rtt_us / 1000000 / MSS_BYTES);
+}
+
+/* --- sender --- */
+static void flow_send(struct flow *f, u64 now, int fi)
+{
+	while (f->in_flight < f->cwnd && f->next_send_us <= now) {
+		struct pkt *p;
+		u32 idx;
+
+		if (f->next_seq - f->snd_una >= RING - 1)
+			return;
+		if (f->app_rate_bytes_per_sec > 0 && f->app_credit_bytes < MSS_BYTES) {
+			/* nothing to send although the window allows: app-limited */
+			f->app_limited_mark = (f->delivered + f->in_flight) ? : 1;
+			return;
+		}
+		if (f->app_rate_bytes_per_sec > 0)
+			f->app_credit_bytes -= MSS_BYTES;
+		idx = f->next_seq++;
+		p = &f->pk[idx & RMASK];
+		if (!f->in_flight) {
+			f->first_tx_mstamp = now;
+			f->delivered_mstamp = now;
+		}
+		p->sent_us = now;
+		p->first_tx_us = f->first_tx_mstamp;
+		p->delivered_us = f->delivered_mstamp;
+		p->delivered = f->delivered;
+		p->app_limited = f->app_limited_mark != 0;
+		p->state = PKT_INFLIGHT;
+		f->in_flight++;
+		f->sent++;
+		if (f->pacing_bytes_per_sec)
+			f->next_send_us = (f->next_send_us > now ? f->next_send_us : now) +
+				(u64)MSS_BYTES * 1000000ULL / f->pacing_bytes_per_sec;
+		/* the path: random loss, policer, then the FIFO */
+		if (L.loss_p > 0 && sim_uniform() < L.loss_p)
+			continue;
+		if (L.police_bytes_per_sec) {
+			if (L.police_tokens < MSS_BYTES)
+				continue;
+			L.police_tokens -= MSS_BYTES;
+		}
+		if (L.q_len >= L.qcap_pkts)
+			continue;
+		{
+			u32 slot = (L.q_head + L.q_len) % QCAP_MAX;
+
+			L.q_flow[slot] = (u32)fi;
+			L.q_idx[slot] = idx;
+			L.q_enq[slot] = now;
+			L.q_len++;
+		}
+	}
+}
+
+static void flow_record_mode(struct flow *f, u64 now)
+{
+	if (f->n_tr == 0 || f->tr[f->n_tr - 1].mode != f->st.mode) {
+		if (f->n_tr < MAX_TRANSITIONS) {
+			f->tr[f->n_tr].t_us = now;
+			f->tr[f->n_tr].round = f->rounds;
+			f->tr[f->n_tr].mode = f->st.mode;
+			f->n_tr++;
+		}
+	}
+}
+
+static void flow_ack(struct flow *f, u32 idx, u64 now)
+{
+	struct pkt *p = &f->pk[idx & RMASK];
+	struct spline_ack a;
+	struct spline_out out;
+	u32 prior_in_flight = f->in_flight, losses = 0, rtt_us, j;
+	u64 snd_int, ack_int;
+	s64 interval;
+	u8 prev_epoch_left = f->st.epoch_rounds_left;
+	u32 cwnd_before = f->cwnd;
+
+	if (p->state == PKT_LOST) {		/* delivered after an RTO */
+		p->state = PKT_DELIVERED;
+		f->delivered++;
+		return;
+	}
+	if (p->state != PKT_INFLIGHT)
+		return;
+	p->state = PKT_DELIVERED;
+	f->in_flight--;
+	f->delivered++;
+	f->delivered_mstamp = now;
+	f->first_tx_mstamp = p->sent_us;
+	f->last_progress_us = now;
+	if (f->app_limited_mark && f->delivered > f->app_limited_mark)
+		f->app_limited_mark = 0;
+
+	/* FIFO, no reordering: everything sent before it and still out is lost */
+	for (j = f->snd_una; j != idx; j++) {
+		struct pkt *q = &f->pk[j & RMASK];
+
+		if (q->state == PKT_INFLIGHT) {
+			q->state = PKT_LOST;
+			f->in_flight--;
+			f->lost++;
+			losses++;
+		}
+	}
+	while (f->snd_una != f->next_seq &&
+	       f->pk[f->snd_una & RMASK].state != PKT_INFLIGHT)
+		f->snd_una++;
+
+	rtt_us = (u32)(now - p->sent_us);
+	f->srtt_us = f->srtt_us ? f->srtt_us - (f->srtt_us >> 3) + (rtt_us >> 3) : rtt_us;
+	snd_int = p->sent_us - p->first_tx_us;
+	ack_int = now - p->delivered_us;
+	interval = (s64)(snd_int > ack_int ? snd_int : ack_int);
+	if (f->st.min_rtt_us && interval < (s64)f->st.min_rtt_us)
+		interval = -1;	/* as tcp_rate_gen(): shorter than min_rtt is noise */
+
+	if (f->cca == CCA_RENO) {
+		if (losses && now >= f->recovery_end_us) {
+			f->ssthresh = f->cwnd / 2 > 2 ? f->cwnd / 2 : 2;
+			f->cwnd = f->ssthresh;
+			f->recovery_end_us = now + f->srtt_us;
+		} else if (!losses) {
+			if (f->cwnd < f->ssthresh) {
+				f->cwnd++;
+			} else if (++f->cwnd_cnt >= f->cwnd) {
+				f->cwnd_cnt = 0;
+				f->cwnd++;
+			}
+		}
+		return;
+	}
+
+	memset(&a, 0, sizeof(a));
+	a.now_us = now;
+	a.rs_interval_us = interval;
+	a.rs_rtt_us = rtt_us;
+	a.rs_delivered_pkts = (s32)(f->delivered - p->delivered);
+	a.rs_losses_pkts = (s32)losses;
+	a.rs_prior_delivered_pkts = p->delivered;
+	a.delivered_total_pkts = f->delivered;
+	a.lost_total_pkts = f->lost;
+	a.acked_sacked_pkts = 1;
+	a.prior_in_flight_pkts = prior_in_flight;
+	a.in_flight_pkts = f->in_flight;
+	a.mss_bytes = MSS_BYTES;
+	a.srtt_us = f->srtt_us;
+	a.cwnd_pkts = f->cwnd;
+	a.cwnd_clamp_pkts = CWND_CLAMP_PKTS;
+	a.app_limited = p->app_limited;
+	spline_on_ack(&f->st, &a, &out);
+	f->cwnd = out.cwnd_pkts;
+	if (out.pacing_valid)
+		f->pacing_bytes_per_sec = out.pacing_rate_bytes_per_sec;
+
+	/* statistics */
+	if (f->st.epoch_rounds_left != prev_epoch_left || f->st.next_round_delivered_pkts == f->delivered) {
+		if (f->st.next_round_delivered_pkts == f->delivered)
+			f->rounds++;
+	}
+	if (f->st.epoch_rounds_left > prev_epoch_left && f->st.mode != SPL_START_PROBE) {
+		u32 len = f->rounds - f->epoch_start_round;
+
+		if (f->epoch_start_round && len <= SPL_EPOCH_MAX_ROUNDS + 1)
+			f->epoch_lengths[len]++;
+		f->epoch_start_round = f->rounds;
+	}
+	f->mode_acks[f->st.mode]++;
+	if (f->st.loss_cnt > f->max_loss_cnt) f->max_loss_cnt = f->st.loss_cnt;
+	if (f->st.rtt_epoch_us > f->max_rtt_epoch_us) f->max_rtt_epoch_us = f->st.rtt_epoch_us;
+	if (f->st.mode != SPL_START_PROBE && f->cwnd < f->min_cwnd_after_start)
+		f->min_cwnd_after_start = f->cwnd;
+	if (losses && f->cwnd * 2 <= cwnd_before)
+		f->halvings_on_loss++;
+	flow_record_mode(f, now);
+}
+
+static void flow_rto(struct flow *f, u64 now)
+{
+	u32 j;
+
+	for (j = f->snd_una; j != f->next_seq; j++) {
+		struct pkt *q = &f->pk[j & RMASK];
+
+		if (q->state == PKT_INFLIGHT) {
+			q->state = PKT_LOST;
+			f->lost++;
+		}
+	}
+	f->in_flight = 0;
+	f->rto_count++;
+	if (f->cca == CCA_SPLINE) {
+		spline_on_rto(&f->st, f->cwnd);
+	} else {
+		f->ssthresh = f->cwnd / 2 > 2 ? f->cwnd / 2 : 2;
+	}
+	f->cwnd = 1;
+	f->last_progress_us = now;
+	f->next_send_us = now;
+}
+
+/* Run the simulation until end_us; hook (if any) runs every 100 ms. */
+typedef void (*sim_hook)(u64 now_us);
+
+static void simulate(u64 end_us, sim_hook hook)
+{
+	u64 now, next_hook = 0;
+	int i;
+
+	for (now = 0; now < end_us; now += DT_US) {
+		if (hook && now >= next_hook) {
+			hook(now);
+			next_hook = now + 100000;
+		}
+		if (L.police_bytes_per_sec) {
+			L.police_tokens += (double)L.police_bytes_per_sec * DT_US / 1e6;
+			if (L.police_tokens > L.police_burst_bytes)
+				L.police_tokens = L.police_burst_bytes;
+		}
+		/* bottleneck service */
+		while (L.q_len) {
+			u64 start = L.busy_until_us > L.q_enq[L.q_head] ?
+				    L.busy_until_us : L.q_enq[L.q_head];
+			u64 depart = start + (u64)MSS_BYTES * 1000000ULL / L.rate_bytes_per_sec;
+			struct flow *f;
+			u64 arrive;
+
+			if (depart > now)
+				break;
+			f = &F[L.q_flow[L.q_head]];
+			arrive = depart + L.prop_rtt_us;
+			if (L.jitter_us)
+				arrive += (u64)(sim_uniform() * L.jitter_us);
+			if (arrive < f->ack_last_arrival_us)	/* no reordering */
+				arrive = f->ack_last_arrival_us;
+			f->ack_last_arrival_us = arrive;
+			f->ack_q[f->ack_tail & RMASK] = L.q_idx[L.q_head];
+			f->ack_t[f->ack_tail & RMASK] = arrive;
+			f->ack_tail++;
+			L.busy_until_us = depart;
+			L.q_head = (L.q_head + 1) % QCAP_MAX;
+			L.q_len--;
+		}
+		for (i = 0; i < n_flows; i++) {
+			struct flow *f = &F[i];
+			u64 rto_us;
+
+			if (now < f->start_us)
+				continue;
+			while (f->ack_head != f->ack_tail &&
+			       f->ack_t[f->ack_head & RMASK] <= now) {
+				flow_ack(f, f->ack_q[f->ack_head & RMASK], now);
+				f->ack_head++;
+			}
+			rto_us = f->srtt_us ? 3ULL * f->srtt_us : 1000000ULL;
+			if (rto_us < 200000) rto_us = 200000;
+			if (f->in_flight && now - f->last_progress_us > rto_us)
+				flow_rto(f, now);
+			if (f->app_rate_bytes_per_sec > 0) {
+				f->app_credit_bytes += f->app_rate_bytes_per_sec * DT_US / 1e6;
+				if (f->app_credit_bytes > 64.0 * MSS_BYTES)
+					f->app_credit_bytes = 64.0 * MSS_BYTES;
+			}
+			if (!f->last_progress_us) f->last_progress_us = now;
+			flow_send(f, now, i);
+		}
+	}
+}
+
+static void mark_goodput(struct flow *f, u64 now)
+{
+	f->delivered_mark = f->delivered;
+	f->mark_us = now;
+}
+
+static double goodput_mbps(const struct flow *f, u64 now)
+{
+	if (now <= f->mark_us)
+		return 0;
+	return (double)(f->delivered - f->delivered_mark) * MSS_BYTES * 8.0 /
+	       (double)(now - f->mark_us);
+}
+
+static double bw_est_mbps(const struct flow *f)
+{
+	return spline_bw_bytes_per_sec(&f->st) * 8.0 / 1e6;
+}
+
+static const char *mode_name(u8 m)
+{
+	static const char *names[] = { "START_PROBE", "PROBE_BW", "PROBE_RTT", "DRAIN_PROBE" };
+
+	return m < 4 ? names[m] : "?";
+}
+
+static void print_figures(const char *name, const struct flow *f, u64 end_us)
+{
+	u64 total = f->mode_acks[0] + f->mode_acks[1] + f->mode_acks[2] + f->mode_acks[3];
+
+	if (!total) total = 1;
+	printf("  [%s] %s: goodput %.2f Mbit/s, sent %u, lost %u (%.2f%%), rto %u, "
+	       "bw_est %.2f Mbit/s, min_rtt %.1f ms, cwnd %u pkts, max loss_cnt %u, "
+	       "max rtt_epoch %u us, ACKs by mode: START %.0f%% BW %.0f%% RTT %.0f%% DRAIN %.0f%%\n",
+	       name, f->cca == CCA_SPLINE ? "spline" : "reno", goodput_mbps(f, end_us),
+	       f->sent, f->lost, f->sent ? 100.0 * f->lost / f->sent : 0.0, f->rto_count,
+	       bw_est_mbps(f), f->st.min_rtt_us / 1000.0, f->cwnd, f->max_loss_cnt,
+	       f->max_rtt_epoch_us,
+	       100.0 * f->mode_acks[0] / total, 100.0 * f->mode_acks[1] / total,
+	       100.0 * f->mode_acks[2] / total, 100.0 * f->mode_acks[3] / total);
+}
+
+/* --- hooks and scenario state --- */
+static u64 g_mark_at_us;
+static void hook_mark(u64 now)
+{
+	int i;
+
+	if (now == g_mark_at_us)
+		for (i = 0; i < n_flows; i++)
+			mark_goodput(&F[i], now);
+}
+
+static double single_flow(enum cca cca, u64 warm_us, u64 end_us, u32 seed,
+			  const char *name)
+{
+	n_flows = 1;
+	flow_init(&F[0], cca, 0, seed);
+	g_mark_at_us = warm_us;
+	simulate(end_us, hook_mark);
+	print_figures(name, &F[0], end_us);
+	return goodput_mbps(&F[0], end_us);
+}
+
+/* ================================ unit checks ================================ */
+
+static void check_state_size(void)
+{
+	CHECK(sizeof(struct spline_state) <= ICSK_CA_PRIV_SIZE_6X,
+	      "state fits ICSK_CA_PRIV_SIZE: sizeof(struct spline_state) = %zu <= 104 bytes",
+	      sizeof(struct spline_state));
+}
+
+static void check_overflow(void)
+{
+	/* 10 Gbit/s x 1 s x 2.15 in 1448-byte packets */
+	u32 bw = 1250000000U, rtt = 1000000U;
+	u32 got = spline_bdp_pkts(bw, rtt, SPL_PROBE_BW_PACING_GAIN, MSS_BYTES);
+	double want = 1250000000.0 * 1.0 * SPL_PROBE_BW_PACING_GAIN / 256.0 / MSS_BYTES;
+	u32 got_max = spline_bdp_pkts(0xffffffffU, 0xffffffffU, SPL_PROBE_BW_PACING_GAIN, 1);
+	struct spline_state s;
+	struct spline_ack a;
+	struct spline_out o;
+
+	CHECK(fabs(got - want) <= 1.0,
+	      "no overflow: BDP at 10 Gbit/s x 1 s x 2.15 = %u packets (exact %.1f)", got, want);
+	CHECK(got_max == 0xffffffffU,
+	      "no overflow: u32-max bw x u32-max RTT saturates at %u instead of wrapping", got_max);
+
+	/* a 10 Gbit/s rate sample with 1 s RTT through the whole update */
+	spline_init_state(&s, 10, 1);
+	memset(&a, 0, sizeof(a));
+	a.now_us = 5000000; a.mss_bytes = MSS_BYTES; a.cwnd_pkts = 10;
+	a.cwnd_clamp_pkts = 0xffffffffU; a.srtt_us = 1000000; a.rs_rtt_us = 1000000;
+	a.rs_interval_us = 1000000; a.rs_delivered_pkts = 863259;  /* 10 Gbit/s for 1 s */
+	a.delivered_total_pkts = 863259; a.acked_sacked_pkts = 2; a.in_flight_pkts = 863259;
+	spline_on_ack(&s, &a, &o);
+	s.mode = SPL_PROBE_BW; s.stable_acks = 100;
+	spline_on_ack(&s, &a, &o);
+	CHECK(o.pacing_rate_bytes_per_sec > 2600000000ULL && o.pacing_rate_bytes_per_sec < 2700000000ULL &&
+	      o.cwnd_pkts > 1000000 && o.cwnd_pkts < 1200000,
+	      "no overflow: 10 Gbit/s x 1 s RTT in PROBE_BW paces at %.3f Gbit/s (2.15 x 0.99 x 10) "
+	      "with cwnd %u packets (1.25 BDP)", o.pacing_rate_bytes_per_sec * 8 / 1e9, o.cwnd_pkts);
+}
+
+static void check_no_div_zero(void)
+{
+	struct spline_state s;
+	struct spline_ack a;
+	struct spline_out o;
+	int i;
+
+	spline_init_state(&s, 10, 0);
+	memset(&a, 0, sizeof(a));
+	a.rs_rtt_us = -1; a.rs_interval_us = -1; a.rs_delivered_pkts = -1;
+	a.cwnd_pkts = 10;	/* mss 0, srtt 0, no samples at all */
+	for (i = 0; i < 3; i++)
+		spline_on_ack(&s, &a, &o);
+	CHECK(o.cwnd_pkts >= SPL_MIN_CWND_PKTS && !o.pacing_valid,
+	      "no division by zero before the first RTT sample: cwnd %u, pacing left unset",
+	      o.cwnd_pkts);
+	s.mode = SPL_PROBE_BW;
+	a.rs_delivered_pkts = 5; a.rs_interval_us = 1000; a.acked_sacked_pkts = 1;
+	spline_on_ack(&s, &a, &o);
+	CHECK(o.cwnd_pkts >= SPL_MIN_CWND_PKTS,
+	      "no division by zero with a bw sample but no RTT sample: cwnd %u", o.cwnd_pkts);
+}
+
+static u32 window_with_loss_cnt(u8 loss_cnt)
+{
+	struct spline_state s;
+	struct spline_ack a;
+
+	spline_init_state(&s, 10, 7);
+	s.mode = SPL_PROBE_BW;
+	s.bw_cur_bytes_per_sec = 12500000;	/* 100 Mbit/s */
+	s.min_rtt_us = 100000;			/* 100 ms: BDP 863 packets */
+	s.stable_acks = 1000;
+	s.curr_cwnd_pkts = 100;
+	s.loss_cnt = loss_cnt;
+	memset(&a, 0, sizeof(a));
+	a.mss_bytes = MSS_BYTES; a.srtt_us = 100000; a.cwnd_pkts = 1000;
+	a.in_flight_pkts = 863;
+	spline_model_cwnd(&s, &a, MSS_BYTES);
+	return s.curr_cwnd_pkts;	/* the Spline window, before the BDP check */
+}
+
+static void check_loss_backoff(void)
+{
+	double w0 = window_with_loss_cnt(0), w9 = window_with_loss_cnt(9);
+	double w10 = window_with_loss_cnt(10), w11 = window_with_loss_cnt(11);
+	double w12 = window_with_loss_cnt(12), w200 = window_with_loss_cnt(200);
+
+	CHECK(w9 == w0, "loss_cnt 9 does not back off (window %.0f = %.0f)", w9, w0);
+	CHECK(fabs(w10 / w0 - 1000.0 / 1024) < 0.02 && fabs(w11 / w0 - 1331.0 / 2048) < 0.02 &&
+	      fabs(w12 / w0 - 1728.0 / 4096) < 0.02,
+	      "loss backoff x ls^3/2^ls: x%.3f at 10 (0.98), x%.3f at 11 (0.65), x%.3f at 12 (0.42)",
+	      w10 / w0, w11 / w0, w12 / w0);
+	CHECK(w200 == w12, "loss backoff saturates at ls = 12 (loss_cnt 200: %.0f = %.0f)", w200, w12);
+}
+
+static u8 decide(u16 stable, u16 unfair, u16 lost, u32 delivered, u8 loss_cnt)
+{
+	struct spline_state s;
+	struct spline_ack a;
+
+	spline_init_state(&s, 10, 3);
+	s.mode = SPL_PROBE_BW;
+	s.epoch_rounds_left = 1;
+	s.stable_acks = stable; s.unfair_acks = unfair;
+	s.epoch_lost_pkts = lost; s.epoch_delivered_pkts = delivered;
+	s.loss_cnt = loss_cnt;
+	memset(&a, 0, sizeof(a));
+	a.mss_bytes = MSS_BYTES;
+	spline_update_mode(&s, &a);
+	return s.mode;
+}
+
+static void check_mode_table(void)
+{
+	u8 m;
+
+	m = decide(100, 5, 10, 1000, 0);
+	CHECK(m == SPL_PROBE_BW, "epoch end: tf = 0.5 x 100 / 15 = 3.3 >= 1 -> PROBE_BW (got %s)", mode_name(m));
+	m = decide(20, 5, 30, 1000, 0);
+	CHECK(m == SPL_PROBE_RTT, "epoch end: tf = 0.5 x 20 / 35 < 1 -> PROBE_RTT (got %s)", mode_name(m));
+	m = decide(10, 20, 0, 1000, 0);
+	CHECK(m == SPL_PROBE_RTT, "epoch end: unfair > stable, few losses -> PROBE_RTT (got %s)", mode_name(m));
+	m = decide(10, 20, 200, 1000, 0);
+	CHECK(m == SPL_DRAIN_PROBE, "epoch end: unfair > stable and 20%% losses -> DRAIN_PROBE (got %s)", mode_name(m));
+	m = decide(10, 20, 0, 1000, 11);
+	CHECK(m == SPL_DRAIN_PROBE, "epoch end: unfair > stable and loss_cnt 11 -> DRAIN_PROBE (got %s)", mode_name(m));
+	m = decide(0, 0, 0, 1000, 0);
+	CHECK(m == SPL_PROBE_RTT, "epoch end: no stable ACK at all (standing queue) -> PROBE_RTT (got %s)", mode_name(m));
+}
+
+/* ============================== scenario checks ============================== */
+
+static void scenario_steady(void)
+{
+	struct flow *f = &F[0];
+	double g;
+	u32 i, distinct = 0, bad_len = 0, start_rounds = 0;
+
+	link_init(20000000, 40, 100, 0.0, 0);
+	g = single_flow(CCA_SPLINE, 5000000, 20000000, 11, "steady 20 Mbit/s 40 ms");
+	CHECK(f->n_tr >= 2 && f->tr[0].mode == SPL_START_PROBE,
+	      "steady: starts in START_PROBE and leaves it");
+	for (i = 1; i < f->n_tr; i++)
+		if (f->tr[i - 1].mode == SPL_START_PROBE) { start_rounds = f->tr[i].round; break; }
+	CHECK(start_rounds >= SPL_FIRST_EPOCH_ROUNDS - 1 && start_rounds <= SPL_FIRST_EPOCH_ROUNDS + 1,
+	      "steady: START_PROBE lasts the first epoch, 20 rounds (left after round %u)", start_rounds);
+	CHECK(g > 0.90 * 20, "steady: goodput %.2f Mbit/s > 90%% of 20 Mbit/s", g);
+	CHECK(fabs(bw_est_mbps(f) - 20) < 2.0, "steady: bw estimate %.2f Mbit/s within 10%% of 20",
+	      bw_est_mbps(f));
+	CHECK(f->st.min_rtt_us >= 40000 && f->st.min_rtt_us < 41500,
+	      "steady: min_rtt %u us = propagation 40 ms + one packet time", f->st.min_rtt_us);
+	CHECK(f->cwnd >= bdp_pkts() && f->cwnd <= 3 * bdp_pkts() + 10,
+	      "steady: cwnd %u within [BDP, 3 BDP] (BDP %u packets)", f->cwnd, bdp_pkts());
+	CHECK(f->mode_acks[SPL_PROBE_BW] > 0, "steady: spends time in PROBE_BW");
+	CHECK(f->mode_acks[SPL_DRAIN_PROBE] == 0, "steady: never DRAIN_PROBE on a loss-free path");
+	for (i = 0; i <= SPL_EPOCH_MAX_ROUNDS + 1; i++) {
+		if (f->epoch_lengths[i]) distinct++;
+		if (f->epoch_lengths[i] && (i < 1 || i > SPL_EPOCH_MAX_ROUNDS)) bad_len++;
+	}
+	CHECK(distinct >= 5 && !bad_len,
+	      "steady: epoch lengths are random within 1..31 rounds (%u distinct lengths seen)", distinct);
+}
+
+static void scenario_random_loss(void)
+{
+	static const double loss[] = { 0.01, 0.02, 0.05 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(loss) / sizeof(loss[0]); i++) {
+		char name[64];
+		double gs, gr, retrans_pct;
+		u32 halvings, min_cwnd, max_loss_cnt;
+
+		link_init(20000000, 40, 100, loss[i], 0);
+		snprintf(name, sizeof(name), "random loss %.0f%%", loss[i] * 100);
+		gs = single_flow(CCA_SPLINE, 5000000, 30000000, 21 + i, name);
+		retrans_pct = 100.0 * F[0].lost / F[0].sent;
+		halvings = F[0].halvings_on_loss;
+		min_cwnd = F[0].min_cwnd_after_start;
+		max_loss_cnt = F[0].max_loss_cnt;
+		link_init(20000000, 40, 100, loss[i], 0);
+		gr = single_flow(CCA_RENO, 5000000, 30000000, 21 + i, name);
+
+		CHECK(gs > 0.75 * 20, "%s: spline goodput %.2f Mbit/s > 75%% of the 20 Mbit/s link",
+		      name, gs);
+		CHECK(gs > 3.0 * gr, "%s: spline %.2f Mbit/s > 3 x the Reno reference %.2f Mbit/s",
+		      name, gs, gr);
+		CHECK(halvings == 0, "%s: loss alone never halves the window (%u halvings)", name, halvings);
+		CHECK(min_cwnd >= bdp_pkts() * 7 / 8,
+		      "%s: window stays >= 7/8 BDP after START_PROBE (min %u, BDP %u)",
+		      name, min_cwnd, bdp_pkts());
+		CHECK(retrans_pct < loss[i] * 100 + 2.0,
+		      "%s: retransmissions %.2f%% stay near the random loss rate (< %.0f%% + 2)",
+		      name, retrans_pct, loss[i] * 100);
+		if (loss[i] < 0.03)
+			CHECK(max_loss_cnt <= SPL_LOSS_CNT_BACKOFF,
+			      "%s: loss_cnt stays <= 9 (max %u): no loss backoff", name, max_loss_cnt);
+	}
+}
+
+static void scenario_heavy_loss(void)
+{
+	link_init(20000000, 40, 100, 0.15, 0);
+	single_flow(CCA_SPLINE, 5000000, 20000000, 31, "random loss 15%");
+	CHECK(F[0].max_loss_cnt > SPL_LOSS_CNT_BACKOFF,
+	      "random loss 15%%: loss_cnt rises past 9 (max %u) so the window backs off",
+	      F[0].max_loss_cnt);
+}
+
+static void scenario_jitter(void)
+{
+	double g;
+
+	link_init(20000000, 40, 100, 0.0, 20);
+	g = single_flow(CCA_SPLINE, 5000000, 30000000, 41, "jitter 40 ms + 0-20 ms");
+	CHECK(F[0].max_rtt_epoch_us > SPL_RTT_EPOCH_START_US,
+	      "jitter: RTT tolerance band widens from 4 ms (to %u us)", F[0].max_rtt_epoch_us);
+	CHECK(F[0].max_rtt_epoch_us <= SPL_RTT_EPOCH_MAX_US,
+	      "jitter: RTT tolerance band capped at 32 ms (max %u us)", F[0].max_rtt_epoch_us);
+	CHECK(g > 0.80 * 20, "jitter: goodput %.2f Mbit/s > 80%% of 20 Mbit/s", g);
+}
+
+static double g_bw_at[4];
+static void hook_step(u64 now)
+{
+	if (now == 10000000) { L.rate_bytes_per_sec = 5000000 / 8; }	/* 20 -> 5 */
+	if (now == 13000000) g_bw_at[0] = bw_est_mbps(&F[0]);
+	if (now == 13000000) g_bw_at[2] = L.q_len;
+	if (now == 20000000) { L.rate_bytes_per_sec = 20000000 / 8; }	/* 5 -> 20 */
+	if (now == 24000000) g_bw_at[1] = bw_est_mbps(&F[0]);
+	if (now == 26000000) mark_goodput(&F[0], now);
+}
+
+static void scenario_bw_step(void)
+{
+	link_init(20000000, 40, 100, 0.0, 0);
+	n_flows = 1;
+	flow_init(&F[0], CCA_SPLINE, 0, 51);
+	simulate(30000000, hook_step);
+	print_figures("bw step 20->5->20 Mbit/s", &F[0], 30000000);
+	CHECK(g_bw_at[0] < 6.5, "bw step down 20->5 Mbit/s: estimate %.2f Mbit/s within 3 s",
+	      g_bw_at[0]);
+	CHECK(g_bw_at[2] < L.qcap_pkts,
+	      "bw step down: queue %.0f packets below the buffer (%u) 3 s later", g_bw_at[2], L.qcap_pkts);
+	CHECK(g_bw_at[1] > 15.0, "bw step up 5->20 Mbit/s: estimate %.2f Mbit/s > 15 within 4 s",
+	      g_bw_at[1]);
+	CHECK(goodput_mbps(&F[0], 30000000) > 16.0,
+	      "bw step up: goodput %.2f Mbit/s > 80%% of 20 in the last 4 s",
+	      goodput_mbps(&F[0], 30000000));
+}
+
+static double g_app_bw_min = 1e9;
+static void hook_app(u64 now)
+{
+	if (now == 5000000) F[0].app_rate_bytes_per_sec = 2000000 / 8.0;	/* 2 Mbit/s */
+	if (now > 6000000 && now <= 10000000 && bw_est_mbps(&F[0]) < g_app_bw_min)
+		g_app_bw_min = bw_est_mbps(&F[0]);
+	if (now == 10000000) F[0].app_rate_bytes_per_sec = 0;		/* bulk again */
+	if (now == 12000000) mark_goodput(&F[0], now);
+}
+
+static void scenario_app_limited(void)
+{
+	link_init(20000000, 40, 100, 0.0, 0);
+	n_flows = 1;
+	flow_init(&F[0], CCA_SPLINE, 0, 61);
+	simulate(15000000, hook_app);
+	print_figures("app-limited 5-10 s at 2 Mbit/s", &F[0], 15000000);
+	CHECK(g_app_bw_min > 15.0,
+	      "app-limited: bw estimate kept through 4 s at 2 Mbit/s (min %.2f Mbit/s)", g_app_bw_min);
+	CHECK(goodput_mbps(&F[0], 15000000) > 0.85 * 20,
+	      "app-limited: back to %.2f Mbit/s (> 85%% of 20) within 2 s of bulk", goodput_mbps(&F[0], 15000000));
+}
+
+static void scenario_two_flows(void)
+{
+	double g0, g1, jain;
+	u32 same = 0, i;
+
+	link_init(20000000, 40, 100, 0.0, 0);
+	n_flows = 2;
+	flow_init(&F[0], CCA_SPLINE, 0, 71);
+	flow_init(&F[1], CCA_SPLINE, 1000000, 72);
+	g_mark_at_us = 10000000;
+	simulate(40000000, hook_mark);
+	print_figures("two flows, flow 1", &F[0], 40000000);
+	print_figures("two flows, flow 2", &F[1], 40000000);
+	g0 = goodput_mbps(&F[0], 40000000);
+	g1 = goodput_mbps(&F[1], 40000000);
+	jain = (g0 + g1) * (g0 + g1) / (2 * (g0 * g0 + g1 * g1));
+	CHECK(g0 + g1 > 0.90 * 20, "two flows: together %.2f Mbit/s > 90%% of 20", g0 + g1);
+	CHECK(jain > 0.80, "two flows: Jain fairness %.3f > 0.80 (%.2f and %.2f Mbit/s)", jain, g0, g1);
+	for (i = 0; i < F[0].n_tr && i < F[1].n_tr; i++)
+		if (F[0].tr[i].mode == F[1].tr[i].mode &&
+		    llabs((long long)F[0].tr[i].t_us - (long long)F[1].tr[i].t_us) < 40000)
+			same++;
+	CHECK(same < 5, "two flows: they do not probe in lock step (%u simultaneous transitions)", same);
+}
+
+static void scenario_policer(void)
+{
+	link_init(20000000, 40, 100, 0.0, 0);
+	L.police_bytes_per_sec = 5000000 / 8;
+	L.police_burst_bytes = 30000;
+	L.police_tokens = 30000;
+	single_flow(CCA_SPLINE, 5000000, 20000000, 81, "policer 5 Mbit/s on 20 Mbit/s");
+	CHECK(F[0].st.lt_use_rounds > 0 || F[0].st.lt_bw_bytes_per_sec,
+	      "policer: long-term sampler finds a rate (lt_bw %.2f Mbit/s, using %u rounds)",
+	      F[0].st.lt_bw_bytes_per_sec * 8 / 1e6, F[0].st.lt_use_rounds);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_state_size();
+	check_overflow();
+	check_no_div_zero();
+	check_loss_backoff();
+	check_mode_table();
+	scenario_steady();
+	scenario_random_loss();
+	scenario_heavy_loss();
+	scenario_jitter();
+	scenario_bw_step();
+	scenario_app_limited();
+	scenario_two_flows();
+	scenario_policer();
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
