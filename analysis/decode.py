@@ -1,10 +1,12 @@
 """Read a capture file (pcap, pcapng, gzip'd either) into a columnar `Capture`.
 
 The file is memory-mapped (a gzip'd file is first stream-decompressed to an
-anonymous temporary file) and walked by the C decoder in chunks of
-`CHUNK_PACKETS` records: no Python object per packet, temporary memory
-bounded by one chunk plus the output columns, and a progress callback
-between chunks. pandas is not imported here.
+anonymous temporary file) and walked by the C decoder twice: a counting
+pass (fast: it only hops record headers, and finds a cut or damaged record
+before any work), then a decoding pass into columns allocated once at their
+final size, `CHUNK_PACKETS` records per call with a progress callback
+between calls. No Python object per packet and no temporary copies: memory
+is the output columns (~130 bytes per packet). pandas is not imported here.
 """
 from __future__ import annotations
 
@@ -21,12 +23,12 @@ import numpy as np
 from . import _decode
 from .columns import PACKET_COLUMNS
 from .errors import CaptureCutError, CaptureError
-from .packets import PacketTable, empty_columns, join_ip_fragments
+from .packets import PacketTable, join_ip_fragments
 from .sidecar import capture_drops
 
 ProgressCallback = Callable[[int, int], None]
 
-# Records per C walk call: ~130 bytes of columns each, so ~35 MB per chunk.
+# Records per C walk call between progress callbacks (~130 bytes of columns each).
 CHUNK_PACKETS = 262144
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_COPY_BYTES = 1 << 20
@@ -117,50 +119,54 @@ def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[st
     return out, warnings
 
 
-def _columns_from_chunks(chunks: List[Tuple[int, tuple]]) -> Dict[str, np.ndarray]:
-    if not chunks:
-        return empty_columns()
+def _wrap_columns(buffers: tuple) -> Dict[str, np.ndarray]:
+    """numpy views over the C walker's column bytearrays (no copy)."""
     columns: Dict[str, np.ndarray] = {}
     for index, column in enumerate(PACKET_COLUMNS):
-        dtype = np.dtype(column.dtype)
-        parts = [np.frombuffer(buffers[index], dtype=dtype).reshape((rows,) + column.shape)
-                 for rows, buffers in chunks]
-        columns[column.name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        array = np.frombuffer(buffers[index], dtype=np.dtype(column.dtype))
+        columns[column.name] = array.reshape((-1,) + column.shape) if column.shape else array
     return columns
 
 
 def _walk(path: Path, buffer: Any, size: int, strict: bool,
           progress: Optional[ProgressCallback]) -> Tuple[str, Dict[str, np.ndarray], bytearray, Optional[int], List[str]]:
+    """Two passes over the mapped file: count the records (and find a cut or damage), then
+    decode them into columns allocated once at their final size, `CHUNK_PACKETS` at a time."""
     state = _decode.new_state()
-    status, offset, fmt, message, where = _decode.open(state, buffer)
+    status, first_offset, fmt, message, where = _decode.open(state, buffer)
     if status == _decode.ERROR:
         raise CaptureError(path, where, message)
     if status == _decode.CUT:
         raise CaptureError(path, where, "file ends inside its file header")
     format_name = "pcapng" if fmt == _decode.FORMAT_PCAPNG else "pcap"
-    chunks: List[Tuple[int, tuple]] = []
+    status, where, total_rows, message = _decode.walk(state, buffer, first_offset, size)
+    if status == _decode.ERROR:
+        raise CaptureError(path, where, message)
     warnings: List[str] = []
     truncated_at: Optional[int] = None
-    while True:
-        status, where, rows, buffers, message = _decode.walk(state, buffer, offset, CHUNK_PACKETS)
-        if rows:
-            chunks.append((rows, buffers))
+    if status == _decode.CUT:
+        truncated_at = where
+        if strict:
+            raise CaptureCutError(path, where, "file cut mid-record")
+        warnings.append(f"file cut mid-record at byte offset {where} ({size - where} trailing bytes ignored); "
+                        f"analysed the {total_rows} complete records before it")
+    # Second pass: the same walk from a fresh state, now writing columns. (The first pass's state,
+    # which saw every block to the end, keeps the interfaces and their statistics.)
+    fill_state = _decode.new_state()
+    _decode.open(fill_state, buffer)
+    buffers = _decode.allocate(total_rows)
+    offset, rows_done = first_offset, 0
+    while rows_done < total_rows:
+        status, offset, rows, message = _decode.walk(fill_state, buffer, offset,
+                                                     min(CHUNK_PACKETS, total_rows - rows_done), buffers, rows_done)
+        if status == _decode.ERROR or rows == 0:   # cannot happen after the first pass; never loop on it
+            raise CaptureError(path, offset, message or "decoder stopped early")
+        rows_done += rows
         if progress is not None:
-            progress(where, size)
-        if status == _decode.MORE:
-            offset = where
-            continue
-        if status == _decode.ERROR:
-            raise CaptureError(path, where, message)
-        if status == _decode.CUT:
-            truncated_at = where
-            text = (f"file cut mid-record at byte offset {where} ({size - where} trailing bytes ignored); "
-                    f"analysed the complete records before it")
-            if strict:
-                raise CaptureCutError(path, where, "file cut mid-record")
-            warnings.append(text)
-        break
-    return format_name, _columns_from_chunks(chunks), state, truncated_at, warnings
+            progress(offset, size)
+    if progress is not None:
+        progress(size, size)
+    return format_name, _wrap_columns(buffers), state, truncated_at, warnings
 
 
 def read(path: Union[str, os.PathLike], *, strict: bool = False,

@@ -33,16 +33,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .sack_left = column(4 * DECODE_MAX_SACK_BLOCKS), .sack_right = column(4 * DECODE_MAX_SACK_BLOCKS),
         .ip_frag_offset = column(2), .ts_valid = column(1),
     };
-    size_t offset = 0;
+    size_t offset = 0, counted_rows = 0, count_end = 0;
+    /* Pass 1 as the Python reader does it: count only (no columns). */
+    if (decode_open(&state, data, size, &offset) == DECODE_MORE)
+        decode_walk(&state, data, size, offset, NULL, SIZE_MAX, &counted_rows, &count_end);
+    /* Pass 2: decode in small chunks; it must find exactly as many records. */
     int status = decode_open(&state, data, size, &offset);
-    size_t calls = 0;
+    size_t calls = 0, decoded_rows = 0;
     while (status == DECODE_MORE) {
         size_t rows = 0, next = 0;
         status = decode_walk(&state, data, size, offset, &cols, ROWS_PER_CHUNK, &rows, &next);
         if (status == DECODE_MORE && next <= offset) abort();   /* no progress: would loop forever */
+        decoded_rows += rows;
         offset = next;
         if (++calls > size + 2) abort();
     }
+    if (decoded_rows != counted_rows) abort();   /* the two passes must agree */
     /* Also feed the raw input to the frame decoder under every link type we know. */
     static const uint16_t link_types[] = {0, 1, 9, 12, 14, 50, 101, 104, 108, 113, 228, 229, 276, 147};
     for (size_t k = 0; k < sizeof link_types / sizeof link_types[0]; k++) {

@@ -479,10 +479,12 @@ static int pcap_walk(decode_state *st, const uint8_t *buf, size_t len, size_t of
             return fail(st, off, message);
         }
         if (len - off - hl < incl) { st->cut_offset = off; status = DECODE_CUT; break; }
-        cols->ts_ns[n] = (int64_t)((uint64_t)ts_s * NS_PER_S + (uint64_t)ts_frac * (st->ts_nanoseconds ? 1 : NS_PER_US));
-        cols->ts_valid[n] = 1;
-        cols->interface[n] = 0;
-        decode_frame(h + hl, incl, orig, link_type, cols, n);
+        if (cols) {
+            cols->ts_ns[n] = (int64_t)((uint64_t)ts_s * NS_PER_S + (uint64_t)ts_frac * (st->ts_nanoseconds ? 1 : NS_PER_US));
+            cols->ts_valid[n] = 1;
+            cols->interface[n] = 0;
+            decode_frame(h + hl, incl, orig, link_type, cols, n);
+        }
         n++;
         off += hl + incl;
     }
@@ -654,10 +656,12 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
                 goto out;
             }
             uint64_t ticks = ((uint64_t)file32(st, b + 12) << 32) | file32(st, b + 16);
-            cols->ts_ns[n] = st->last_ts_ns = pcapng_ticks_to_ns(ticks, ifc);
-            cols->ts_valid[n] = 1;
-            cols->interface[n] = (uint16_t)(ifc - st->interfaces);
-            decode_frame(b + 28, incl, orig, ifc->link_type, cols, n);
+            if (cols) {
+                cols->ts_ns[n] = st->last_ts_ns = pcapng_ticks_to_ns(ticks, ifc);
+                cols->ts_valid[n] = 1;
+                cols->interface[n] = (uint16_t)(ifc - st->interfaces);
+                decode_frame(b + 28, incl, orig, ifc->link_type, cols, n);
+            }
             n++;
             break;
         }
@@ -669,10 +673,12 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
             uint32_t incl = block_len - 16;
             if (orig < incl) incl = orig;
             if (ifc->snaplen && ifc->snaplen < incl) incl = ifc->snaplen;
-            cols->ts_ns[n] = st->last_ts_ns;
-            cols->ts_valid[n] = 0;
-            cols->interface[n] = (uint16_t)(ifc - st->interfaces);
-            decode_frame(b + 12, incl, orig, ifc->link_type, cols, n);
+            if (cols) {
+                cols->ts_ns[n] = st->last_ts_ns;
+                cols->ts_valid[n] = 0;
+                cols->interface[n] = (uint16_t)(ifc - st->interfaces);
+                decode_frame(b + 12, incl, orig, ifc->link_type, cols, n);
+            }
             n++;
             break;
         }

@@ -118,7 +118,8 @@ typedef struct decode_state {
  * DECODE_CUT (file shorter than its header) or DECODE_ERROR. */
 int decode_open(decode_state *st, const uint8_t *buf, size_t len, size_t *first_record_offset);
 
-/* Decode records from `offset` into rows [0, max_packets) of `cols`.
+/* Decode records from `offset` into rows [0, max_packets) of `cols`
+ * (cols == NULL: only count the records and validate the file, writing nothing).
  * *rows_out = rows written; *next_offset = where to resume (for DECODE_MORE
  * and DECODE_END), or the offset of the cut record / error. */
 int decode_walk(decode_state *st, const uint8_t *buf, size_t len, size_t offset,

@@ -64,43 +64,68 @@ static PyObject *py_open(PyObject *self, PyObject *args) {
                          st->error_message, (unsigned long long)(status == DECODE_CUT ? st->cut_offset : st->error_offset));
 }
 
-/* walk(state, buffer, offset, max_packets) -> (status, next_offset, rows, columns, message) */
-static PyObject *py_walk(PyObject *self, PyObject *args) {
-    PyObject *state_obj, *buffer_obj;
-    Py_ssize_t offset, max_packets;
-    if (!PyArg_ParseTuple(args, "OOnn", &state_obj, &buffer_obj, &offset, &max_packets)) return NULL;
-    decode_state *st = state_from(state_obj);
-    if (!st) return NULL;
-    if (offset < 0 || max_packets < 0) { PyErr_SetString(PyExc_ValueError, "negative offset or count"); return NULL; }
+/* allocate(rows) -> tuple of zeroed bytearrays, one per column, for `rows` rows */
+static PyObject *py_allocate(PyObject *self, PyObject *args) {
+    Py_ssize_t rows;
+    if (!PyArg_ParseTuple(args, "n", &rows)) return NULL;
+    if (rows < 0) { PyErr_SetString(PyExc_ValueError, "negative row count"); return NULL; }
     PyObject *columns = PyTuple_New((Py_ssize_t)N_COLUMNS);
     if (!columns) return NULL;
-    decode_columns cols;
-    memset(&cols, 0, sizeof cols);
     for (size_t c = 0; c < N_COLUMNS; c++) {
-        PyObject *array = PyByteArray_FromStringAndSize(NULL, max_packets * (Py_ssize_t)COLUMNS[c].row_bytes);
+        if ((size_t)rows > (size_t)PY_SSIZE_T_MAX / COLUMNS[c].row_bytes) { Py_DECREF(columns); return PyErr_NoMemory(); }
+        PyObject *array = PyByteArray_FromStringAndSize(NULL, rows * (Py_ssize_t)COLUMNS[c].row_bytes);
         if (!array) { Py_DECREF(columns); return NULL; }
         PyTuple_SET_ITEM(columns, (Py_ssize_t)c, array);
-        *(void **)((char *)&cols + COLUMNS[c].pointer_offset) = PyByteArray_AS_STRING(array);
+    }
+    return columns;
+}
+
+/* walk(state, buffer, offset, max_packets, columns=None, first_row=0)
+ *   -> (status, offset, rows, message)
+ * With columns (from allocate), decodes into rows [first_row, first_row + rows);
+ * without, only counts records. */
+static PyObject *py_walk(PyObject *self, PyObject *args) {
+    PyObject *state_obj, *buffer_obj, *columns = Py_None;
+    Py_ssize_t offset, max_packets, first_row = 0;
+    if (!PyArg_ParseTuple(args, "OOnn|On", &state_obj, &buffer_obj, &offset, &max_packets, &columns, &first_row))
+        return NULL;
+    decode_state *st = state_from(state_obj);
+    if (!st) return NULL;
+    if (offset < 0 || max_packets < 0 || first_row < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative offset, count or row");
+        return NULL;
+    }
+    decode_columns cols;
+    memset(&cols, 0, sizeof cols);
+    int counting = columns == Py_None;
+    if (!counting) {
+        if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != (Py_ssize_t)N_COLUMNS) {
+            PyErr_SetString(PyExc_TypeError, "columns must be the tuple from allocate()");
+            return NULL;
+        }
+        for (size_t c = 0; c < N_COLUMNS; c++) {
+            PyObject *array = PyTuple_GET_ITEM(columns, (Py_ssize_t)c);
+            if (!PyByteArray_Check(array)) { PyErr_SetString(PyExc_TypeError, "columns must be bytearrays"); return NULL; }
+            size_t capacity_rows = (size_t)PyByteArray_GET_SIZE(array) / COLUMNS[c].row_bytes;
+            if ((size_t)first_row > capacity_rows || (size_t)max_packets > capacity_rows - (size_t)first_row) {
+                PyErr_SetString(PyExc_ValueError, "columns too small for first_row + max_packets");
+                return NULL;
+            }
+            *(void **)((char *)&cols + COLUMNS[c].pointer_offset) =
+                PyByteArray_AS_STRING(array) + (size_t)first_row * COLUMNS[c].row_bytes;
+        }
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(buffer_obj, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(columns); return NULL; }
+    if (PyObject_GetBuffer(buffer_obj, &view, PyBUF_SIMPLE) < 0) return NULL;
     size_t rows = 0, next = 0;
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = decode_walk(st, (const uint8_t *)view.buf, (size_t)view.len, (size_t)offset, &cols,
-                         (size_t)max_packets, &rows, &next);
+    status = decode_walk(st, (const uint8_t *)view.buf, (size_t)view.len, (size_t)offset,
+                         counting ? NULL : &cols, (size_t)max_packets, &rows, &next);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
-    if ((Py_ssize_t)rows < max_packets) {
-        for (size_t c = 0; c < N_COLUMNS; c++) {
-            if (PyByteArray_Resize(PyTuple_GET_ITEM(columns, (Py_ssize_t)c), (Py_ssize_t)(rows * COLUMNS[c].row_bytes)) < 0) {
-                Py_DECREF(columns);
-                return NULL;
-            }
-        }
-    }
     unsigned long long where = status == DECODE_CUT ? st->cut_offset : status == DECODE_ERROR ? st->error_offset : next;
-    return Py_BuildValue("(iKnNs)", status, where, (Py_ssize_t)rows, columns, st->error_message);
+    return Py_BuildValue("(iKns)", status, where, (Py_ssize_t)rows, st->error_message);
 }
 
 /* interfaces(state) -> list of dicts */
@@ -140,7 +165,8 @@ static PyObject *py_counters(PyObject *self, PyObject *args) {
 static PyMethodDef METHODS[] = {
     {"new_state", py_new_state, METH_NOARGS, "A zeroed walker state (bytearray)."},
     {"open", py_open, METH_VARARGS, "open(state, buffer) -> (status, first_offset, format, message, offset)"},
-    {"walk", py_walk, METH_VARARGS, "walk(state, buffer, offset, max_packets) -> (status, offset, rows, columns, message)"},
+    {"allocate", py_allocate, METH_VARARGS, "allocate(rows) -> tuple of column bytearrays"},
+    {"walk", py_walk, METH_VARARGS, "walk(state, buffer, offset, max_packets, columns=None, first_row=0) -> (status, offset, rows, message)"},
     {"interfaces", py_interfaces, METH_VARARGS, "interfaces(state) -> list of interface dicts"},
     {"counters", py_counters, METH_VARARGS, "counters(state) -> dict"},
     {NULL, NULL, 0, NULL},
