@@ -1,0 +1,228 @@
+#!/bin/sh
+# /init of the VM that tests the Spline module (copied into the initramfs by vm-test.sh).
+#
+# Runs under busybox sh (no bash in the guest). Busybox's sh runs its own `ip`/`tc`
+# applets before PATH, so iproute2, iperf3, tcpdump and ethtool are always called by
+# absolute path. Settings come from /etc/vm-test.conf, written by vm-test.sh.
+#
+# Topology (three network namespaces, so that the bottleneck queue is NOT on the
+# sender's own interface: a local tbf would push back on the sender through TCP small
+# queues and local-drop signals, which a real bottleneck never does):
+#
+#   snd [veth-s 10.0.1.1] <-> [veth-r1 10.0.1.254] rtr [veth-r2 10.0.2.254] <-> [veth-c 10.0.2.1] rcv
+#                                                      egress: netem (delay, jitter, loss)
+#                                                              -> tbf (rate, queue)
+#
+# The data direction (snd -> rcv) crosses netem then tbf; ACKs return unimpaired.
+# tcpdump records on veth-s inside snd: the sender's view, every transmission.
+# Everything produced goes to /out (9p share of the host's output directory).
+
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+IP=/usr/sbin/ip
+TC=/usr/sbin/tc
+ETHTOOL=/usr/sbin/ethtool
+IPERF3=/usr/bin/iperf3
+TCPDUMP=/usr/bin/tcpdump
+OUT=/out
+RCV_ADDR=10.0.2.1
+RUN_GRACE_S=30
+
+say() { echo "vm-test: $*"; }
+
+power_off() {
+	sync
+	say "powering off"
+	poweroff -f
+	# If poweroff failed, exiting init panics the kernel; qemu (-no-reboot) then exits.
+	exit 1
+}
+
+mount_basics() {
+	mount -t proc proc /proc
+	mount -t sysfs sys /sys
+	mount -t devtmpfs dev /dev 2>/dev/null || true
+	mkdir -p /run /tmp /var/run
+	mount -t tmpfs tmpfs /run
+	mount -t tmpfs tmpfs /tmp
+}
+
+load_kernel_modules() {
+	while read -r ko; do
+		[ -n "$ko" ] || continue
+		insmod "/lib/modules/vm/$ko" || say "insmod $ko failed"
+	done < /etc/vm-modules.load
+}
+
+mount_output() {
+	mkdir -p "$OUT"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out "$OUT"
+}
+
+# Inside a namespace: "ns <name> <command...>" (ip netns exec execs the command itself).
+ns() {
+	name=$1
+	shift
+	"$IP" netns exec "$name" "$@"
+}
+
+veth_offloads_off() {
+	# Segmentation/receive offloads off, so packets on the wire are MSS-sized as on a real link.
+	ns "$1" "$ETHTOOL" -K "$2" tso off gso off gro off >/dev/null 2>&1 \
+		|| say "ethtool could not turn offloads off on $2 (ns $1)"
+}
+
+make_link() { # <ns a> <dev a> <addr a/len> <ns b> <dev b> <addr b/len>
+	"$IP" link add "$2" netns "$1" type veth peer name "$5" netns "$4"
+	ns "$1" "$IP" addr add "$3" dev "$2"
+	ns "$4" "$IP" addr add "$6" dev "$5"
+	ns "$1" "$IP" link set "$2" up
+	ns "$4" "$IP" link set "$5" up
+	veth_offloads_off "$1" "$2"
+	veth_offloads_off "$4" "$5"
+}
+
+build_topology() {
+	for n in snd rtr rcv; do
+		"$IP" netns add "$n"
+		ns "$n" "$IP" link set lo up
+	done
+	make_link snd veth-s 10.0.1.1/24 rtr veth-r1 10.0.1.254/24
+	make_link rtr veth-r2 10.0.2.254/24 rcv veth-c "$RCV_ADDR/24"
+	ns snd "$IP" route add default via 10.0.1.254
+	ns rcv "$IP" route add default via 10.0.2.254
+	ns rtr sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'
+}
+
+shape_path() {
+	netem_args="delay ${DELAY_MS}ms"
+	if [ "$JITTER_MS" != 0 ]; then
+		netem_args="$netem_args ${JITTER_MS}ms"
+	fi
+	if [ "$LOSS_PCT" != 0 ]; then
+		netem_args="$netem_args loss ${LOSS_PCT}%"
+	fi
+	# netem first (its delay line must never drop: large limit), then tbf, whose
+	# queue (limit in bytes) is the bottleneck buffer.
+	# shellcheck disable=SC2086
+	ns rtr "$TC" qdisc add dev veth-r2 root handle 1: netem $netem_args limit 100000 || return 1
+	ns rtr "$TC" qdisc add dev veth-r2 parent 1:1 handle 10: tbf rate "${RATE_MBIT}mbit" \
+		burst "$BURST_BYTES" limit "$QUEUE_BYTES" || return 1
+	ns rtr "$TC" qdisc show dev veth-r2 > "$OUT/qdisc.txt"
+}
+
+load_cca_module() {
+	[ -n "$CCA_KO" ] || return 0
+	if insmod "/lib/modules/vm/cca/$CCA_KO" 2> "$OUT/insmod.txt"; then
+		say "loaded $CCA_KO"
+	else
+		say "insmod $CCA_KO failed: $(cat "$OUT/insmod.txt")"
+	fi
+}
+
+start_receiver() {
+	# Started directly (not through the ns function): $! must be iperf3 itself, not a subshell.
+	"$IP" netns exec rcv "$IPERF3" -s -B "$RCV_ADDR" > "$OUT/iperf3-server.log" 2>&1 &
+	SERVER_PID=$!
+	sleep 1
+}
+
+wait_for_capture_start() { # <tcpdump stderr file>
+	i=0
+	while [ $i -lt 50 ]; do
+		grep -q "listening on" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	say "tcpdump did not report listening within 5 s"
+}
+
+# One iperf3 run of <cca>, tag <name>: capture to tmpfs, then copy to /out.
+run_one() {
+	cca=$1
+	name=$2
+	# Started directly (not through the ns function): $! must be tcpdump itself, since a
+	# background subshell ignores SIGINT and would not pass a signal on.
+	"$IP" netns exec snd "$TCPDUMP" -i veth-s -n -s 128 -U -Z root -w "/tmp/$name.pcap" tcp \
+		2> "/tmp/$name.tcpdump.txt" &
+	dump_pid=$!
+	wait_for_capture_start "/tmp/$name.tcpdump.txt"
+	say "run $name: iperf3 -C $cca -t $DURATION_S"
+	# A guard, so that one hung run cannot stop the others nor the dmesg collection.
+	timeout "$((DURATION_S + RUN_GRACE_S))" "$IP" netns exec snd \
+		"$IPERF3" -c "$RCV_ADDR" -C "$cca" -t "$DURATION_S" -J > "/tmp/$name.json" 2> "/tmp/$name.err"
+	rc=$?
+	sleep 1  # let tcpdump read the last packets (FIN, final ACKs) before it stops
+	kill -TERM "$dump_pid" 2>/dev/null
+	wait "$dump_pid"
+	echo "$rc" > "/tmp/$name.rc"
+	cp "/tmp/$name.pcap" "/tmp/$name.json" "/tmp/$name.err" "/tmp/$name.rc" "/tmp/$name.tcpdump.txt" "$OUT/"
+	rm -f "/tmp/$name.pcap"
+	say "run $name: iperf3 exit $rc"
+}
+
+run_all() {
+	r=1
+	while [ "$r" -le "$RUNS" ]; do
+		for cca in $CCAS; do
+			run_one "$cca" "$cca-r$r"
+		done
+		r=$((r + 1))
+	done
+}
+
+stop_receiver() {
+	kill "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+}
+
+# Wait until no socket holds the module (refcnt 0), then rmmod; record the outcome.
+unload_cca_module() {
+	[ -n "$CCA_MODULE" ] || return 0
+	refcnt_file="/sys/module/$CCA_MODULE/refcnt"
+	i=0
+	while [ -r "$refcnt_file" ] && [ "$(cat "$refcnt_file")" != 0 ] && [ $i -lt "$IDLE_WAIT_S" ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	refcnt=$(cat "$refcnt_file" 2>/dev/null || echo missing)
+	if rmmod "$CCA_MODULE" 2> "$OUT/rmmod.txt"; then
+		status=ok
+	else
+		status=failed
+	fi
+	loaded=no
+	[ -d "/sys/module/$CCA_MODULE" ] && loaded=yes
+	echo "rmmod=$status refcnt_before=$refcnt waited_s=$i still_loaded=$loaded" >> "$OUT/rmmod.txt"
+	say "rmmod $CCA_MODULE: $status (refcnt before: $refcnt, waited ${i} s)"
+}
+
+main() {
+	mount_basics
+	. /etc/vm-test.conf
+	load_kernel_modules
+	if ! mount_output; then
+		say "cannot mount the 9p output share"
+		power_off
+	fi
+	say "booted $(uname -r)"
+	load_cca_module
+	cat /proc/sys/net/ipv4/tcp_available_congestion_control > "$OUT/available.txt"
+	say "available: $(cat "$OUT/available.txt")"
+	build_topology
+	if shape_path; then
+		start_receiver
+		run_all
+		stop_receiver
+	else
+		say "tc setup failed"
+		echo "tc setup failed" > "$OUT/setup-failed.txt"
+	fi
+	unload_cca_module
+	dmesg > "$OUT/dmesg.txt"
+	echo done > "$OUT/guest-done"
+	power_off
+}
+
+main

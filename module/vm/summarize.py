@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Summarise one VM test run (the files the guest wrote over 9p) as ONE JSON line.
+
+Reads, in the output directory: available.txt (tcp_available_congestion_control),
+<cca>-r<n>.json/.rc/.err (iperf3 -J per run), rmmod.txt (module unload outcome),
+dmesg.txt. Prints
+
+  {"available": [...], "runs": [{"cca", "run", "throughput_bps", "retransmits", "ok", ...}],
+   "kernel_warnings": N, "kernel_warning_lines": [...], "module_unloaded": true|false|null,
+   "failures": [...]}
+
+and exits 1 when a failure was found: a required CCA missing, a run failed (iperf3 error,
+no throughput, wrong sender CCA), the module not unloaded, or kernel warnings.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+# Lines a healthy run may show: loading an unsigned, out-of-tree module taints the kernel.
+BENIGN_TAINT = (
+    re.compile(r"module verification failed: signature and/or required key missing - tainting kernel"),
+    re.compile(r"loading out-of-tree module taints kernel"),
+)
+WARNING = re.compile(
+    r"\bWARN(ING)?\b|\bBUG\b|\b[Oo]ops\b|\b[Tt]aint(s|ed|ing)?\b|general protection fault"
+    r"|Call Trace|kernel panic|[Hh]ung task|soft lockup|hard LOCKUP|refcount_t:|UBSAN|KASAN"
+)
+
+
+def kernel_warning_lines(dmesg: str) -> list[str]:
+    """Lines of dmesg that report a warning, bug, oops or taint, minus the benign taints."""
+    return [line for line in dmesg.splitlines()
+            if WARNING.search(line) and not any(p.search(line) for p in BENIGN_TAINT)]
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+
+
+def summarize_run(out: Path, cca: str, run: int) -> dict:
+    """One iperf3 run: throughput at the receiver, sender retransmits, and whether it is sound."""
+    name = f"{cca}-r{run}"
+    result = {"cca": cca, "run": run, "throughput_bps": None, "retransmits": None, "ok": False,
+              "pcap": f"{name}.pcap" if (out / f"{name}.pcap").exists() else None}
+    raw = read_text(out / f"{name}.json")
+    rc = (read_text(out / f"{name}.rc") or "").strip()
+    if raw is None:
+        result["error"] = "no iperf3 output (run did not happen)"
+        return result
+    try:
+        report = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        result["error"] = f"iperf3 output is not JSON: {exc}"
+        return result
+    end = report.get("end", {})
+    result["throughput_bps"] = end.get("sum_received", {}).get("bits_per_second")
+    result["retransmits"] = end.get("sum_sent", {}).get("retransmits")
+    result["sender_cca"] = end.get("sender_tcp_congestion")
+    result["bytes_received"] = end.get("sum_received", {}).get("bytes")
+    analysis = out / f"{name}.analysis.json"
+    if analysis.exists():
+        result["analysis"] = analysis.name
+    if report.get("error"):
+        result["error"] = f"iperf3: {report['error']}"
+    elif rc != "0":
+        result["error"] = f"iperf3 exit status {rc or 'unknown'}"
+    elif not result["throughput_bps"]:
+        result["error"] = "no throughput"
+    elif result["sender_cca"] != cca:
+        result["error"] = f"sender used {result['sender_cca']!r}, not {cca!r}"
+    else:
+        result["ok"] = True
+    return result
+
+
+def module_unloaded(out: Path, module: str) -> bool | None:
+    """True when the guest's rmmod of the module succeeded; None when no module was loaded."""
+    if not module:
+        return None
+    text = read_text(out / "rmmod.txt") or ""
+    return "rmmod=ok" in text and "still_loaded=no" in text
+
+
+def summarize(out: Path, ccas: list[str], runs: int, required: list[str], module: str) -> dict:
+    available = (read_text(out / "available.txt") or "").split()
+    run_results = [summarize_run(out, cca, r) for r in range(1, runs + 1) for cca in ccas]
+    warnings = kernel_warning_lines(read_text(out / "dmesg.txt") or "")
+    unloaded = module_unloaded(out, module)
+    failures = [f"{cca} is not available" for cca in required if cca not in available]
+    failures += [f"{r['cca']} run {r['run']}: {r['error']}" for r in run_results if not r["ok"]]
+    if warnings:
+        failures.append(f"{len(warnings)} kernel warning line(s)")
+    if unloaded is False:
+        failures.append(f"module {module} did not unload")
+    if read_text(out / "dmesg.txt") is None:
+        failures.append("no dmesg from the guest")
+    return {"available": available, "runs": run_results, "kernel_warnings": len(warnings),
+            "kernel_warning_lines": warnings, "module_unloaded": unloaded, "failures": failures}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="output directory of the VM run")
+    parser.add_argument("--ccas", required=True, help="CCAs run, separated by spaces")
+    parser.add_argument("--runs", type=int, required=True, help="rounds run")
+    parser.add_argument("--require", default="", help="CCAs that must be available")
+    parser.add_argument("--module", default="", help="module name that must have unloaded")
+    args = parser.parse_args(argv)
+    summary = summarize(args.out, args.ccas.split(), args.runs, args.require.split(), args.module)
+    for failure in summary["failures"]:
+        print(f"vm-test: FAIL: {failure}", file=sys.stderr)
+    for line in summary["kernel_warning_lines"]:
+        print(f"vm-test: kernel: {line}", file=sys.stderr)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(summary))
+    return 1 if summary["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
