@@ -171,6 +171,12 @@ enum spline_mode {
  * Random loss of 1-5% therefore does not raise loss_cnt.
  */
 #define SPL_LOSS_HIGH_DIV	10U
+/* The loss rate is sampled over at least one round and at least this many
+ * delivered packets: with a window of 8 packets one loss would be "12%", and
+ * in the simulator the smaller of two flows kept reading its random losses
+ * as heavy rounds, narrowed its band and starved.
+ */
+#define SPL_LOSS_SAMPLE_MIN_PKTS 32U
 #define SPL_LOSS_CNT_MAX	255U
 #define SPL_LOSS_CNT_BACKOFF	9U	/* backoff above this */
 #define SPL_LOSS_CNT_BACKOFF_CAP 12U	/* ls = min(loss_cnt, 12) */
@@ -185,13 +191,26 @@ enum spline_mode {
 #define SPL_TF_MAX		4096U	/* tf saturates at 16.0 */
 #define SPL_COUNTER_MAX		0xffffU	/* u16 saturating counters */
 
+/* --- Fair sharing ---------------------------------------------------------------------- */
+/* In PROBE_BW the window gets this many packets on top of the multiplicative
+ * model. A window that is only gain x own-estimate x RTT is share-neutral:
+ * any split of the link between two Spline flows reproduces itself, and in
+ * the simulator a flow that lost its share once never got it back. A fixed
+ * additive term is worth more to the smaller flow, so the only equilibrium is
+ * the equal split (the reason AIMD converges); 4 packets also covers a TSO
+ * burst, like BBR's quantization budget.
+ */
+#define SPL_PROBE_BW_QUANTUM_PKTS 4U
+
 /* --- Window bounds ------------------------------------------------------------------ */
 #define SPL_MIN_CWND_PKTS	4U	/* never below 4 packets (fast retransmit) */
 
 /* --- Long-term (policer) bandwidth sampler ---------------------------------------- */
 #define SPL_LT_MIN_ROUNDS	4U	/* shortest sampling interval, rounds */
 #define SPL_LT_MAX_ROUNDS	16U	/* longest sampling interval, rounds */
-#define SPL_LT_LOSS_DIV		5U	/* interval counts when lost*5 >= delivered (20%) */
+#define SPL_LT_LOSS_DIV		8U	/* interval counts when lost*8 >= delivered (12.5%):
+					 * at BBR's 20% Spline, which probes by window not
+					 * by pacing, lost 16-19% to a policer and missed it */
 #define SPL_LT_BW_REL_DIV	8U	/* two intervals agree within 1/8 ... */
 #define SPL_LT_BW_ABS_BYTES_PER_SEC 500U /* ... or within 4 kbit/s */
 #define SPL_LT_USE_ROUNDS	48U	/* then pace at the policed rate this long */
@@ -202,6 +221,7 @@ enum spline_mode {
 #define SPL_F_LT_STARTED	0x04	/* lt sampling interval open */
 #define SPL_F_RUN_OUT_OF_BAND	0x08	/* RTT left the band during the clean run */
 #define SPL_F_RUN_NEAR_MIN	0x10	/* an RTT sample came back near min_rtt */
+#define SPL_F_MIN_RTT_PROBE	0x20	/* min_rtt expired: re-measuring in a drain */
 
 /* Per-connection state: must fit ICSK_CA_PRIV_SIZE (104 bytes on 6.x). */
 struct spline_state {
@@ -224,6 +244,7 @@ struct spline_state {
 	u32 lt_start_delivered_pkts;	/* lt interval start: tp->delivered */
 	u32 lt_start_lost_pkts;		/* lt interval start: tp->lost */
 	u32 lt_start_ms;		/* lt interval start time */
+	u32 probe_min_rtt_us;		/* min RTT seen while re-measuring */
 	u16 stable_acks;		/* stable ACKs (saturating, halved per epoch) */
 	u16 unfair_acks;		/* unfair ACKs (saturating, halved per epoch) */
 	u16 stable_run_acks;		/* consecutive clean ACKs (no loss, steady) */
@@ -322,8 +343,10 @@ static inline u32 spline_bdp_pkts(u32 bw_bytes_per_sec, u32 rtt_us, u32 gain_q8,
 
 /* Stability score tf = (0.75 x stable) / (1.5 x (recent_losses + unfair)),
  * Q8, saturating at SPL_TF_MAX. With no losses and no unfair ACKs the score
- * is the maximum if there were stable ACKs, and 0 if there were none (a
- * standing queue makes every ACK out of band: that is not stability).
+ * is the maximum if there were stable ACKs, and neutral (1.0) if there were
+ * none: the RTT sat out of band without jumping and nothing was lost, i.e. a
+ * steady shared queue. Scoring that 0 sent whichever flow had the narrower
+ * band to PROBE_RTT, where it yielded its share for good (simulator).
  */
 static inline u32 spline_stability_q8(const struct spline_state *s)
 {
@@ -331,7 +354,7 @@ static inline u32 spline_stability_q8(const struct spline_state *s)
 	u32 den = 6U * ((u32)s->epoch_lost_pkts + s->unfair_acks); /* 1.5 x, x4 */
 
 	if (!den)
-		return num ? SPL_TF_MAX : 0;
+		return num ? SPL_TF_MAX : SPL_UNIT;
 	return spl_min_u32((num << SPL_UNIT_SHIFT) / den, SPL_TF_MAX);
 }
 
@@ -438,10 +461,11 @@ static inline void spline_update_bw(struct spline_state *s,
 
 /* min_rtt with a 10 s expiry. When it expires the next sample replaces it,
  * the tolerance band narrows again (the path may have changed), and the flow
- * drains (DRAIN_PROBE until in flight <= BDP) so that the samples that follow
- * see an empty queue and pull the new minimum down to the propagation delay.
- * Without the drain a standing queue at expiry becomes the new "minimum" and
- * the model window grows with it (seen in the simulator: 40 ms -> 59 ms).
+ * drains (DRAIN_PROBE until in flight <= BDP); the smallest sample seen
+ * during that drain, which sees an empty queue, becomes the new minimum (it
+ * may be larger than the old one: the path changed). Taking the first sample
+ * after expiry instead let a standing queue become the new "minimum" and the
+ * model window grow with it (seen in the simulator: 40 ms -> 68 ms).
  */
 static inline void spline_update_min_rtt(struct spline_state *s,
 					 const struct spline_ack *a, u32 now_ms)
@@ -452,16 +476,24 @@ static inline void spline_update_min_rtt(struct spline_state *s,
 	if (a->rs_rtt_us <= 0)
 		return;
 	rtt_us = (u32)spl_min_u64((u64)a->rs_rtt_us, 0xffffffffULL);
+	if (s->flags & SPL_F_MIN_RTT_PROBE)
+		s->probe_min_rtt_us = spl_min_u32(s->probe_min_rtt_us, rtt_us);
 	expired = s->min_rtt_us &&
 		  (u32)(now_ms - s->min_rtt_stamp_ms) > SPL_MIN_RTT_WIN_MS;
-	if (!s->min_rtt_us || rtt_us <= s->min_rtt_us || expired) {
-		if (expired) {
-			s->rtt_epoch_us = SPL_RTT_EPOCH_START_US;
-			if (s->mode != SPL_START_PROBE)
-				s->mode = SPL_DRAIN_PROBE;
-		}
+	if (!s->min_rtt_us || rtt_us <= s->min_rtt_us) {
 		s->min_rtt_us = rtt_us;
 		s->min_rtt_stamp_ms = now_ms;
+	} else if (expired) {
+		s->min_rtt_stamp_ms = now_ms;
+		s->rtt_epoch_us = SPL_RTT_EPOCH_START_US;
+		if (s->mode == SPL_START_PROBE) {
+			s->min_rtt_us = rtt_us;
+		} else {
+			/* keep the old value until the drain has measured */
+			s->mode = SPL_DRAIN_PROBE;
+			s->flags |= SPL_F_MIN_RTT_PROBE;
+			s->probe_min_rtt_us = rtt_us;
+		}
 	}
 }
 
@@ -619,11 +651,13 @@ static inline void spline_update_lt_bw(struct spline_state *s,
 	spline_lt_reset_interval(s, a, now_ms);
 }
 
-/* End of a round: a round that lost more than 10% raises loss_cnt; a stable
- * round lowers it.
+/* End of a round: a sampling interval (>= 1 round, >= 32 packets) that lost
+ * more than 10% raises loss_cnt; a stable one lowers it.
  */
 static inline void spline_update_loss_cnt(struct spline_state *s)
 {
+	if (s->round_delivered_pkts < SPL_LOSS_SAMPLE_MIN_PKTS)
+		return;	/* keep sampling into the next round */
 	if (s->round_delivered_pkts &&
 	    (u32)s->round_lost_pkts * SPL_LOSS_HIGH_DIV > s->round_delivered_pkts) {
 		if (s->loss_cnt < SPL_LOSS_CNT_MAX)
@@ -655,8 +689,13 @@ static inline void spline_update_mode(struct spline_state *s,
 	if (s->mode == SPL_DRAIN_PROBE) {
 		bdp = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
 				      SPL_UNIT, a->mss_bytes ? a->mss_bytes : 1);
-		if (bdp && a->in_flight_pkts <= bdp)
+		if (bdp && a->in_flight_pkts <= bdp) {
 			s->mode = SPL_PROBE_RTT;
+			if (s->flags & SPL_F_MIN_RTT_PROBE) {
+				s->min_rtt_us = s->probe_min_rtt_us;
+				s->flags &= ~SPL_F_MIN_RTT_PROBE;
+			}
+		}
 	}
 	if (s->epoch_rounds_left > 1) {
 		s->epoch_rounds_left--;
@@ -692,20 +731,22 @@ static inline void spline_account_ack(struct spline_state *s,
 
 /* --- Window and pacing ----------------------------------------------------------------- */
 
-/* RTT for the model window ("between min_rtt and curr_rtt"): in PROBE_BW,
- * min_rtt plus half the extra delay the smoothed RTT shows, at most the
- * tolerance band, so that jitter inside the band keeps the pipe full; in
- * PROBE_RTT and DRAIN_PROBE, min_rtt itself, so that the window lets a
- * standing queue drain.
+/* RTT for the model window ("between min_rtt and curr_rtt"): min_rtt plus
+ * half the extra delay the smoothed RTT shows, at most 32 ms (the band's
+ * cap), so that jitter keeps the pipe full; in DRAIN_PROBE min_rtt itself.
+ * PROBE_RTT uses the same model as PROBE_BW (as the design says) and drains
+ * by pacing: with a window on min_rtt alone, a flow sharing a queue with
+ * another lost a third of its window per round in PROBE_RTT and, in the
+ * simulator, starved within two epochs.
  */
 static inline u32 spline_model_rtt_us(const struct spline_state *s,
 				      const struct spline_ack *a)
 {
 	u32 extra_us = 0;
 
-	if (s->mode == SPL_PROBE_BW && a->srtt_us > s->min_rtt_us)
+	if (s->mode != SPL_DRAIN_PROBE && a->srtt_us > s->min_rtt_us)
 		extra_us = (a->srtt_us - s->min_rtt_us) >> 1;
-	return s->min_rtt_us + spl_min_u32(extra_us, s->rtt_epoch_us);
+	return s->min_rtt_us + spl_min_u32(extra_us, SPL_RTT_EPOCH_MAX_US);
 }
 
 /* START_PROBE: a fixed step per ACK, capped (once the model exists) at
@@ -765,6 +806,8 @@ static inline u32 spline_model_cwnd(struct spline_state *s,
 			    SPL_UNIT_SHIFT) >> 3);
 	w = (u32)spl_min_u64(spl_max_u64(w64, floor_pkts), 0x7fffffffULL);
 	w += spl_min_u32(a->acked_sacked_pkts, 0x7fffffffU);
+	if (s->mode == SPL_PROBE_BW)
+		w += SPL_PROBE_BW_QUANTUM_PKTS;
 	s->curr_cwnd_pkts = w;
 
 	/* 4. against the BDP target */
