@@ -151,7 +151,9 @@ choose_accel() {
 build_module() { # <kver> <build dir> -> prints the .ko path
 	local kver=$1 build_dir=$2
 	mkdir -p "$build_dir"
-	(cd "$MODULE_DIR" && tar --exclude=./vm -cf - .) | tar -xf - -C "$build_dir"
+	(cd "$MODULE_DIR" && tar --exclude=./vm --exclude=./build --exclude='*.ko' --exclude='*.o' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' --exclude=Module.symvers \
+		--exclude=modules.order -cf - .) | tar -xf - -C "$build_dir"
 	log "building the module against /lib/modules/$kver/build"
 	if ! make -C "$build_dir" KDIR="/lib/modules/$kver/build" > "$build_dir/build.log" 2>&1; then
 		tail -n 30 "$build_dir/build.log" >&2
