@@ -172,7 +172,7 @@ def test_tunnelled_tcp_is_decoded_from_the_inner_packet(tmp_path, tunnel):
 
 def test_truncated_headers_are_flagged_never_misread(tmp_path):
     full = pb.ethernet(v4_segment())
-    frames = [full[:k] for k in (10, 14, 20, 34, 40, 50)]
+    frames = [full[:k] for k in (10, 14, 20, 34, 40, 49)]   # 14 + 20 + 16 bytes would count as TCP, as in tshark
     p = decode_frames(tmp_path, [(f) for f in frames])
     assert np.all(p["decode_flags"] & DECODE_TRUNCATED)
     assert np.all(p["tcp_header_len"] == 0)
@@ -185,3 +185,17 @@ def test_tcp_length_uses_ip_length_clipped_to_wire_length(tmp_path):
     tso = pb.ipv4(*V4, pb.tcp(payload=b"t" * 50), total_length=0)   # length 0: TSO, use the frame
     p = decode_frames(tmp_path, [pb.ethernet(bytes(packet)), pb.ethernet(tso)])
     assert list(p["tcp_payload_len"]) == [100, 50]
+
+
+def test_tcp_counts_once_sixteen_header_bytes_are_captured_like_tshark(tmp_path):
+    packet = pb.ipv4(*V4, pb.tcp(flags="PA", payload=b"x" * 100, options=pb.tcp_options(ts=(1, 2))))
+    frames = [packet[:20 + k] for k in (15, 16, 19, 25)]
+    p = decode_frames(tmp_path, frames, link_type=pb.LINKTYPE_RAW)
+    assert list(p["tcp_header_len"]) == [0, 32, 32, 32]
+    assert list(p["tcp_payload_len"]) == [0, 100, 100, 100]
+    assert list(p["opt_has_ts"]) == [False, False, False, True]
+
+
+def test_ipv6_under_the_ipv4_ethertype_is_decoded_as_ipv6_like_tshark(tmp_path):
+    p = decode_frames(tmp_path, [pb.ethernet(v6_segment(), ethertype=0x0800)])
+    assert p["ip_version"][0] == 6 and p["tcp_payload_len"][0] == 100

@@ -131,8 +131,10 @@ static void decode_tcp_options(const uint8_t *p, uint32_t n, row *r) {
  * to the frame), `cap` = bytes of it captured. */
 static void decode_tcp(const uint8_t *p, uint32_t cap, uint32_t wire, row *r) {
     if (cap >= 4) { r->sport = be16(p); r->dport = be16(p + 2); }
-    if (cap < 20 || wire < 20) {
-        r->flags |= (cap < wire || cap < 20) ? DECODE_FLAG_TRUNCATED : DECODE_FLAG_MALFORMED;
+    /* Like tshark: a TCP header counts once its fixed fields up to the window
+     * (16 bytes) are captured; checksum, urgent pointer and options may be cut. */
+    if (cap < 16 || wire < 20) {
+        r->flags |= wire < 20 && cap >= wire ? DECODE_FLAG_MALFORMED : DECODE_FLAG_TRUNCATED;
         return;
     }
     uint32_t header_len = (uint32_t)(p[12] >> 4) * 4;
@@ -143,7 +145,7 @@ static void decode_tcp(const uint8_t *p, uint32_t cap, uint32_t wire, row *r) {
     r->window = be16(p + 14);
     r->tcp_header_len = (uint8_t)header_len;
     r->tcp_payload_len = wire - header_len;
-    uint32_t options_captured = (cap < header_len ? cap : header_len) - 20;
+    uint32_t options_captured = cap <= 20 ? 0 : (cap < header_len ? cap : header_len) - 20;
     if (cap < header_len) r->flags |= DECODE_FLAG_TRUNCATED;
     decode_tcp_options(p + 20, options_captured, r);
 }
@@ -196,6 +198,7 @@ static void reset_ip_fields(row *r) {
 
 static void decode_ipv4(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
     if (cap < 20) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    if ((p[0] >> 4) != 4) { r->flags |= DECODE_FLAG_MALFORMED; return; }
     uint32_t header_len = (uint32_t)(p[0] & 0x0f) * 4;
     if (header_len < 20) { r->flags |= DECODE_FLAG_MALFORMED; return; }
     uint32_t total_len = be16(p + 2);
@@ -236,6 +239,7 @@ static void decode_ipv4(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, i
 
 static void decode_ipv6(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
     if (cap < 40 || wire < 40) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+    if ((p[0] >> 4) != 6) { r->flags |= DECODE_FLAG_MALFORMED; return; }
     uint32_t total_len = 40u + be16(p + 4);
     if (total_len == 40 && p[6] == 0) total_len = wire;   /* jumbogram or TSO: length from the frame */
     if (wire < total_len) total_len = wire;
@@ -310,7 +314,7 @@ static void decode_ppp_protocol(const uint8_t *p, uint32_t cap, uint32_t wire, r
 static void decode_ethertype(uint16_t ethertype, const uint8_t *p, uint32_t cap, uint32_t wire, row *r, int depth) {
     for (; depth < MAX_ENCAPSULATION_DEPTH; depth++) {
         switch (ethertype) {
-        case 0x0800: decode_ipv4(p, cap, wire, r, depth); return;
+        case 0x0800: decode_ip(p, cap, wire, r, depth); return;   /* tshark: version 6 under 0x0800 is IPv6 */
         case 0x86dd: decode_ipv6(p, cap, wire, r, depth); return;
         case 0x8100: case 0x88a8: case 0x9100: case 0x9200:
             if (cap < 4 || wire < 4) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
