@@ -218,7 +218,7 @@ probe_stop() {
     [[ -n "$PROBE_INSTANCE" ]] || return 0
     echo 0 >"$PROBE_INSTANCE/events/tcp/tcp_probe/enable" 2>/dev/null || true
     if [[ -n "$PROBE_READER_PID" ]]; then
-        sleep 0.3                                   # let the reader drain what is buffered
+        sleep 0.3 || true                           # let the reader drain what is buffered
         kill "$PROBE_READER_PID" 2>/dev/null || true
         wait "$PROBE_READER_PID" 2>/dev/null || true
         PROBE_READER_PID=""
@@ -276,7 +276,7 @@ stop_process() {
     kill -0 "$pid" 2>/dev/null || return 0
     kill "-$signal" "$pid" 2>/dev/null || true
     while kill -0 "$pid" 2>/dev/null && (( waited < grace_s * 10 )); do
-        sleep 0.1
+        sleep 0.1 || true
         waited=$((waited + 1))
     done
     if kill -0 "$pid" 2>/dev/null; then
@@ -302,13 +302,15 @@ wait_for_tcpdump_listening() {
     while (( waited < CAPTURE_START_TIMEOUT_S * 10 )); do
         grep -q "listening on" "$log" 2>/dev/null && return 0
         kill -0 "$TCPDUMP_PID" 2>/dev/null || return 1
-        sleep 0.1
+        sleep 0.1 || true
         waited=$((waited + 1))
     done
     return 1
 }
 
-# Sleep in small steps so SIGINT/SIGTERM are acted on promptly.
+# Sleep in small steps so SIGINT/SIGTERM are acted on promptly. Every `sleep` here is
+# `|| true`: a terminal's Ctrl-C reaches the whole process group, sleep dies with status 130,
+# and set -e would end the script before tcpdump's counters are saved.
 sleep_until_stop() {
     local deadline_ns="$1"          # empty = no deadline
     while (( STOP_REQUESTED == 0 )); do
@@ -321,7 +323,7 @@ sleep_until_stop() {
             return 0
         fi
         kill -0 "$TCPDUMP_PID" 2>/dev/null || { STOP_REASON="tcpdump_exited"; return 0; }
-        sleep 0.1
+        sleep 0.1 || true
     done
 }
 
@@ -450,7 +452,7 @@ main() {
         iperf3_exit=0
         wait "$IPERF3_PID" 2>/dev/null || iperf3_exit=$?
         IPERF3_PID=""
-        if [[ "$STOP_REASON" == "iperf3_finished" ]]; then sleep "$TAIL_AFTER_IPERF3_S"; fi
+        if [[ "$STOP_REASON" == "iperf3_finished" ]]; then sleep "$TAIL_AFTER_IPERF3_S" || true; fi
         if [[ "$iperf3_exit" != 0 ]]; then
             warn "iperf3 exited with status $iperf3_exit: $(head -c 300 "$out_dir/iperf3.stderr" 2>/dev/null; grep -m1 '"error"' "$out_dir/iperf3.json" 2>/dev/null || true)"
         fi

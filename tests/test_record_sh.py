@@ -140,7 +140,9 @@ def test_record_sh_stops_after_t_seconds_with_counters(iperf3_server_namespaces,
 
 
 @needs_root
-def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespaces, tmp_path):
+@pytest.mark.parametrize("to_group", [False, True], ids=["kill-INT-pid", "ctrl-c-to-process-group"])
+def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespaces, tmp_path, to_group):
+    """SIGINT to the script, or to its whole process group as a terminal's Ctrl-C does."""
     client_ns, _ = iperf3_server_namespaces
     out = tmp_path / "interrupted"
     proc = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
@@ -150,7 +152,10 @@ def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespa
     while not (out / "iperf3.json").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
+    if to_group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 0, stderr
     meta = json.loads((out / "meta.json").read_text())
