@@ -19,8 +19,9 @@ V6 = ("2001:db8::1", "2001:db8::2")
 
 def decode_frames(tmp_path, frames, link_type=pb.LINKTYPE_ETHERNET, **kwargs):
     path = tmp_path / "f.pcap"
-    path.write_bytes(pb.pcap_file([(1_700_000_000_000_000_000 + k, f) for k, f in enumerate(frames)],
-                                  link_type=link_type, **kwargs))
+    """Frames are bytes, or (bytes, original length) for frames cut by a snaplen."""
+    records = [(1_700_000_000_000_000_000 + k,) + (f if isinstance(f, tuple) else (f,)) for k, f in enumerate(frames)]
+    path.write_bytes(pb.pcap_file(records, link_type=link_type, **kwargs))
     return read(path).packets
 
 
@@ -173,7 +174,7 @@ def test_tunnelled_tcp_is_decoded_from_the_inner_packet(tmp_path, tunnel):
 def test_truncated_headers_are_flagged_never_misread(tmp_path):
     full = pb.ethernet(v4_segment())
     frames = [full[:k] for k in (10, 14, 20, 34, 40, 49)]   # 14 + 20 + 16 bytes would count as TCP, as in tshark
-    p = decode_frames(tmp_path, [(f) for f in frames])
+    p = decode_frames(tmp_path, [(f, len(full)) for f in frames])
     assert np.all(p["decode_flags"] & DECODE_TRUNCATED)
     assert np.all(p["tcp_header_len"] == 0)
 
@@ -189,7 +190,7 @@ def test_tcp_length_uses_ip_length_clipped_to_wire_length(tmp_path):
 
 def test_tcp_counts_once_sixteen_header_bytes_are_captured_like_tshark(tmp_path):
     packet = pb.ipv4(*V4, pb.tcp(flags="PA", payload=b"x" * 100, options=pb.tcp_options(ts=(1, 2))))
-    frames = [packet[:20 + k] for k in (15, 16, 19, 25)]
+    frames = [(packet[:20 + k], len(packet)) for k in (15, 16, 19, 25)]
     p = decode_frames(tmp_path, frames, link_type=pb.LINKTYPE_RAW)
     assert list(p["tcp_header_len"]) == [0, 32, 32, 32]
     assert list(p["tcp_payload_len"]) == [0, 100, 100, 100]
