@@ -10,6 +10,12 @@
  * the out-of-order threshold. The checks and their order are those of packet-tcp.c; see
  * docs/metrics.md section 1 for the summary in words.
  *
+ * Measured against tshark 4.0.17 where Wireshark's sources differ between releases: an ACK
+ * beyond the other side's maxseqtobeacked is always "ACKed unseen" and moves maxseqtobeacked
+ * to that side's nextseq (so one gap is reported once); spurious retransmission is checked
+ * before fast retransmission and out-of-order; window full ignores the scale until the
+ * receiver's first non-SYN ACK; a repeated SYN restores nextseq; a zero ack_rtt is not shown.
+ *
  * The unacked list is kept sorted by (unwrapped) sequence number so that an ACK only visits
  * the segments it covers; the segments it does not cover would be left unchanged by
  * Wireshark's full walk, so the result is the same.
