@@ -449,6 +449,8 @@ main() {
             warn "stopping iperf3 before it finished ($STOP_REASON)"
             stop_process "$IPERF3_PID" INT 3
         fi
+        # A terminal's Ctrl-C reaches iperf3 too, which may then have ended before us.
+        [[ "$STOP_REASON" != "iperf3_finished" ]] && iperf3_stopped_early=1
         iperf3_exit=0
         wait "$IPERF3_PID" 2>/dev/null || iperf3_exit=$?
         IPERF3_PID=""
