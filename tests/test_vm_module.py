@@ -1,0 +1,94 @@
+"""The Spline kernel module on a stock Debian kernel, in QEMU (module/vm/vm-test.sh).
+
+ONE VM boot for the whole file (about a minute under TCG): the harness builds
+tcp_spline.ko against the installed linux-headers, boots the installed kernel, and runs
+iperf3 with spline, bbr and cubic through 10 Mbit/s, 50 ms, 2% loss for 5 s each.
+Skipped when qemu-system-x86_64, a readable /boot/vmlinuz-*-amd64 or its headers are
+missing.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+VM_TEST = REPO / "module" / "vm" / "vm-test.sh"
+CCAS = ("spline", "bbr", "cubic")
+PCAP_HEADER_BYTES = 24
+
+
+def installed_kernel_with_headers() -> str | None:
+    for image in sorted(Path("/boot").glob("vmlinuz-*-amd64"), reverse=True):
+        version = image.name[len("vmlinuz-"):]
+        try:
+            image.open("rb").close()
+        except OSError:
+            continue
+        if (Path("/lib/modules") / version / "build").is_dir():
+            return version
+    return None
+
+
+pytestmark = [
+    pytest.mark.vm,
+    pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None, reason="qemu-system-x86_64 not installed"),
+    pytest.mark.skipif(installed_kernel_with_headers() is None,
+                       reason="no readable /boot/vmlinuz-*-amd64 with /lib/modules/<ver>/build"),
+]
+
+
+@pytest.fixture(scope="module")
+def vm_run(tmp_path_factory):
+    """Run the harness once; give its exit status, its summary and its output directory."""
+    out = tmp_path_factory.mktemp("vm-out")
+    proc = subprocess.run(
+        ["bash", str(VM_TEST), "--duration-s", "5", "--runs", "1", "--ccas", " ".join(CCAS), "--out", str(out)],
+        capture_output=True, text=True, timeout=900, check=False)
+    lines = proc.stdout.strip().splitlines()
+    assert lines, f"vm-test printed nothing; stderr:\n{proc.stderr}"
+    summary = json.loads(lines[-1])
+    return proc, summary, out
+
+
+def test_vm_test_exits_zero_when_every_check_passes(vm_run):
+    proc, summary, _ = vm_run
+    assert proc.returncode == 0, f"failures: {summary['failures']}\nstderr:\n{proc.stderr}"
+
+
+def test_spline_is_listed_in_the_guest_available_congestion_controls(vm_run):
+    _, summary, _ = vm_run
+    assert "spline" in summary["available"]
+    assert "bbr" in summary["available"] and "cubic" in summary["available"]
+
+
+def test_spline_carries_traffic_next_to_bbr_and_cubic(vm_run):
+    _, summary, _ = vm_run
+    by_cca = {run["cca"]: run for run in summary["runs"]}
+    assert set(by_cca) == set(CCAS)
+    for cca, run in by_cca.items():
+        assert run["ok"], f"{cca}: {run.get('error')}"
+        assert run["sender_cca"] == cca
+        assert run["throughput_bps"] > 0
+        assert run["retransmits"] is not None
+
+
+def test_each_run_leaves_a_capture_with_packets(vm_run):
+    _, summary, out = vm_run
+    for run in summary["runs"]:
+        pcap = out / run["pcap"]
+        assert pcap.stat().st_size > PCAP_HEADER_BYTES, f"{pcap.name} holds no packet"
+
+
+def test_guest_kernel_logs_no_warning_bug_oops_or_unexpected_taint(vm_run):
+    _, summary, out = vm_run
+    assert (out / "dmesg.txt").stat().st_size > 0
+    assert summary["kernel_warnings"] == 0, summary["kernel_warning_lines"]
+
+
+def test_module_unloads_once_its_sockets_are_gone(vm_run):
+    _, summary, _ = vm_run
+    assert summary["module_unloaded"] is True

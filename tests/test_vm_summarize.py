@@ -1,0 +1,109 @@
+"""How the VM harness judges a run (module/vm/summarize.py), on files shaped like the guest's."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("vm_summarize", REPO / "module" / "vm" / "summarize.py")
+summarize_mod = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(summarize_mod)
+
+BENIGN_DMESG = """\
+[    0.669453] PCI: Using host bridge windows from ACPI; if necessary, use "pci=nocrs" and report a bug
+[    1.352701] AMD-Vi: AMD IOMMUv2 functionality not available on this system - This is not a bug.
+[    3.030814] tcp_spline: loading out-of-tree module taints kernel.
+[    3.031054] tcp_spline: module verification failed: signature and/or required key missing - tainting kernel
+"""
+WARN_DMESG = """\
+[   12.000001] ------------[ cut here ]------------
+[   12.000002] WARNING: CPU: 1 PID: 230 at net/ipv4/tcp_cong.c:100 tcp_spline_cong_control+0x1/0x2 [tcp_spline]
+[   12.000003] CPU: 1 PID: 230 Comm: iperf3 Tainted: G           OE      6.1.0-56-amd64 #1  Debian
+[   12.000004] Call Trace:
+[   12.000005] BUG: kernel NULL pointer dereference, address: 0000000000000000
+[   12.000006] Oops: 0000 [#1] PREEMPT SMP NOPTI
+"""
+
+
+def iperf3_report(cca: str, bps: float, retransmits: int) -> dict:
+    return {"end": {"sum_sent": {"retransmits": retransmits, "bits_per_second": bps},
+                    "sum_received": {"bits_per_second": bps, "bytes": int(bps)},
+                    "sender_tcp_congestion": cca}}
+
+
+def write_guest_files(out: Path, ccas=("spline", "bbr", "cubic"), dmesg=BENIGN_DMESG,
+                      available="reno cubic bbr spline", rmmod="rmmod=ok refcnt_before=0 waited_s=0 still_loaded=no"):
+    (out / "available.txt").write_text(available + "\n")
+    (out / "dmesg.txt").write_text(dmesg)
+    (out / "rmmod.txt").write_text(rmmod + "\n")
+    for cca in ccas:
+        (out / f"{cca}-r1.json").write_text(json.dumps(iperf3_report(cca, 8e6, 100)))
+        (out / f"{cca}-r1.rc").write_text("0\n")
+
+
+def run_summary(out: Path, ccas="spline bbr cubic", module="tcp_spline") -> dict:
+    return summarize_mod.summarize(out, ccas.split(), 1, ["spline"], module)
+
+
+def test_out_of_tree_and_unsigned_module_taint_lines_are_not_kernel_warnings():
+    assert summarize_mod.kernel_warning_lines(BENIGN_DMESG) == []
+
+
+def test_warn_bug_oops_and_tainted_lines_each_count_as_kernel_warnings():
+    lines = summarize_mod.kernel_warning_lines(BENIGN_DMESG + WARN_DMESG)
+    assert len(lines) == 5  # WARNING, Tainted, Call Trace, BUG, Oops; not the "cut here" line
+    assert any("WARNING: CPU" in line for line in lines)
+
+
+def test_a_clean_run_has_no_failures_and_reports_throughput_and_retransmits(tmp_path):
+    write_guest_files(tmp_path)
+    summary = run_summary(tmp_path)
+    assert summary["failures"] == []
+    assert summary["kernel_warnings"] == 0
+    assert summary["module_unloaded"] is True
+    assert [(r["cca"], r["throughput_bps"], r["retransmits"]) for r in summary["runs"]] == [
+        ("spline", 8e6, 100), ("bbr", 8e6, 100), ("cubic", 8e6, 100)]
+
+
+def test_spline_missing_from_the_available_list_is_a_failure(tmp_path):
+    write_guest_files(tmp_path, available="reno cubic bbr")
+    assert "spline is not available" in run_summary(tmp_path)["failures"]
+
+
+def test_a_run_whose_sender_used_another_cca_fails(tmp_path):
+    write_guest_files(tmp_path)
+    (tmp_path / "spline-r1.json").write_text(json.dumps(iperf3_report("cubic", 8e6, 100)))
+    summary = run_summary(tmp_path)
+    assert not summary["runs"][0]["ok"]
+    assert any("sender used 'cubic'" in f for f in summary["failures"])
+
+
+def test_an_iperf3_error_or_a_missing_run_fails(tmp_path):
+    write_guest_files(tmp_path, ccas=("spline", "bbr"))
+    (tmp_path / "bbr-r1.json").write_text(json.dumps({"error": "unable to set TCP_CONGESTION"}))
+    (tmp_path / "bbr-r1.rc").write_text("1\n")
+    errors = {r["cca"]: r.get("error") for r in run_summary(tmp_path)["runs"]}
+    assert errors["spline"] is None
+    assert "unable to set TCP_CONGESTION" in errors["bbr"]
+    assert "did not happen" in errors["cubic"]
+
+
+def test_kernel_warnings_in_dmesg_fail_the_run(tmp_path):
+    write_guest_files(tmp_path, dmesg=BENIGN_DMESG + WARN_DMESG)
+    summary = run_summary(tmp_path)
+    assert summary["kernel_warnings"] == 5
+    assert "5 kernel warning line(s)" in summary["failures"]
+
+
+def test_a_module_that_did_not_unload_fails(tmp_path):
+    write_guest_files(tmp_path, rmmod="rmmod: can't unload module 'tcp_spline': Resource temporarily unavailable\n"
+                                      "rmmod=failed refcnt_before=1 waited_s=30 still_loaded=yes")
+    summary = run_summary(tmp_path)
+    assert summary["module_unloaded"] is False
+    assert "module tcp_spline did not unload" in summary["failures"]
+
+
+def test_without_a_module_the_unload_is_not_judged(tmp_path):
+    write_guest_files(tmp_path, rmmod="")
+    assert run_summary(tmp_path, module="")["module_unloaded"] is None
