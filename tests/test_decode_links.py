@@ -190,7 +190,7 @@ def test_tcp_length_uses_ip_length_clipped_to_wire_length(tmp_path):
 
 def test_tcp_counts_once_sixteen_header_bytes_are_captured_like_tshark(tmp_path):
     packet = pb.ipv4(*V4, pb.tcp(flags="PA", payload=b"x" * 100, options=pb.tcp_options(ts=(1, 2))))
-    frames = [(packet[:20 + k], len(packet)) for k in (15, 16, 19, 25)]
+    frames = [(packet[:20 + k], len(packet)) for k in (15, 16, 19, 32)]
     p = decode_frames(tmp_path, frames, link_type=pb.LINKTYPE_RAW)
     assert list(p["tcp_header_len"]) == [0, 32, 32, 32]
     assert list(p["tcp_payload_len"]) == [0, 100, 100, 100]
