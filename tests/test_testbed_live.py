@@ -105,6 +105,9 @@ def test_testbed_router_drops_match_the_random_loss_and_the_senders_retransmissi
         assert 0.5 * 0.02 * offered <= int(row["router_random_drops"]) <= 1.5 * 0.02 * offered
         router_drops, retransmissions = int(row["router_drops"]), int(row["retransmissions"])
         assert abs(retransmissions - router_drops) <= max(3, 0.1 * router_drops), row
+    rows = two_flow_lossy_run["rows"]
+    # per-flow queue drops (forwarded - arrived) are a share of what tbf itself reports dropping
+    assert sum(int(row["router_queue_drops"]) for row in rows) <= int(rows[0]["qdisc_drops_run"])
 
 
 def test_testbed_captures_hold_every_data_segment_the_router_counted(two_flow_lossy_run):

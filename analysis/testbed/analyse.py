@@ -10,14 +10,14 @@ def analyse_capture(pcap_path: Path) -> Tuple[Optional[List[Dict[str, Any]]], Op
     try:
         from spline_analysis.report import analyze_file
     except ImportError as exc:
-        return None, f"spline_analysis.report.analyze_file is not available ({exc})"
+        return None, f"spline_analysis.report.analyze_file is not available ({exc}); throughput from iperf3, lost_segments empty"
     try:
         document = analyze_file(str(pcap_path))
     except Exception as exc:  # noqa: BLE001 - one bad capture must not stop a matrix
         return None, f"analysis of {pcap_path} failed: {exc.__class__.__name__}: {exc}"
     directions = document.get("directions") if isinstance(document, dict) else None
     if not directions:
-        return None, f"analysis of {pcap_path} has no 'directions' list"
+        return None, "the analysis report has no 'directions' list yet; throughput from iperf3, lost_segments empty"
     return list(directions), None
 
 

@@ -41,7 +41,7 @@ def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
     """Analyse a run's two captures and return its rows (one per flow)."""
     sender_directions, sender_note = analyse_capture(record.sender_pcap)
     receiver_directions, receiver_note = analyse_capture(record.receiver_pcap)
-    notes = "; ".join(n for n in (sender_note, receiver_note) if n)
+    notes = "; ".join(dict.fromkeys(n for n in (sender_note, receiver_note) if n))
     spec = record.spec
     rows = []
     for flow in record.flows:
