@@ -1,0 +1,181 @@
+"""iperf3 results saved beside a capture, and the capture seen through them.
+
+`capture/record.sh --iperf3` saves `iperf3.json` next to `trace.pcap`; the
+testbed saves `iperf3-flowN.json`; ground-truth sets name it `NAME.iperf3.json`
+next to `NAME.snd.pcap`. iperf3's own counters are snapshots: the sender reads
+TCP_INFO (`total_retrans`) when its test timer ends, yet the connection keeps
+sending (and retransmitting) while iperf3 tears the test down. Measured on
+ground-truth transfers: 226 retransmissions in a 4 s bbr capture, 219 of them
+before the sender's timer ended, and iperf3 reported exactly 219.
+
+So, when such a file is present, each matching flow direction gets the figures
+iperf3 itself would give: retransmissions sent within the sender's measured
+interval (from the direction's first data segment for `end.sum_sent.seconds`).
+The whole-capture figures are kept beside them; nothing is dropped.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+NS_PER_S = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Iperf3Test:
+    """The parts of one iperf3 JSON result that a capture can be checked against."""
+    path: Path
+    data_ports: Tuple[Tuple[int, int], ...]   # (local_port, remote_port) per data connection
+    sender_seconds: float                      # length of the sender's measured interval, s
+    sender_retransmits: Optional[int]          # TCP_INFO total_retrans at the sender's timer end
+    sender_bytes: Optional[int]
+    receiver_bps: Optional[float]
+    sender_cca: Optional[str]
+    reverse: bool
+
+
+def candidate_paths(capture_path: Path) -> List[Path]:
+    """iperf3 JSON files that may describe the transfer in `capture_path`.
+
+    `iperf3*.json` in the capture's directory and its parent (record.sh and
+    testbed layouts), and `PREFIX.iperf3.json` for every dotted prefix of the
+    capture's name (`dev_bbr.snd.pcap` -> `dev_bbr.iperf3.json`).
+    """
+    capture_path = Path(capture_path)
+    found: List[Path] = []
+    parts = capture_path.name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        found.append(capture_path.with_name(".".join(parts[:i]) + ".iperf3.json"))
+    for directory in (capture_path.parent, capture_path.parent.parent):
+        found.extend(sorted(directory.glob("iperf3*.json")))
+    unique: List[Path] = []
+    for p in found:
+        if p.is_file() and p not in unique:
+            unique.append(p)
+    return unique
+
+
+def load_test(path: Path) -> Optional[Iperf3Test]:
+    """Parse an iperf3 `-J` result; None when it is not one or carries no result."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    start = doc.get("start") or {}
+    end = doc.get("end") or {}
+    sum_sent = end.get("sum_sent") or {}
+    sum_received = end.get("sum_received") or {}
+    ports = tuple((int(c.get("local_port", 0)), int(c.get("remote_port", 0)))
+                  for c in start.get("connected") or [] if isinstance(c, dict))
+    seconds = sum_sent.get("seconds")
+    if not ports or not isinstance(seconds, (int, float)) or seconds <= 0:
+        return None
+    retransmits = sum_sent.get("retransmits")
+    test_start = start.get("test_start") or {}
+    return Iperf3Test(
+        path=Path(path),
+        data_ports=ports,
+        sender_seconds=float(seconds),
+        sender_retransmits=int(retransmits) if isinstance(retransmits, (int, float)) else None,
+        sender_bytes=int(sum_sent["bytes"]) if isinstance(sum_sent.get("bytes"), (int, float)) else None,
+        receiver_bps=(float(sum_received["bits_per_second"])
+                      if isinstance(sum_received.get("bits_per_second"), (int, float)) else None),
+        sender_cca=end.get("sender_tcp_congestion"),
+        reverse=bool(test_start.get("reverse", 0)),
+    )
+
+
+def find_tests(capture_path: Path) -> List[Iperf3Test]:
+    """Every iperf3 result beside the capture that parses."""
+    tests = (load_test(p) for p in candidate_paths(capture_path))
+    return [t for t in tests if t is not None]
+
+
+def match_direction(tests: Sequence[Iperf3Test], sport: int, dport: int) -> Optional[Iperf3Test]:
+    """The test whose data connection uses this port pair (either order)."""
+    for test in tests:
+        for local_port, remote_port in test.data_ports:
+            if {local_port, remote_port} == {sport, dport}:
+                return test
+    return None
+
+
+def retransmissions_in_window(ts_ns: np.ndarray, is_retransmission: np.ndarray,
+                              segment_weight: np.ndarray, slot: np.ndarray,
+                              data_slot: int, window_s: float) -> Tuple[int, int, float]:
+    """Retransmitted segments of one direction inside [first data, first data + window_s].
+
+    Returns (inside, after, window_start_s). `segment_weight` counts a
+    super-segment as the MSS-sized segments it carries.
+    """
+    mine = slot == data_slot
+    if not np.any(mine):
+        return 0, 0, float("nan")
+    data_ts = ts_ns[mine & (segment_weight > 0)]
+    if data_ts.size == 0:
+        return 0, 0, float("nan")
+    start_ns = int(data_ts.min())
+    end_ns = start_ns + int(round(window_s * NS_PER_S))
+    retrans = mine & is_retransmission
+    inside = int(segment_weight[retrans & (ts_ns <= end_ns)].sum())
+    after = int(segment_weight[retrans & (ts_ns > end_ns)].sum())
+    return inside, after, start_ns / NS_PER_S
+
+
+def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence[Iperf3Test]
+                  ) -> Dict[int, Tuple[int, int, float]]:
+    """Per direction row matched to an iperf3 test: (in-test, after-test, start_s) retransmissions."""
+    from .truth import RETRANSMISSION_KINDS
+    table = directions.table
+    if not tests or len(directions) == 0:
+        return {}
+    ts_ns = np.asarray(packets["ts_ns"])
+    payload = np.asarray(packets["tcp_payload_len"]).astype(np.int64)
+    slot = np.asarray(directions.packet_slot)
+    row = np.where(slot >= 0, directions.row_of_slot[np.maximum(slot, 0)], -1)
+    mss = np.maximum(np.asarray(table["mss"]).astype(np.int64), 1)
+    segment_weight = np.where(row >= 0, -(-payload // mss[np.maximum(row, 0)]), 0)
+    is_retransmission = np.isin(directions.segment_kind, RETRANSMISSION_KINDS)
+    counts: Dict[int, Tuple[int, int, float]] = {}
+    for r in range(len(directions)):
+        test = match_direction(tests, int(table["sport"][r]), int(table["dport"][r]))
+        if test is not None:
+            counts[r] = retransmissions_in_window(ts_ns, is_retransmission, segment_weight, slot,
+                                                  int(table["slot"][r]), test.sender_seconds)
+    return counts
+
+
+def annotate_directions(records: List[Dict], tests: Sequence[Iperf3Test],
+                        window_counts: Mapping[int, Tuple[int, int, float]]) -> List[Dict]:
+    """Add the iperf3 view to each matching direction record (JSON shape).
+
+    `window_counts[row] = (inside, after, start_s)`. The record's
+    `retransmissions` becomes the in-test count (what iperf3's Retr column and
+    TCP_INFO report); `retransmissions_in_capture` keeps the whole-capture
+    count and `iperf3` says where the figure came from.
+    """
+    out = []
+    for row, record in enumerate(records):
+        record = dict(record)
+        test = match_direction(tests, int(record.get("sport", 0)), int(record.get("dport", 0)))
+        if test is not None and row in window_counts:
+            inside, after, start_s = window_counts[row]
+            record["retransmissions_in_capture"] = record.get("retransmissions")
+            record["retransmissions"] = inside
+            record["iperf3"] = {
+                "file": test.path.name,
+                "test_window_s": [start_s, start_s + test.sender_seconds],
+                "retransmissions_in_test": inside,
+                "retransmissions_after_test": after,
+                "sender_retransmits_reported": test.sender_retransmits,
+                "receiver_bps_reported": test.receiver_bps,
+                "sender_cca": test.sender_cca,
+            }
+        out.append(record)
+    return out

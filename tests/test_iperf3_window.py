@@ -1,0 +1,78 @@
+"""iperf3 results beside a capture: found, parsed, and the capture counted over iperf3's window."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spline_analysis import iperf3
+
+GROUNDTRUTH = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "groundtruth"
+
+
+def _write_result(path: Path, local_port: int, remote_port: int, seconds: float, retransmits: int) -> None:
+    path.write_text(json.dumps({
+        "start": {"connected": [{"local_port": local_port, "remote_port": remote_port}],
+                  "test_start": {"reverse": 1}},
+        "end": {"sum_sent": {"seconds": seconds, "retransmits": retransmits, "bytes": 1000},
+                "sum_received": {"bits_per_second": 8000.0}, "sender_tcp_congestion": "bbr"},
+    }))
+
+
+def test_candidate_paths_find_record_sh_testbed_and_groundtruth_names(tmp_path):
+    (tmp_path / "run").mkdir()
+    trace = tmp_path / "run" / "trace.pcap"
+    trace.write_bytes(b"")
+    _write_result(tmp_path / "run" / "iperf3.json", 40000, 5201, 4.0, 3)
+    _write_result(tmp_path / "iperf3-flow0.json", 40001, 5201, 4.0, 3)
+    named = tmp_path / "x_cubic.snd.pcap"
+    named.write_bytes(b"")
+    _write_result(tmp_path / "x_cubic.iperf3.json", 40002, 5201, 4.0, 3)
+    assert {p.name for p in iperf3.candidate_paths(trace)} == {"iperf3.json", "iperf3-flow0.json"}
+    assert tmp_path / "x_cubic.iperf3.json" in iperf3.candidate_paths(named)
+
+
+def test_load_test_rejects_json_that_is_not_an_iperf3_result(tmp_path):
+    bogus = tmp_path / "iperf3.json"
+    bogus.write_text('{"error": "unable to connect"}')
+    assert iperf3.load_test(bogus) is None
+    bogus.write_text("not json at all")
+    assert iperf3.load_test(bogus) is None
+
+
+def test_match_direction_uses_the_data_connection_ports_in_either_order(tmp_path):
+    _write_result(tmp_path / "iperf3.json", 40000, 5201, 4.0, 3)
+    test = iperf3.load_test(tmp_path / "iperf3.json")
+    assert iperf3.match_direction([test], 5201, 40000) is test
+    assert iperf3.match_direction([test], 40000, 5201) is test
+    assert iperf3.match_direction([test], 5201, 40001) is None
+
+
+def test_retransmissions_after_the_window_are_counted_apart():
+    ts_ns = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64) * 1_000_000_000
+    is_retrans = np.array([False, True, False, True, False, True])
+    weight = np.array([1, 1, 1, 2, 1, 1])
+    slot = np.array([0, 0, 0, 0, 0, 1])
+    inside, after, start_s = iperf3.retransmissions_in_window(ts_ns, is_retrans, weight, slot, 0, 2.5)
+    assert (inside, after, start_s) == (1, 2, 0.0)
+
+
+@pytest.mark.parametrize("name", ["dev_bbr_3pct", "dev_cubic_1pct"])
+def test_sender_retransmissions_in_iperf3_window_equal_tcp_info(name):
+    truth_path = GROUNDTRUTH / f"{name}.truth.json"
+    if not truth_path.exists():
+        pytest.skip("shared ground truth not present")
+    import spline_analysis as sa
+    from spline_analysis import flows, truth
+    capture = GROUNDTRUTH / f"{name}.snd.pcap"
+    cap = sa.read(capture)
+    directions = truth.analyze_directions(cap.packets, flows.assign_streams(cap.packets))
+    tests = iperf3.find_tests(capture)
+    records = iperf3.annotate_directions(truth.directions_json(directions), tests,
+                                         iperf3.window_counts(cap.packets, directions, tests))
+    data = max(records, key=lambda r: r["payload_bytes"])
+    expected = json.loads(truth_path.read_text())["sender_retransmits"]
+    assert abs(data["retransmissions"] - expected) <= 0.01 * expected
+    assert data["retransmissions_in_capture"] >= data["retransmissions"]
+    assert data["iperf3"]["retransmissions_in_test"] + data["iperf3"]["retransmissions_after_test"] \
+        == data["retransmissions_in_capture"]
