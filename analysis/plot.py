@@ -312,7 +312,8 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
     budget = max(max_points - len(retrans) - len(spurious) - len(reordered), 0)
     share = len(originals) / max(len(originals) + len(acks), 1)
     originals, step_originals = _thin(originals, int(budget * share))
-    acks_drawn, step_acks = _thin(acks, budget - len(originals))
+    ack_lines = 2 if show_window else 1      # the window limit line has a vertex per ACK too
+    acks_drawn, step_acks = _thin(acks, (budget - len(originals)) // ack_lines)
 
     from matplotlib.lines import Line2D
     legend = [(Line2D([], [], linestyle="none", marker="o", markersize=4, color="tab:blue"),
