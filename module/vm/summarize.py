@@ -64,6 +64,8 @@ def summarize_run(out: Path, cca: str, run: int) -> dict:
     result["retransmits"] = end.get("sum_sent", {}).get("retransmits")
     result["sender_cca"] = end.get("sender_tcp_congestion")
     result["bytes_received"] = end.get("sum_received", {}).get("bytes")
+    result["bytes_sent"] = end.get("sum_sent", {}).get("bytes")
+    result["mss_bytes"] = report.get("start", {}).get("tcp_mss_default")
     analysis = out / f"{name}.analysis.json"
     if analysis.exists():
         result["analysis"] = analysis.name
