@@ -194,7 +194,7 @@ PROBE_INSTANCE=""
 PROBE_READER_PID=""
 TRACEFS_MOUNTED_BY_US=0
 
-probe_start() {
+probe_start() {   # SERVER PORT RAW_FILE; PORT empty = any port of SERVER
     local server="$1" port="$2" raw_file="$3"
     if [[ ! -d "$TRACEFS_MOUNT/events" ]]; then
         mount -t tracefs nodev "$TRACEFS_MOUNT" || die "cannot mount tracefs on $TRACEFS_MOUNT for --probe"
@@ -205,9 +205,11 @@ probe_start() {
     PROBE_INSTANCE="$TRACEFS_MOUNT/instances/record-sh-$$"
     mkdir "$PROBE_INSTANCE" || die "cannot create trace instance $PROBE_INSTANCE"
     echo 8192 >"$PROBE_INSTANCE/buffer_size_kb"
-    # Fields saddr/daddr are sockaddr byte arrays the filter cannot match; the port narrows it
-    # in the kernel, the address is matched when the CSV is written.
-    echo "sport == $port || dport == $port" >"$PROBE_INSTANCE/events/tcp/tcp_probe/filter"
+    # Fields saddr/daddr are sockaddr byte arrays the filter cannot match; a known server port
+    # narrows it in the kernel, the address is matched when the CSV is written.
+    if [[ -n "$port" ]]; then
+        echo "sport == $port || dport == $port" >"$PROBE_INSTANCE/events/tcp/tcp_probe/filter"
+    fi
     echo 1 >"$PROBE_INSTANCE/events/tcp/tcp_probe/enable"
     cat "$PROBE_INSTANCE/trace_pipe" >"$raw_file" &
     PROBE_READER_PID=$!
@@ -232,11 +234,12 @@ probe_stop() {
     fi
 }
 
-# probe_to_csv RAW SERVER PORT CSV: one row per tcp_probe event of a connection with SERVER:PORT.
+# probe_to_csv RAW SERVER PORT CSV: one row per tcp_probe event of a connection with SERVER:PORT
+# (any port of SERVER when PORT is empty).
 probe_to_csv() {
     local raw="$1" server="$2" port="$3" csv="$4" endpoint
-    if [[ "$server" == *:* ]]; then endpoint="[$server]:$port"; else endpoint="$server:$port"; fi
-    awk -v endpoint="$endpoint" '
+    if [[ "$server" == *:* ]]; then endpoint="[$server]:"; else endpoint="$server:"; fi
+    awk -v endpoint="$endpoint" -v port="$port" '
         BEGIN {
             OFS = ","
             print "time_s,src,dst,data_len_bytes,snd_nxt,snd_una,snd_cwnd_segments,ssthresh_segments,snd_wnd_bytes,srtt_us,rcv_wnd_bytes,sock_cookie"
@@ -253,7 +256,9 @@ probe_to_csv() {
             if (src ~ /^\[::ffff:[0-9.]+\]:/) { sub(/^\[::ffff:/, "", src); sub(/\]:/, ":", src) }
             if (dst ~ /^\[::ffff:[0-9.]+\]:/) { sub(/^\[::ffff:/, "", dst); sub(/\]:/, ":", dst) }
             v["src"] = src; v["dest"] = dst
-            if (v["src"] != endpoint && v["dest"] != endpoint) next
+            if (port != "") {
+                if (v["src"] != endpoint port && v["dest"] != endpoint port) next
+            } else if (index(v["src"], endpoint) != 1 && index(v["dest"], endpoint) != 1) next
             print time_s, v["src"], v["dest"], v["data_len"], v["snd_nxt"], v["snd_una"], v["snd_cwnd"], \
                   v["ssthresh"], v["snd_wnd"], v["srtt"], v["rcv_wnd"], v["sock_cookie"]
         }' "$raw" >"$csv"
@@ -411,7 +416,10 @@ main() {
     trap 'on_stop_signal SIGINT' INT
     trap 'on_stop_signal SIGTERM' TERM
 
-    if (( probe )); then probe_start "$server" "$iperf3_port" "$out_dir/probe.raw"; fi
+    # Without --iperf3 the transfer's port is unknown: every connection with the server counts.
+    local probe_port=""
+    [[ -n "$iperf3_seconds" ]] && probe_port="$iperf3_port"
+    if (( probe )); then probe_start "$server" "$probe_port" "$out_dir/probe.raw"; fi
 
     # -Z root: Debian's tcpdump otherwise switches to user tcpdump and may not write into DIR.
     # --immediate-mode: without it libpcap hands packets over in blocks with a 1 s timeout, and
@@ -471,7 +479,7 @@ main() {
     PROBE_OVERRUN_EVENTS=""
     if (( probe )); then
         probe_stop
-        probe_to_csv "$out_dir/probe.raw" "$server" "$iperf3_port" "$out_dir/probe.csv"
+        probe_to_csv "$out_dir/probe.raw" "$server" "$probe_port" "$out_dir/probe.csv"
         rm -f "$out_dir/probe.raw"
         probe_rows=$(( $(wc -l <"$out_dir/probe.csv") - 1 ))
     fi

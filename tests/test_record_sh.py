@@ -271,3 +271,23 @@ def test_record_sh_without_tcpdump_says_how_to_install_it(tmp_path):
     result = run_record("lo", "127.0.0.1", "-t", "1", env={**os.environ, "PATH": str(bin_dir)})
     assert result.returncode == 2
     assert "tcpdump is not installed" in result.stderr
+
+
+@needs_root
+def test_record_sh_probe_without_iperf3_keeps_every_connection_with_the_server(iperf3_server_namespaces, tmp_path):
+    """A transfer record.sh did not start (any port) is still in probe.csv, other hosts are not."""
+    client_ns, _ = iperf3_server_namespaces
+    out = tmp_path / "probe-any-port"
+    recorder = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
+                                 "--probe", "-t", "3", "-o", str(out)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not (out / "tcpdump.log").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    sh("ip", "netns", "exec", client_ns, "iperf3", "-c", SERVER_ADDRESS, "-R", "-t", "1")
+    _, stderr = recorder.communicate(timeout=30)
+    assert recorder.returncode == 0, stderr
+    rows = [line.split(",") for line in (out / "probe.csv").read_text().splitlines()[1:]]
+    assert sum(1 for row in rows if row[1] == f"{SERVER_ADDRESS}:5201") > 100
+    assert all(SERVER_ADDRESS in row[1] or SERVER_ADDRESS in row[2] for row in rows)
