@@ -9,8 +9,10 @@ missing.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,13 +43,20 @@ pytestmark = [
 ]
 
 
+def env_with_this_python_on_path() -> dict:
+    """The environment, with this interpreter's bin dir (where spline-analyze installs) on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
 @pytest.fixture(scope="module")
 def vm_run(tmp_path_factory):
     """Run the harness once; give its exit status, its summary and its output directory."""
     out = tmp_path_factory.mktemp("vm-out")
     proc = subprocess.run(
         ["bash", str(VM_TEST), "--duration-s", "5", "--runs", "1", "--ccas", " ".join(CCAS), "--out", str(out)],
-        capture_output=True, text=True, timeout=900, check=False)
+        capture_output=True, text=True, timeout=900, check=False, env=env_with_this_python_on_path())
     lines = proc.stdout.strip().splitlines()
     assert lines, f"vm-test printed nothing; stderr:\n{proc.stderr}"
     summary = json.loads(lines[-1])
@@ -92,3 +101,14 @@ def test_guest_kernel_logs_no_warning_bug_oops_or_unexpected_taint(vm_run):
 def test_module_unloads_once_its_sockets_are_gone(vm_run):
     _, summary, _ = vm_run
     assert summary["module_unloaded"] is True
+
+
+def test_spline_analyze_reads_every_capture_when_installed(vm_run):
+    if shutil.which("spline-analyze", path=env_with_this_python_on_path()["PATH"]) is None:
+        pytest.skip("spline-analyze not installed")
+    _, summary, _ = vm_run
+    for run in summary["runs"]:
+        analysis = run.get("analysis")
+        assert analysis is not None and "error" not in analysis, f"{run['cca']}: {analysis}"
+        assert analysis["tcp_packets"] > 0
+        assert analysis["tcp_payload_bytes"] >= run["bytes_received"]

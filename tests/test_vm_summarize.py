@@ -107,3 +107,15 @@ def test_a_module_that_did_not_unload_fails(tmp_path):
 def test_without_a_module_the_unload_is_not_judged(tmp_path):
     write_guest_files(tmp_path, rmmod="")
     assert run_summary(tmp_path, module="")["module_unloaded"] is None
+
+
+def test_a_run_carries_the_headline_of_spline_analyze_when_the_host_ran_it(tmp_path):
+    write_guest_files(tmp_path)
+    (tmp_path / "spline-r1.analysis.json").write_text(json.dumps(
+        {"schema": 1, "tcp_packets": 13527, "tcp_streams": 2, "tcp_payload_bytes": 11373441,
+         "duration_s": 10.68, "warnings": []}))
+    (tmp_path / "bbr-r1.analysis.json").write_text("Traceback (most recent call last):")
+    runs = {r["cca"]: r for r in run_summary(tmp_path)["runs"]}
+    assert runs["spline"]["analysis"]["tcp_packets"] == 13527
+    assert runs["bbr"]["analysis"]["error"] == "not JSON"
+    assert "analysis" not in runs["cubic"]

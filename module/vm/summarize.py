@@ -44,6 +44,21 @@ def read_text(path: Path) -> str | None:
         return None
 
 
+def analysis_digest(path: Path) -> dict | None:
+    """The headline of `spline-analyze --json` on a run's pcap, when the host ran it."""
+    raw = read_text(path)
+    if raw is None:
+        return None
+    try:
+        report = json.loads(raw)
+    except json.JSONDecodeError:
+        return {"file": path.name, "error": "not JSON"}
+    if isinstance(report, list):  # one document per file, should the CLI ever return a list
+        report = report[0] if report else {}
+    keys = ("tcp_packets", "tcp_streams", "tcp_payload_bytes", "duration_s", "warnings")
+    return {"file": path.name, **{k: report.get(k) for k in keys}}
+
+
 def summarize_run(out: Path, cca: str, run: int) -> dict:
     """One iperf3 run: throughput at the receiver, sender retransmits, and whether it is sound."""
     name = f"{cca}-r{run}"
@@ -66,9 +81,9 @@ def summarize_run(out: Path, cca: str, run: int) -> dict:
     result["bytes_received"] = end.get("sum_received", {}).get("bytes")
     result["bytes_sent"] = end.get("sum_sent", {}).get("bytes")
     result["mss_bytes"] = report.get("start", {}).get("tcp_mss_default")
-    analysis = out / f"{name}.analysis.json"
-    if analysis.exists():
-        result["analysis"] = analysis.name
+    analysis = analysis_digest(out / f"{name}.analysis.json")
+    if analysis is not None:
+        result["analysis"] = analysis
     if report.get("error"):
         result["error"] = f"iperf3: {report['error']}"
     elif rc != "0":
