@@ -555,6 +555,10 @@ main() {
         warn "tcpdump did not report its counters (exit status $tcpdump_exit): $pcap_part may be incomplete"
         exit 1
     fi
+    if [[ -n "$iperf3_exit" && "$iperf3_exit" != 0 && "$iperf3_stopped_early" == 0 ]]; then
+        warn "the iperf3 transfer failed (see $out_dir/iperf3.json); the trace holds only what happened"
+        exit 1
+    fi
 }
 
 main "$@"

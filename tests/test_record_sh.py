@@ -291,3 +291,15 @@ def test_record_sh_probe_without_iperf3_keeps_every_connection_with_the_server(i
     rows = [line.split(",") for line in (out / "probe.csv").read_text().splitlines()[1:]]
     assert sum(1 for row in rows if row[1] == f"{SERVER_ADDRESS}:5201") > 100
     assert all(SERVER_ADDRESS in row[1] or SERVER_ADDRESS in row[2] for row in rows)
+
+
+@needs_root
+def test_record_sh_reports_a_failed_iperf3_transfer_and_still_saves_the_trace(iperf3_server_namespaces, tmp_path):
+    client_ns, _ = iperf3_server_namespaces
+    out = tmp_path / "no-server"
+    result = record_in(client_ns, "vcli", SERVER_ADDRESS, "--iperf3", "1", "-p", "5999", "-o", str(out))
+    assert result.returncode == 1
+    assert "iperf3 exited with status" in result.stderr and "transfer failed" in result.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["trace_complete"] is True and meta["iperf3"]["exit_status"] != 0
+    assert "error" in json.loads((out / "iperf3.json").read_text())
