@@ -213,7 +213,8 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
     for interface in interfaces:
         if interface["link_type_name"] not in link_types:
             link_types.append(interface["link_type_name"])
-    drops, drop_warnings = capture_drops(path, interfaces)
+    drops, drop_warnings = capture_drops(path, interfaces, (counters["isb_ifdrop_by_local_id"],
+                                                            counters["isb_osdrop_by_local_id"]))
     warnings += drop_warnings
     return Capture(path=path, format=format_name, compressed=compressed, packets=PacketTable(columns),
                    interfaces=interfaces, link_types=link_types, capture_drops=drops, warnings=warnings,

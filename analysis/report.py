@@ -103,7 +103,8 @@ def summarize_capture(capture: Capture, streams: Optional[StreamNumbers] = None)
         "duration_s": duration_s(packets),
         "link_types": list(capture.link_types),
         "capture_drops": {"kernel": drops["kernel"], "interface": drops["interface"], "source": drops["source"]},
-        "isb_drops": {"isb_ifdrop": drops.get("isb_ifdrop"), "isb_osdrop": drops.get("isb_osdrop")},
+        "isb_drops": {key: drops.get(key) for key in ("isb_ifdrop", "isb_osdrop", "isb_ifdrop_per_interface",
+                                                       "isb_osdrop_per_interface")},
         "truncated_at": capture.truncated_at,
         "warnings": list(capture.warnings),
     }

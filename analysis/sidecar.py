@@ -49,13 +49,23 @@ def read_sidecar(capture_path: Path) -> Tuple[Optional[Dict[str, Optional[int]]]
             "interface": _count_or_none(capture.get("interface_drops"))}, []
 
 
-def capture_drops(capture_path: Path, interfaces: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], List[str]]:
-    """`{"kernel", "interface", "source", "isb_ifdrop", "isb_osdrop"}` and warnings.
+def capture_drops(capture_path: Path, interfaces: List[Dict[str, Any]],
+                  isb_by_local_id: Tuple[Optional[int], Optional[int]] = (None, None)
+                  ) -> Tuple[Dict[str, Any], List[str]]:
+    """`{"kernel", "interface", "source", "isb_ifdrop", "isb_osdrop", "isb_*_per_interface"}` and warnings.
 
     `kernel`/`interface` come from meta.json when it has them, else from the
-    pcapng ISBs; `isb_ifdrop`/`isb_osdrop` keep the raw ISB sums.
+    pcapng ISBs. For the ISBs, `isb_by_local_id` are the sums over
+    section-local interface ids of the last ISB of each id in the file: the
+    rule of the tshark oracle (make_oracle.sh) that acceptance is judged by.
+    It equals the per-interface rule for single-section files; for
+    multi-section files, where an interface id of a later section replaces
+    the same id of an earlier one, the per-interface sums (every interface
+    of every section, its last ISB) are kept as `isb_ifdrop_per_interface`
+    and `isb_osdrop_per_interface`.
     """
-    ifdrop, osdrop = isb_drops(interfaces)
+    per_interface_ifdrop, per_interface_osdrop = isb_drops(interfaces)
+    ifdrop, osdrop = isb_by_local_id
     sidecar, warnings = read_sidecar(capture_path)
     if sidecar is not None:
         drops = {"kernel": sidecar["kernel"], "interface": sidecar["interface"], "source": "meta.json"}
@@ -65,4 +75,6 @@ def capture_drops(capture_path: Path, interfaces: List[Dict[str, Any]]) -> Tuple
         drops = {"kernel": None, "interface": None, "source": "none"}
     drops["isb_ifdrop"] = ifdrop
     drops["isb_osdrop"] = osdrop
+    drops["isb_ifdrop_per_interface"] = per_interface_ifdrop
+    drops["isb_osdrop_per_interface"] = per_interface_osdrop
     return drops, warnings

@@ -104,17 +104,22 @@ def test_pcapng_sections_interfaces_and_resolutions(tmp_path, second_big_endian)
     assert (p["tcp_header_len"] > 0).all()
 
 
-def test_pcapng_drops_take_last_isb_per_interface_and_sum(tmp_path):
+def test_pcapng_drops_take_last_isb_per_interface_id_like_the_oracle(tmp_path):
     cap = read(write(tmp_path, "m.pcapng", _two_section_file(True)))
-    assert cap.capture_drops["kernel"] == 7 + 3 + 10
-    assert cap.capture_drops["interface"] == 2
+    # Section 2's interface 0 (ifdrop 10, no osdrop) replaces section 1's interface 0 under the oracle's rule.
+    assert cap.capture_drops["kernel"] == 10 + 3
+    assert cap.capture_drops["interface"] is None
     assert cap.capture_drops["source"] == "pcapng-isb"
+    # Every interface of every section, each with its last ISB:
+    assert cap.capture_drops["isb_ifdrop_per_interface"] == 7 + 3 + 10
+    assert cap.capture_drops["isb_osdrop_per_interface"] == 2
 
 
 def test_pcap_drops_are_unknown_not_zero(tmp_path):
     cap = read(write(tmp_path, "a.pcap", pb.pcap_file([(T0_NS, pb.ethernet(b""))])))
     assert cap.capture_drops == {"kernel": None, "interface": None, "source": "none",
-                                 "isb_ifdrop": None, "isb_osdrop": None}
+                                 "isb_ifdrop": None, "isb_osdrop": None,
+                                 "isb_ifdrop_per_interface": None, "isb_osdrop_per_interface": None}
 
 
 def test_pcapng_simple_and_obsolete_packet_blocks(tmp_path):

@@ -688,12 +688,25 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
         }
         case 5: {   /* Interface Statistics Block: the last one per interface holds the totals */
             if (block_len < 24) { status = fail(st, off, "damaged interface statistics block (too short)"); goto out; }
-            decode_interface *ifc = pcapng_interface(st, file32(st, b + 8));
-            if (!ifc) break;   /* statistics of an unknown interface: nothing to attach them to */
-            ifc->has_ifdrop = ifc->has_osdrop = 0;
-            ifc->isb_ifdrop = ifc->isb_osdrop = 0;
+            uint32_t local = file32(st, b + 8);
+            decode_interface scratch;
+            memset(&scratch, 0, sizeof scratch);
+            pcapng_options(st, &scratch, b + 20, block_end, isb_option);
+            if (local < DECODE_MAX_INTERFACES) {
+                decode_isb_by_local_id *last = &st->isb_by_local_id[local];
+                last->seen = 1;
+                last->has_ifdrop = scratch.has_ifdrop;
+                last->has_osdrop = scratch.has_osdrop;
+                last->isb_ifdrop = scratch.isb_ifdrop;
+                last->isb_osdrop = scratch.isb_osdrop;
+            }
+            decode_interface *ifc = pcapng_interface(st, local);
+            if (!ifc) break;   /* statistics of an undefined interface: nothing to attach them to */
+            ifc->has_ifdrop = scratch.has_ifdrop;
+            ifc->has_osdrop = scratch.has_osdrop;
+            ifc->isb_ifdrop = scratch.isb_ifdrop;
+            ifc->isb_osdrop = scratch.isb_osdrop;
             ifc->isb_count++;
-            pcapng_options(st, ifc, b + 20, block_end, isb_option);
             break;
         }
         case 9: case 0x00000BADu: case 0x40000BADu:
@@ -716,6 +729,7 @@ out:
 
 int decode_open(decode_state *st, const uint8_t *buf, size_t len, size_t *first) {
     memset(st, 0, offsetof(decode_state, interfaces));
+    memset(st->isb_by_local_id, 0, sizeof st->isb_by_local_id);
     st->interface_count = 0;
     *first = 0;
     if (len == 0) return fail(st, 0, "empty file");

@@ -98,6 +98,14 @@ typedef struct decode_interface {
     uint32_t isb_count;
 } decode_interface;
 
+/* The last ISB seen for each section-local interface id, over the whole
+ * file: the rule of the tshark oracle (make_oracle.sh), where interface 0
+ * of a later section replaces interface 0 of an earlier one. */
+typedef struct decode_isb_by_local_id {
+    uint8_t seen, has_ifdrop, has_osdrop;
+    uint64_t isb_ifdrop, isb_osdrop;   /* packets */
+} decode_isb_by_local_id;
+
 typedef struct decode_state {
     int format;                /* enum decode_format */
     int big_endian;            /* current file (pcap) or section (pcapng) byte order */
@@ -112,6 +120,7 @@ typedef struct decode_state {
     uint64_t cut_offset;
     char error_message[160];
     decode_interface interfaces[DECODE_MAX_INTERFACES];
+    decode_isb_by_local_id isb_by_local_id[DECODE_MAX_INTERFACES];
 } decode_state;
 
 /* Read the file header. Returns DECODE_MORE with *first_record_offset set,

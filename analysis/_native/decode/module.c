@@ -158,8 +158,21 @@ static PyObject *py_counters(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O", &state_obj)) return NULL;
     decode_state *st = state_from(state_obj);
     if (!st) return NULL;
-    return Py_BuildValue("{s:K,s:k,s:i}", "nonpacket_records", (unsigned long long)st->nonpacket_records,
-                         "sections", (unsigned long)st->section_count, "big_endian", st->big_endian);
+    /* Sums over section-local interface ids of their last ISB's counters (None = no ISB had it). */
+    unsigned long long ifdrop = 0, osdrop = 0;
+    int has_ifdrop = 0, has_osdrop = 0;
+    for (size_t i = 0; i < DECODE_MAX_INTERFACES; i++) {
+        const decode_isb_by_local_id *last = &st->isb_by_local_id[i];
+        if (!last->seen) continue;
+        if (last->has_ifdrop) { has_ifdrop = 1; ifdrop += last->isb_ifdrop; }
+        if (last->has_osdrop) { has_osdrop = 1; osdrop += last->isb_osdrop; }
+    }
+    PyObject *ifdrop_obj = has_ifdrop ? PyLong_FromUnsignedLongLong(ifdrop) : (Py_INCREF(Py_None), Py_None);
+    PyObject *osdrop_obj = has_osdrop ? PyLong_FromUnsignedLongLong(osdrop) : (Py_INCREF(Py_None), Py_None);
+    if (!ifdrop_obj || !osdrop_obj) { Py_XDECREF(ifdrop_obj); Py_XDECREF(osdrop_obj); return NULL; }
+    return Py_BuildValue("{s:K,s:k,s:i,s:N,s:N}", "nonpacket_records", (unsigned long long)st->nonpacket_records,
+                         "sections", (unsigned long)st->section_count, "big_endian", st->big_endian,
+                         "isb_ifdrop_by_local_id", ifdrop_obj, "isb_osdrop_by_local_id", osdrop_obj);
 }
 
 static PyMethodDef METHODS[] = {
