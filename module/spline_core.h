@@ -24,11 +24,11 @@
  * The model in formulas (per connection, per ACK):
  *
  *   bw       = windowed max over ~5-10 rounds of delivered*mss/interval
- *   min_rtt  = min RTT sample, expiring after 10 s
- *   rtt_m    = min_rtt + min((srtt - min_rtt)/2, rtt_epoch)
- *   cwnd     = max(cwnd_gain * bw * min_rtt,              (the BDP target)
- *                  gain(mode) * bw * rtt_m * fairness * backoff(loss_cnt)
- *                                          * min(1, tf) + acked)
+ *   min_rtt  = min RTT sample, expiring after 10 s (re-measured in a drain)
+ *   rtt_m    = min_rtt + min((srtt - min_rtt)/2, 32 ms, min_rtt)
+ *   cwnd     = max(1.0 * bw * min_rtt,                    (the BDP target)
+ *                  1.25 * bw * rtt_m * fairness * backoff(loss_cnt)
+ *                                    * min(1, tf) + acked [+ 4 in PROBE_BW])
  *   pacing   = pacing_gain(mode) * bw * 0.99
  *
  * where tf = (0.75 * stable) / (1.5 * (recent_losses + unfair)) is the

@@ -16,9 +16,10 @@
  * The model, each ACK (all in integer fixed point, see spline_core.h):
  *
  *   bw_bytes_per_sec = max over 5-10 rounds of delivered * mss / interval
- *   cwnd_pkts        = max(2 x bw x min_rtt,
- *                          gain(mode) x bw x rtt_m x fairness x backoff
- *                                     x min(1, tf) + acked)
+ *   rtt_m_us         = min_rtt + min((srtt - min_rtt) / 2, 32 ms, min_rtt)
+ *   cwnd_pkts        = max(1.0 x bw x min_rtt,
+ *                          1.25 x bw x rtt_m x fairness x backoff
+ *                               x min(1, tf) + acked [+ 4 in PROBE_BW])
  *   pacing_bytes/s   = pacing_gain(mode) x bw x 0.99
  *
  * rtt_epoch, the RTT tolerance band, starts at 4 ms and widens in 4 ms steps
@@ -34,10 +35,10 @@
  *                             DRAIN_PROBE --queue drained--> PROBE_RTT
  *
  *   mode         pacing gain   window
- *   START_PROBE  1.0           +1 packet per ACK, at most 2.15 x BDP
- *   PROBE_BW     2.15          2.15 x bw x rtt_m (x fairness when lossy)
+ *   START_PROBE  1.0 (window)  +1 packet per ACK, at most 2 x BDP
+ *   PROBE_BW     2.15          1.25 x bw x rtt_m (x fairness when lossy) + 4
  *   PROBE_RTT    0.98          same model
- *   DRAIN_PROBE  0.39          0.34 x the model
+ *   DRAIN_PROBE  0.39          0.34 x the model (on min_rtt: never below BDP)
  *
  * Loss alone does not halve the window: ssthresh() keeps the current
  * ssthresh, and cong_control() owns snd_cwnd during recovery. Losses raise
