@@ -427,7 +427,9 @@ main() {
     local user_args=()
     [[ "$(id -u)" == 0 ]] && user_args=(-Z root)
     start_utc="$(utc_now)"
-    tcpdump -i "$iface" --immediate-mode -n -s "$snaplen" -B "$buffer_kib" "${user_args[@]}" -w "$pcap_part" \
+    # setsid: a terminal's Ctrl-C goes to the whole foreground process group; tcpdump in a
+    # session of its own is stopped by us, after iperf3 and the FIN exchange, not mid-transfer.
+    setsid tcpdump -i "$iface" --immediate-mode -n -s "$snaplen" -B "$buffer_kib" "${user_args[@]}" -w "$pcap_part" \
         host "$server" 2>"$log" &
     TCPDUMP_PID=$!
     if ! wait_for_tcpdump_listening "$log"; then
@@ -450,7 +452,7 @@ main() {
     fi
     sleep_until_stop "$deadline_ns"
 
-    local iperf3_exit="" iperf3_stopped_early=0
+    local iperf3_exit="" iperf3_stopped_early=0 iperf3_error=""
     if [[ -n "$IPERF3_PID" ]]; then
         if kill -0 "$IPERF3_PID" 2>/dev/null; then
             iperf3_stopped_early=1
@@ -462,9 +464,11 @@ main() {
         iperf3_exit=0
         wait "$IPERF3_PID" 2>/dev/null || iperf3_exit=$?
         IPERF3_PID=""
-        if [[ "$STOP_REASON" == "iperf3_finished" ]]; then sleep "$TAIL_AFTER_IPERF3_S" || true; fi
-        if [[ "$iperf3_exit" != 0 ]]; then
-            warn "iperf3 exited with status $iperf3_exit: $(head -c 300 "$out_dir/iperf3.stderr" 2>/dev/null; grep -m1 '"error"' "$out_dir/iperf3.json" 2>/dev/null || true)"
+        sleep "$TAIL_AFTER_IPERF3_S" || true
+        # iperf3 3.12 -J exits 0 even when it could not connect: its JSON "error" says so.
+        iperf3_error="$(sed -nE 's/^[[:space:]]*"error":[[:space:]]*"(.*)",?$/\1/p' "$out_dir/iperf3.json" 2>/dev/null | head -n 1)"
+        if [[ "$iperf3_exit" != 0 || -n "$iperf3_error" ]]; then
+            warn "iperf3 exited with status $iperf3_exit: ${iperf3_error:-$(head -c 300 "$out_dir/iperf3.stderr" 2>/dev/null || true)}"
         fi
         [[ -s "$out_dir/iperf3.stderr" ]] || rm -f "$out_dir/iperf3.stderr"
     fi
@@ -538,8 +542,9 @@ main() {
         printf '    "tcpdump_exit_status": %s\n' "$tcpdump_exit"
         printf '  },\n'
         printf '  "iperf3": %s,\n' "$(if [[ -n "$iperf3_seconds" ]]; then
-            printf '{"file": "iperf3.json", "command": %s, "exit_status": %s, "stopped_early": %s}' \
-                "$(json_string "iperf3 ${iperf3_args[*]}")" "$iperf3_exit" "$(json_bool "$iperf3_stopped_early")"
+            printf '{"file": "iperf3.json", "command": %s, "exit_status": %s, "error": %s, "stopped_early": %s}' \
+                "$(json_string "iperf3 ${iperf3_args[*]}")" "$iperf3_exit" "$(json_string_or_null "$iperf3_error")" \
+                "$(json_bool "$iperf3_stopped_early")"
             else printf 'null'; fi)"
         printf '  "probe": %s\n' "$(if (( probe )); then
             printf '{"file": "probe.csv", "rows": %s, "overrun_events": %s, "srtt_unit": "us", "cwnd_unit": "segments"}' \
@@ -555,7 +560,7 @@ main() {
         warn "tcpdump did not report its counters (exit status $tcpdump_exit): $pcap_part may be incomplete"
         exit 1
     fi
-    if [[ -n "$iperf3_exit" && "$iperf3_exit" != 0 && "$iperf3_stopped_early" == 0 ]]; then
+    if [[ -n "$iperf3_exit" && ( "$iperf3_exit" != 0 || -n "$iperf3_error" ) && "$iperf3_stopped_early" == 0 ]]; then
         warn "the iperf3 transfer failed (see $out_dir/iperf3.json); the trace holds only what happened"
         exit 1
     fi
