@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (decoded_rows != counted_rows) abort();   /* the two passes must agree */
     /* Also feed the raw input to the frame decoder under every link type we know. */
-    static const uint16_t link_types[] = {0, 1, 9, 12, 14, 50, 101, 104, 108, 113, 228, 229, 276, 147};
+    static const uint16_t link_types[] = {0, 1, 9, 10, 12, 14, 50, 101, 104, 105, 108, 113, 127, 228, 229, 276, 147};
     for (size_t k = 0; k < sizeof link_types / sizeof link_types[0]; k++) {
         uint32_t cap = size > 65535 ? 65535 : (uint32_t)size;
         decode_frame(data, cap, cap + (uint32_t)(size & 0xff), link_types[k], &cols, k % ROWS_PER_CHUNK);

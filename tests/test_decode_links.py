@@ -33,6 +33,15 @@ def v6_segment():
     return pb.ipv6(*V6, pb.tcp(sport=1234, dport=80, seq=77, ack=88, flags="PA", payload=b"p" * 100))
 
 
+def _snap(ethertype: int) -> bytes:
+    return b"\xaa\xaa\x03\x00\x00\x00" + ethertype.to_bytes(2, "big")
+
+
+def _wifi_qos_data(ip: bytes, ethertype: int) -> bytes:
+    """802.11 QoS data frame to the DS: 24-byte header + 2-byte QoS control, then LLC/SNAP."""
+    return b"\x88\x01\x00\x00" + b"\x02" * 18 + b"\x00\x00" + b"\x00\x00" + _snap(ethertype) + ip
+
+
 LINKS = {
     "ethernet": (pb.LINKTYPE_ETHERNET, lambda ip, et: pb.ethernet(ip, ethertype=et)),
     "vlan": (pb.LINKTYPE_ETHERNET, lambda ip, et: pb.ethernet(ip, ethertype=et, vlans=[0x8100])),
@@ -58,6 +67,9 @@ LINKS = {
                                                               address_control=False, compress_protocol=True)),
     "ppp-hdlc": (pb.LINKTYPE_PPP_HDLC, lambda ip, et: pb.ppp(ip, protocol=0x21 if et == 0x800 else 0x57)),
     "cisco-hdlc": (pb.LINKTYPE_C_HDLC, lambda ip, et: pb.cisco_hdlc(ip, ethertype=et)),
+    "fddi": (10, lambda ip, et: b"\x50" + b"\x01" * 12 + _snap(et) + ip),
+    "802.11-qos-data": (105, lambda ip, et: _wifi_qos_data(ip, et)),
+    "radiotap": (127, lambda ip, et: b"\x00\x00\x08\x00\x00\x00\x00\x00" + _wifi_qos_data(ip, et)),
 }
 
 

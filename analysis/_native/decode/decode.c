@@ -392,6 +392,26 @@ void decode_frame(const uint8_t *frame, uint32_t cap_len, uint32_t frame_len, ui
         }
         decode_ppp_protocol(p, cap, wire, &r, 0);
         break;
+    case 10:    /* FDDI: frame control, destination, source (13 bytes); LLC frames (FC 0x50-0x57) carry LLC/SNAP */
+        if (cap < 13 || wire < 13) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        if ((p[0] & 0xf8) == 0x50) decode_ethertype(0, p + 13, cap - 13, wire - 13, &r, 0);   /* 0 = "802.3 length": LLC follows */
+        break;
+    case 127:   /* radiotap: little-endian header length at bytes 2..3, then 802.11 */
+    case 105: { /* IEEE 802.11: unprotected data frames carry LLC/SNAP after a 24/30-byte header (+2 QoS) */
+        uint32_t skip = 0;
+        if (link_type == 127) {
+            if (cap < 4) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+            skip = le16(p + 2);
+        }
+        if (cap < skip + 24 || wire < skip + 24) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        const uint8_t *w = p + skip;
+        uint8_t fc0 = w[0], fc1 = w[1];
+        if ((fc0 & 0x0c) != 0x08 || (fc1 & 0x40) || (fc0 & 0x40)) break;   /* not data, protected, or null-data */
+        uint32_t hl = 24 + (((fc1 & 3) == 3) ? 6 : 0) + ((fc0 & 0x80) ? 2 : 0);
+        if (cap < skip + hl || wire < skip + hl) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        decode_ethertype(0, w + hl, cap - skip - hl, wire - skip - hl, &r, 0);
+        break;
+    }
     case 104:   /* Cisco HDLC: address, control, EtherType */
         if (cap < 4) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
         decode_ethertype(be16(p + 2), p + 4, cap - 4, wire - 4, &r, 0);
