@@ -174,7 +174,9 @@ def plot_timeseries(series_df: Any, title: str = "", *,
     for ax, panel in zip(axes, panels):
         ax.set_ylabel(ylabels[panel])
         ax.grid(True, alpha=0.3)
-        ax.set_ylim(bottom=0)
+        values = [line.get_ydata() for line in ax.get_lines()]
+        top = max((float(np.nanmax(v)) for v in values if np.isfinite(v).any()), default=0.0)
+        ax.set_ylim(0, top * 1.1 if top > 0 else 1.0)     # headroom: a line at the top stays visible
         if panel in empty_notes and not any(line.get_xydata()[:, 1][~np.isnan(line.get_xydata()[:, 1])].size
                                             for line in ax.get_lines()):
             ax.text(0.5, 0.5, empty_notes[panel], transform=ax.transAxes, ha="center", va="center",
@@ -198,7 +200,7 @@ def plot_timeseries(series_df: Any, title: str = "", *,
                     Line2D([], [], color="0.3", linewidth=1.0, linestyle="--")]
         names += ["throughput (all payload)", "goodput (unique payload)"]
     if handles:
-        fig.legend(handles, names, loc="outside lower center", ncol=min(3, len(handles)), fontsize="small",
+        fig.legend(handles, names, loc="outside lower center", ncol=min(4, len(handles)), fontsize="small",
                    frameon=False)
     heading = title or "Per-interval time series"
     if left_out:
@@ -501,9 +503,12 @@ def jain_index(throughputs: Sequence[float]) -> float:
 
 def plot_throughput_vs_loss(results_df: Any, title: str = ""):
     """Throughput (Mbit/s) against the configured random loss (%), one line per
-    CCA: the mean over runs and flows, with each flow's value as a faint point.
+    CCA: the mean over runs and flows, with each flow's value as a faint point,
+    and the fair share (rate / flows) as a dotted line when all runs share it.
     `results_df`: a testbed results table (`cca`, `loss_probability`,
-    `throughput_bps`; rows without a throughput are skipped)."""
+    `throughput_bps`, optionally `rate_bps` and `flows`; rows without a
+    throughput are skipped). Lines are per `cca`, the run's mix ('cubic+bbr'
+    for a mixed run)."""
     fig = _figure(8.0, 5.0)
     ax = fig.subplots()
     colors = _colors()
@@ -515,6 +520,10 @@ def plot_throughput_vs_loss(results_df: Any, title: str = ""):
         ax.plot(loss_pct, mbit, linestyle="none", marker="o", markersize=4, alpha=0.35, color=color)
         mean = mbit.groupby(loss_pct).mean()
         ax.plot(mean.index, mean.values, marker="o", color=color, linewidth=1.5, label=f"{cca} (mean)")
+    shares = _fair_shares_bps(frame)
+    if len(shares) == 1:
+        ax.axhline(shares[0] / BITS_PER_MBIT, color="0.5", linestyle=":", linewidth=1.0,
+                   label="fair share (bottleneck rate / flows)")
     ax.set_xlabel("Configured random loss (%)")
     ax.set_ylabel("Throughput per flow (Mbit/s)")
     ax.set_ylim(bottom=0)
@@ -527,35 +536,52 @@ def plot_throughput_vs_loss(results_df: Any, title: str = ""):
     return fig
 
 
+def _fair_shares_bps(frame: Any) -> List[float]:
+    """The distinct bottleneck rate / flows of the runs (empty without those columns)."""
+    if "rate_bps" not in frame.columns or "flows" not in frame.columns or len(frame) == 0:
+        return []
+    shares = (frame["rate_bps"].astype(float) / frame["flows"].astype(float)).dropna().unique()
+    return [float(x) for x in shares]
+
+
 def plot_fairness(results_df: Any, title: str = ""):
-    """Jain's fairness index of each run (flows sharing the bottleneck), as bars
-    grouped by the run's CCA mix; 1 = equal shares, 1/n = one flow takes all.
-    Computed from `throughput_bps` per `run_id`; runs of a single flow are skipped."""
-    fig = _figure(9.0, 4.5)
+    """Jain's fairness index of each run (flows sharing the bottleneck), one bar
+    per run coloured by the run's CCA mix (`cca`), with a dotted mark at 1/n
+    (one flow takes all). Computed from `throughput_bps` per `run_id`; runs of a
+    single flow are skipped."""
+    fig = _figure(9.0, 4.8)
     ax = fig.subplots()
     frame = results_df.dropna(subset=["throughput_bps"])
     rows = []
     for run_id, run in frame.groupby("run_id", sort=False):
         if len(run) < 2:
             continue
-        rows.append((str(run_id), jain_index(run["throughput_bps"].astype(float).to_numpy()), len(run)))
+        cca = str(run["cca"].iloc[0]) if "cca" in run.columns else ""
+        rows.append((str(run_id), jain_index(run["throughput_bps"].astype(float).to_numpy()), len(run), cca))
     if rows:
+        colors = _colors()
+        ccas = list(dict.fromkeys(r[3] for r in rows))
         positions = np.arange(len(rows))
-        bars = ax.bar(positions, [r[1] for r in rows], color="tab:blue", width=0.6)
+        bars = ax.bar(positions, [r[1] for r in rows], width=0.6,
+                      color=[colors[ccas.index(r[3]) % len(colors)] for r in rows])
         ax.bar_label(bars, labels=[f"{r[1]:.2f}" for r in rows], padding=2, fontsize="small")
+        ax.hlines([1.0 / r[2] for r in rows], positions - 0.3, positions + 0.3, colors="black",
+                  linestyles=":", linewidth=1.2, zorder=3)
         ax.set_xticks(positions, [r[0] for r in rows], rotation=30, ha="right", fontsize="small")
-        lowest = min(1.0 / r[2] for r in rows)
-        ax.axhline(lowest, color="0.5", linestyle=":", linewidth=1.0)
-        ax.text(len(rows) - 0.5, lowest, f" 1/n = {lowest:.2f}: one flow takes all", va="bottom",
-                ha="right", fontsize="small", color="0.4")
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+        handles = [Patch(color=colors[k % len(colors)]) for k in range(len(ccas))]
+        handles.append(Line2D([], [], color="black", linestyle=":", linewidth=1.2))
+        fig.legend(handles, ccas + ["1/n: one flow\ntakes all"], loc="outside right upper", fontsize="small",
+                   frameon=False)
     else:
         ax.text(0.5, 0.5, "no run with two or more flows", transform=ax.transAxes, ha="center",
                 va="center", color="0.4")
-    ax.set_ylim(0, 1.1)
+    ax.set_ylim(0, 1.12)
     ax.set_ylabel("Jain's fairness index")
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    fig.suptitle(title or "Fairness between flows sharing the bottleneck")
+    fig.suptitle(title or "Fairness between flows sharing the bottleneck (1 = equal shares)")
     return fig
 
 
