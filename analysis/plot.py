@@ -336,6 +336,8 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
             (spurious, "+", "tab:orange", 7, "spurious retransmission"),
             (reordered, "^", "tab:purple", 4, "reordered (late original)")):
         if len(index):
+            # thousands of big crosses would hide the originals: shrink them as they multiply
+            size = size if len(index) <= 300 else size * (0.7 if len(index) <= 3000 else 0.45)
             line = ax.plot(seconds(index), seg_end[index] / scale, linestyle="none", marker=marker,
                            markersize=size, color=color)[0]
             legend.append((line, f"{name} ({len(index):,})"))
@@ -352,7 +354,7 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
     heading = title or "Time-sequence graph"
     heading += f"\n{flow_label(directions, direction_index)}, vantage: {t['vantage'][direction_index]}"
     if step_originals > 1 or step_acks > 1:
-        heading += f" (every {max(step_originals, step_acks)}th segment/ACK drawn)"
+        heading += f" (1 in {max(step_originals, step_acks)} segments/ACKs drawn)"
     fig.suptitle(heading)
     return fig
 

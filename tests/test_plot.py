@@ -239,7 +239,7 @@ def test_sequence_thins_originals_beyond_max_points_but_keeps_every_retransmissi
     drawn = sum(len(line.get_xdata()) for line in ax.get_lines())
     assert drawn <= 20_000 + 1000
     assert len(line_with_marker(ax, "x").get_xdata()) == len(retrans)
-    assert "every" in fig._suptitle.get_text()
+    assert "1 in " in fig._suptitle.get_text()
     assert "data segment (150,000)" in legend_texts(ax)
 
 
