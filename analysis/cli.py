@@ -1,8 +1,15 @@
-"""`spline-analyze FILE... [--json] [--csv] [--strict] [--quiet]`: the command line.
+"""`spline-analyze FILE... [--json | --csv] [--interval 100ms] [--plot DIR] [--strict] [--quiet]`.
 
-The only place that prints. Exit status: 0 success (warnings allowed),
-2 a file could not be read (or, with --strict, was cut mid-record),
-3 an internal error (a bug: one line, no traceback), 130 interrupted.
+The only place that prints. One file: its capture line, the run summary (the
+figures the Spline report shows), every data-carrying flow direction, and the
+tshark-compatible flag counts. Several files: the same per file, then the runs
+side by side. `--json` one schema-1 document; `--csv` one row per flow
+direction; `--interval` a time series (CSV, or `timeseries` in the JSON);
+`--plot DIR` PNG figures per file.
+
+Exit status: 0 success (warnings allowed), 2 a file could not be read (or,
+with --strict, was cut mid-record), 3 an internal error (a bug: one line, no
+traceback), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -27,47 +34,54 @@ def _parser() -> argparse.ArgumentParser:
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print one JSON document (schema 1)")
     output.add_argument("--csv", action="store_true", help="print a per-flow CSV table")
+    parser.add_argument("--interval", metavar="T", help="time series at this interval (e.g. 100ms, 1s): "
+                        "CSV on stdout, or a 'timeseries' list with --json")
+    parser.add_argument("--plot", metavar="DIR", help="write PNG figures per file into DIR "
+                        "(time series, sequence graph, RTT CDF; runs compared when several files)")
     parser.add_argument("--strict", action="store_true", help="treat a file cut mid-record as an error (exit 2)")
     parser.add_argument("--quiet", action="store_true", help="no warnings or progress bar on stderr")
     return parser
 
 
-def _format_count(value: Optional[int]) -> str:
-    return "unknown" if value is None else f"{value:,}"
+DIRECTION_CSV_COLUMNS = (
+    "file", "stream", "direction", "src", "sport", "dst", "dport", "vantage", "data_packets",
+    "data_segments", "payload_bytes", "unique_bytes", "retransmissions", "retransmissions_in_capture",
+    "retrans_fast", "retrans_rto", "retrans_tlp", "spurious_retransmissions", "reordered_segments",
+    "lost_segments", "loss_method", "capture_gaps", "loss_rate", "retransmission_rate",
+    "throughput_bps", "goodput_bps", "duration_s", "dup_acks", "sack_blocks", "dsack_blocks",
+    "zero_window_events", "mss", "rtt_min_ms", "rtt_median_ms", "rtt_p95_ms", "rtt_max_ms",
+    "rtt_jitter_ms", "ws_retransmission", "ws_fast_retransmission", "ws_spurious_retransmission",
+    "ws_out_of_order", "ws_lost_segment", "ws_ack_lost_segment", "ws_duplicate_ack",
+    "ws_zero_window", "ws_keep_alive", "ws_window_update", "ws_window_full",
+)
 
 
-def render_summary(report: Dict[str, Any]) -> str:
-    """A small aligned table of one file's report."""
-    drops = report["capture_drops"]
-    rows = [
-        ("file", report["file"]),
-        ("format", report["format"] + (" (gzip)" if report.get("compressed") else "")),
-        ("link types", ", ".join(report["link_types"]) or "-"),
-        ("packets", _format_count(report["packets"])),
-        ("tcp packets", _format_count(report["tcp_packets"])),
-        ("tcp streams", _format_count(report["tcp_streams"])),
-        ("tcp payload bytes", _format_count(report["tcp_payload_bytes"])),
-        ("duration", f"{report['duration_s']:.6f} s"),
-        ("capture drops", f"kernel {_format_count(drops['kernel'])}, interface {_format_count(drops['interface'])}"
-                          f" (source: {drops['source']})"),
-    ]
-    width = max(len(label) for label, _ in rows)
-    return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
+def direction_csv_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Flatten a report's `directions` into CSV rows (RTT and Wireshark counts as columns)."""
+    rows = []
+    for d in report.get("directions", []):
+        row = {k: v for k, v in d.items() if not isinstance(v, dict)}
+        row["file"] = report["file"]
+        row.setdefault("retransmissions_in_capture", d["retransmissions"])
+        for key, value in (d.get("rtt_ms") or {}).items():
+            row[f"rtt_{key}_ms"] = value
+        for key, value in (d.get("wireshark") or {}).items():
+            row[f"ws_{key}"] = value
+        rows.append(row)
+    return rows
 
 
-def _write_csv(stream_rows: List[Dict[str, Any]], out: TextIO) -> None:
-    from .report import STREAM_TABLE_COLUMNS
-    writer = csv.DictWriter(out, fieldnames=list(STREAM_TABLE_COLUMNS), lineterminator="\n", extrasaction="ignore")
+def _write_csv(rows: List[Dict[str, Any]], columns: Sequence[str], out: TextIO) -> None:
+    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
-    for row in stream_rows:
+    for row in rows:
         writer.writerow(row)
 
 
 def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
-    """Decode one file; returns {"report": dict, "streams": rows or None}."""
-    from .decode import read
+    """Run every stage on one file; returns the report dict and, when asked, its time series."""
+    from .pipeline import analyze
     from .progress import bar_for
-    from .report import assign_streams, stream_table, summarize_capture
 
     try:
         size = os.path.getsize(path)
@@ -75,22 +89,63 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
         size = 0
     bar = None if args.quiet else bar_for(os.path.basename(path), size)
     try:
-        capture = read(path, strict=args.strict, progress=bar)
+        analysis = analyze(path, strict=args.strict, progress=bar)
+        analysis.name = args.display_names.get(path, "")
     finally:
         if bar is not None:
             bar.close()
-    streams = assign_streams(capture.packets)
-    report = summarize_capture(capture, streams)
-    return {"report": report, "streams": stream_table(capture, streams) if args.csv else None}
+    report = analysis.to_json()
+    series = None
+    if args.interval_s is not None:
+        series = analysis.timeseries(args.interval_s)
+        series.insert(0, "file", report["file"])
+        if args.json:
+            report["timeseries"] = json.loads(series.to_json(orient="records"))
+    if args.plot:
+        from .plot import save_report_plots
+        stem = args.plot_stems.get(path) or "capture"
+        report["plots"] = [str(p) for p in save_report_plots(analysis, args.plot, stem)]
+    return {"report": report, "series": series}
+
+
+def distinct_names(paths: Sequence[str]) -> List[str]:
+    """The shortest trailing path parts that tell the files apart
+    (`samples/bbr/trace.pcap`, `samples/cubic/trace.pcap` -> `bbr/trace.pcap`, `cubic/trace.pcap`)."""
+    parts = [os.path.normpath(p).split(os.sep) for p in paths]
+    longest = max((len(x) for x in parts), default=1)
+    for keep in range(1, longest + 1):
+        names = [os.sep.join(x[-keep:]) for x in parts]
+        if len(set(names)) == len(names):
+            return names
+    return [os.path.normpath(p) for p in paths]
+
+
+def _plot_comparison(reports: List[Dict[str, Any]], out_dir: str) -> str:
+    from .plot import plot_compare
+    fig = plot_compare([r["summary"] for r in reports], title="Runs compared")
+    path = os.path.join(out_dir, "compare.png")
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    return path
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     from .errors import CaptureError
 
+    args.interval_s = None
+    if args.interval is not None:
+        from .timeseries import parse_interval
+        try:
+            args.interval_s = parse_interval(args.interval)
+        except ValueError as exc:
+            parser.error(f"--interval: {exc}")
+
+    args.display_names = dict(zip(args.files, distinct_names(args.files)))
+    args.plot_stems = {path: name.split(".")[0].replace(os.sep, "_") for path, name in args.display_names.items()}
     status = EXIT_OK
     reports: List[Dict[str, Any]] = []
-    stream_rows: List[Dict[str, Any]] = []
+    series_frames: List[Any] = []
     for path in args.files:
         try:
             result = _analyse(path, args)
@@ -115,8 +170,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for warning in report["warnings"]:
                 print(f"{PROG}: {path}: warning: {warning}", file=sys.stderr)
         reports.append(report)
-        if result["streams"] is not None:
-            stream_rows.extend(result["streams"])
+        if result["series"] is not None:
+            series_frames.append(result["series"])
     try:
         if args.json:
             from .report import SCHEMA_VERSION
@@ -125,9 +180,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 json.dump(document, sys.stdout, indent=2)
                 sys.stdout.write("\n")
         elif args.csv:
-            _write_csv(stream_rows, sys.stdout)
+            rows = [row for r in reports for row in direction_csv_rows(r)]
+            _write_csv(rows, DIRECTION_CSV_COLUMNS, sys.stdout)
+        elif series_frames:
+            import pandas as pd
+            pd.concat(series_frames, ignore_index=True).to_csv(sys.stdout, index=False)
         else:
-            print("\n\n".join(render_summary(r) for r in reports))
+            from .render import file_report
+            from .summary import format_side_by_side
+            text = "\n\n".join(file_report(r) for r in reports)
+            if len(reports) > 1:
+                text += "\n\nRuns side by side (main data direction of each file)\n"
+                text += format_side_by_side([r["summary"] for r in reports])
+            print(text)
+        if args.plot and len(reports) > 1:
+            _plot_comparison(reports, args.plot)
         sys.stdout.flush()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -112,9 +112,11 @@ def summarize_capture(capture: Capture, streams: Optional[StreamNumbers] = None)
 
 def analyze_file(path: Union[str, os.PathLike], *, strict: bool = False,
                  progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
-    """Decode `path` and return its schema-1 report dict (raises errors.CaptureError)."""
-    capture = read(path, strict=strict, progress=progress)
-    return summarize_capture(capture)
+    """Decode `path`, run every stage and return its schema-1 report dict (raises
+    errors.CaptureError): the capture keys, `wireshark` (tshark-compatible flag
+    counts), `directions` (truth-seeking figures per flow direction) and `summary`."""
+    from .pipeline import analyze
+    return analyze(path, strict=strict, progress=progress).to_json()
 
 
 STREAM_TABLE_COLUMNS = ("file", "tcp_stream", "src", "sport", "dst", "dport", "packets_a2b", "packets_b2a",

@@ -47,20 +47,39 @@ def test_json_for_several_files_lists_them(capture, tmp_path, capsys):
     assert doc["schema"] == 1 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
 
 
-def test_summary_is_an_aligned_table(capture, capsys):
+def test_summary_names_the_file_and_aligns_the_run_summary(capture, capsys):
     assert cli.main([str(capture)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("file") and any(line.startswith("tcp packets") for line in lines)
-    value_columns = {len(line) - len(line.split("  ", 1)[1].lstrip()) for line in lines if "  " in line}
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{capture}: pcap, Ethernet, {len(FLOW)} packets")
+    block = lines[lines.index("Run summary (main data direction, truth-seeking)") + 1:]
+    block = block[:block.index("")]
+    labels = [line.split("  ")[1].strip() for line in block]
+    assert labels[:5] == ["Flow", "Speed", "Time", "Packet loss", "Retransmissions"]
+    value_columns = {len(line) - len(line.split("  ", 2)[2].lstrip()) for line in block}
     assert len(value_columns) == 1
+    assert "Flow directions carrying data" in out and "Wireshark-compatible flags" in out
 
 
-def test_csv_has_one_row_per_stream(capture, capsys):
+def test_csv_has_one_row_per_data_carrying_direction(capture, capsys):
     assert cli.main([str(capture), "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 1
     assert (rows[0]["src"], rows[0]["sport"], rows[0]["dst"], rows[0]["dport"]) == ("10.0.0.1", "40000", "10.0.0.2", "5201")
-    assert int(rows[0]["payload_bytes_a2b"]) == 4 * 1448 and int(rows[0]["payload_bytes_b2a"]) == 0
+    assert int(rows[0]["payload_bytes"]) == 4 * 1448 and rows[0]["ws_retransmission"] == "0"
+
+
+def test_interval_prints_a_time_series_csv(capture, capsys):
+    assert cli.main([str(capture), "--interval", "5ms"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows and {"time_s", "throughput_bps", "rtt_ms", "bytes_in_flight"} <= set(rows[0])
+    assert sum(float(r["throughput_bps"]) for r in rows) > 0
+
+
+def test_bad_interval_is_a_usage_error(capture, capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main([str(capture), "--interval", "soon"])
+    assert exited.value.code == 2 and "--interval" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("content,needle", [
@@ -126,7 +145,7 @@ def test_internal_error_is_one_line_and_exit_3(capture, capsys, monkeypatch):
     assert err.count("\n") == 1 and "internal error" in err and "boom" in err
 
 
-def test_cli_does_not_import_pandas(capture):
+def test_cli_json_does_not_import_pandas(capture):
     code = ("import sys; from spline_analysis import cli; rc = cli.main([%r, '--json']); "
             "sys.stderr.write(str('pandas' in sys.modules)); sys.exit(rc)" % str(capture))
     result = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)

@@ -1,0 +1,118 @@
+"""Text renderings of per-file reports (schema-1 dicts): pure functions returning strings.
+
+The CLI prints them; notebooks may too. Nothing here computes a metric: it
+only lays out what the report already holds.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+WIRESHARK_SHORT_NAMES = (
+    ("retransmission", "retrans"), ("fast_retransmission", "fast"),
+    ("spurious_retransmission", "spurious"), ("out_of_order", "out-of-order"),
+    ("lost_segment", "lost segment"), ("ack_lost_segment", "ACKed unseen"),
+    ("duplicate_ack", "dup ACK"), ("zero_window", "zero window"), ("keep_alive", "keep-alive"),
+    ("window_update", "window update"), ("window_full", "window full"),
+)
+
+
+def _count(value: Optional[int]) -> str:
+    return "unknown" if value is None else f"{value:,}"
+
+
+def _num(value: Optional[float], fmt: str, unit: str = "") -> str:
+    return "-" if value is None else f"{value:{fmt}}{unit}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(f"{c:>{w}}" if r else f"{c:<{w}}" for c, w, r in zip(cells, widths, right)).rstrip()
+    return "\n".join([line(header)] + [line(r) for r in rows])
+
+
+def capture_line(report: Dict[str, Any]) -> str:
+    """One line on the file itself: format, link types, packets, duration, capture drops."""
+    drops = report["capture_drops"]
+    fmt = report["format"] + (" (gzip)" if report.get("compressed") else "")
+    if drops["kernel"] is None and drops["interface"] is None:
+        drop_text = "capture drops unknown"
+    else:
+        drop_text = (f"capture drops: kernel {_count(drops['kernel'])}, interface {_count(drops['interface'])}"
+                     f" (from {drops['source']})")
+    return (f"{report['file']}: {fmt}, {', '.join(report['link_types']) or 'no link type'}, "
+            f"{report['packets']:,} packets ({report['tcp_packets']:,} TCP in {report['tcp_streams']:,} "
+            f"streams, {report['tcp_payload_bytes']:,} payload bytes), {report['duration_s']:.3f} s, {drop_text}")
+
+
+def summary_block(summary: Dict[str, Any]) -> str:
+    """The Spline report's figures for the main data direction."""
+    if summary.get("flow") is None:
+        return "No TCP direction carried data."
+    loss = summary.get("packet_loss_pct")
+    retr = summary.get("retransmissions_pct")
+    kernel = summary.get("kernel_drops")
+    rows = [
+        ("Flow", f"{summary['flow']} ({summary['vantage']} vantage)"),
+        ("Speed", f"{_num(summary['speed_MBps'], '.3f', ' MB/s')} ({_num(summary['speed_Mbps'], '.2f', ' Mbit/s')})"),
+        ("Time", _num(summary["time_s"], ".3f", " s")),
+        ("Packet loss", f"{_num(loss, '.2f', '%')} ({_count(summary['lost_segments'])})"),
+        ("Retransmissions", f"{_num(retr, '.2f', '%')} ({_count(summary['retransmissions'])})"),
+        ("Kernel drops", "unknown" if kernel is None else
+         f"{kernel:,} ({_num(summary.get('kernel_drops_pct'), '.2f', '%')})"),
+        ("RTT median", _num(summary.get("rtt_median_ms"), ".3f", " ms")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+
+
+def directions_table(directions: Sequence[Dict[str, Any]]) -> str:
+    """One row per data-carrying flow direction: truth-seeking figures."""
+    header = ("flow", "vantage", "data pkts", "payload B", "retrans", "spurious", "lost", "gaps",
+              "loss %", "Mbit/s", "goodput", "RTT ms min/med/p95")
+    rows = []
+    for d in directions:
+        rtt = d.get("rtt_ms") or {}
+        rtt_text = "/".join(_num(rtt.get(k), ".1f") for k in ("min", "median", "p95"))
+        rows.append((
+            f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}", str(d["vantage"]),
+            f"{d['data_packets']:,}", f"{d['payload_bytes']:,}", f"{d['retransmissions']:,}",
+            f"{d['spurious_retransmissions']:,}", f"{d['lost_segments']:,}", f"{d['capture_gaps']:,}",
+            _num(None if d.get("loss_rate") is None else 100 * d["loss_rate"], ".2f"),
+            _num(None if d.get("throughput_bps") is None else d["throughput_bps"] / 1e6, ".2f"),
+            _num(None if d.get("goodput_bps") is None else d["goodput_bps"] / 1e6, ".2f"),
+            rtt_text,
+        ))
+    return _table(header, rows, (False, False) + (True,) * 10)
+
+
+def wireshark_line(counts: Dict[str, int]) -> str:
+    """tshark-compatible expert-flag counts over the whole file."""
+    return ", ".join(f"{short} {counts.get(name, 0):,}" for name, short in WIRESHARK_SHORT_NAMES)
+
+
+def iperf3_lines(report: Dict[str, Any]) -> List[str]:
+    lines = []
+    for test in report.get("iperf3") or []:
+        lines.append(f"iperf3 result beside the capture: {test['file']} (sender CCA {test['sender_cca'] or '?'}, "
+                     f"{_count(test['sender_retransmits'])} retransmits over its {test['sender_seconds']:.3f} s test)")
+    for d in report.get("directions", []):
+        window = d.get("iperf3")
+        if window and window.get("retransmissions_after_test"):
+            lines.append(f"  {d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}: retransmissions "
+                         f"{window['retransmissions_in_test']:,} during the iperf3 test, "
+                         f"{window['retransmissions_after_test']:,} more during teardown")
+    return lines
+
+
+def file_report(report: Dict[str, Any]) -> str:
+    """Everything about one file, for a terminal."""
+    parts = [capture_line(report)]
+    parts.extend(iperf3_lines(report))
+    if "summary" in report:
+        parts += ["", "Run summary (main data direction, truth-seeking)", summary_block(report["summary"])]
+    if report.get("directions"):
+        parts += ["", "Flow directions carrying data", directions_table(report["directions"])]
+    if "wireshark" in report:
+        parts += ["", "Wireshark-compatible flags (tshark 4.0 rules, frames): " + wireshark_line(report["wireshark"])]
+    return "\n".join(parts)
