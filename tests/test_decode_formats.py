@@ -198,3 +198,26 @@ def test_packet_table_renders_dataframe_with_address_strings(tmp_path):
     df = read(write(tmp_path, "a.pcap", pb.pcap_file(frames))).packets.to_dataframe()
     assert df["src_addr"].iloc[0] == "192.0.2.1" and df["dst_addr"].iloc[len(flow)] == "2001:db8::2"
     assert df["src_addr"].iloc[-1] == "" and "time_s" in df and "sack_left_3" in df
+
+
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_modified_pcap_with_24_byte_record_headers(tmp_path, big_endian):
+    e = ">" if big_endian else "<"
+    import struct
+    flow = pb.tcp_flow_frames(2, start_ns=T0_NS)
+    out = struct.pack(e + "IHHiIII", 0xA1B2CD34, 2, 4, 0, 0, 65535, 1)
+    for t, p in flow:
+        frame = pb.ethernet(p)
+        seconds, ns = divmod(t, 10**9)
+        out += struct.pack(e + "IIII", seconds, ns // 1000, len(frame), len(frame)) + struct.pack(e + "iHBx", 2, 0x0800, 0)
+        out += frame
+    cap = read(write(tmp_path, "k.pcap", out))
+    assert len(cap.packets) == len(flow) and int(cap.packets["tcp_payload_len"].sum()) == 2 * 1448
+
+
+def test_pcapng_power_of_two_resolution_and_offset_convert_exactly(tmp_path):
+    ts_ns = 1_600_000_000_500_000_000   # .5 s: exact in 2^-1 s ticks
+    section = pb.Section([pb.Interface(pb.LINKTYPE_RAW, tsresol=0x81, tsoffset_s=1_000_000_000)],
+                         [pb.Packet(0, ts_ns, pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp()))])
+    cap = read(write(tmp_path, "p2.pcapng", pb.pcapng_file([section])))
+    assert cap.packets["ts_ns"][0] == ts_ns and cap.interfaces[0]["ts_resolution_s"] == 0.5
