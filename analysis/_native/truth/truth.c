@@ -190,6 +190,21 @@ static void holes_append(Slot *s, Hole h) {
     s->holes[s->nholes++] = h;
 }
 
+/* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
+ * did not come from the socket's counter: a Linux socket numbers every segment it sends
+ * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
+#define IP_ID_OUT_OF_BAND_JUMP 1024
+
+static int ip_id_out_of_band(int have_id, int64_t id_hi, uint16_t raw, int64_t payload_len)
+{
+    if (payload_len > 0)
+        return 0;
+    if (!have_id)
+        return raw == 0;
+    int64_t delta = (int16_t)(uint16_t)(raw - (uint16_t)id_hi);
+    return delta > IP_ID_OUT_OF_BAND_JUMP || delta < -IP_ID_OUT_OF_BAND_JUMP;
+}
+
 static PyObject *bytes_of(Py_ssize_t n) { return PyByteArray_FromStringAndSize(NULL, n); }
 
 /*
@@ -278,8 +293,12 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         if (ttl[i] < S[S_TTL_MIN]) S[S_TTL_MIN] = ttl[i];
         if (ttl[i] > S[S_TTL_MAX]) S[S_TTL_MAX] = ttl[i];
 
-        /* IP ID: unwrap the 16-bit counter; SYNs may carry 0 before it starts */
-        if ((dflags[i] & DECODE_IP_ID_VALID) && !(f & TCP_SYN)) {
+        /* IP ID: unwrap the 16-bit counter; SYNs may carry 0 before it starts, and
+         * segments without payload that the kernel sends outside the socket (RSTs,
+         * TIME-WAIT ACKs, from a per-namespace control socket) carry 0 or an unrelated
+         * ID: keep those out of the per-socket sequence. */
+        if ((dflags[i] & DECODE_IP_ID_VALID) && !(f & TCP_SYN)
+                && !ip_id_out_of_band(s->have_id, s->id_hi, (uint16_t)ipid[i], len)) {
             uint16_t raw = (uint16_t)ipid[i];
             int64_t v;
             if (!s->have_id) { v = raw; s->have_id = 1; s->id_hi = v; }
