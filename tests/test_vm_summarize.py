@@ -119,3 +119,26 @@ def test_a_run_carries_the_headline_of_spline_analyze_when_the_host_ran_it(tmp_p
     assert runs["spline"]["analysis"]["tcp_packets"] == 13527
     assert runs["bbr"]["analysis"]["error"] == "not JSON"
     assert "analysis" not in runs["cubic"]
+
+
+TC_STATS = """\
+qdisc netem 1: root refcnt 3 limit 100000 delay 50ms loss 2%
+ Sent 33803468 bytes 22410 pkt (dropped 512, overlimits 0 requeues 0)
+ backlog 0b 0p requeues 0
+qdisc tbf 10: parent 1:1 rate 10Mbit burst 5000b lat 46ms
+ Sent 33803468 bytes 22410 pkt (dropped 61, overlimits 9041 requeues 0)
+ backlog 0b 0p requeues 0
+"""
+
+
+def test_router_drops_split_into_random_loss_and_queue_overflow():
+    assert summarize_mod.path_drops(TC_STATS) == {
+        "random_loss_drops": 451, "queue_drops": 61, "delivered_pkts": 22410}
+
+
+def test_a_run_carries_its_router_drops_when_the_guest_recorded_them(tmp_path):
+    write_guest_files(tmp_path)
+    (tmp_path / "spline-r1.qdisc.txt").write_text(TC_STATS)
+    runs = {r["cca"]: r for r in run_summary(tmp_path)["runs"]}
+    assert runs["spline"]["path"]["queue_drops"] == 61
+    assert "path" not in runs["bbr"]

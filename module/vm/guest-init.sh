@@ -104,7 +104,9 @@ shape_path() {
 		netem_args="$netem_args loss ${LOSS_PCT}%"
 	fi
 	# netem first (its delay line must never drop: large limit), then tbf, whose
-	# queue (limit in bytes) is the bottleneck buffer.
+	# queue (limit in bytes) is the bottleneck buffer. Made afresh for each run, so
+	# that its drop counters are the run's own.
+	ns rtr "$TC" qdisc del dev veth-r2 root 2>/dev/null
 	# shellcheck disable=SC2086
 	ns rtr "$TC" qdisc add dev veth-r2 root handle 1: netem $netem_args limit 100000 || return 1
 	ns rtr "$TC" qdisc add dev veth-r2 parent 1:1 handle 10: tbf rate "${RATE_MBIT}mbit" \
@@ -142,6 +144,7 @@ wait_for_capture_start() { # <tcpdump stderr file>
 run_one() {
 	cca=$1
 	name=$2
+	shape_path || say "run $name: tc could not reset the path"
 	# Started directly (not through the ns function): $! must be tcpdump itself, since a
 	# background subshell ignores SIGINT and would not pass a signal on.
 	"$IP" netns exec snd "$TCPDUMP" -i veth-s -n -s 128 -U -Z root -w "/tmp/$name.pcap" tcp \
@@ -157,6 +160,8 @@ run_one() {
 	kill -TERM "$dump_pid" 2>/dev/null
 	wait "$dump_pid"
 	echo "$rc" > "/tmp/$name.rc"
+	# Router ground truth: netem drops (random loss + what tbf refused) and tbf drops (queue full).
+	ns rtr "$TC" -s qdisc show dev veth-r2 > "$OUT/$name.qdisc.txt"
 	cp "/tmp/$name.pcap" "/tmp/$name.json" "/tmp/$name.err" "/tmp/$name.rc" "/tmp/$name.tcpdump.txt" "$OUT/"
 	rm -f "/tmp/$name.pcap"
 	say "run $name: iperf3 exit $rc"

@@ -44,6 +44,31 @@ def read_text(path: Path) -> str | None:
         return None
 
 
+QDISC_HEAD = re.compile(r"^qdisc (\w+) ")
+QDISC_SENT = re.compile(r"Sent (\d+) bytes (\d+) pkt \(dropped (\d+)")
+
+
+def path_drops(tc_stats: str) -> dict | None:
+    """Drops on the router from `tc -s qdisc` (netem root, tbf child), as the run's ground truth.
+
+    netem counts its random losses and also each packet its tbf child refused, so
+    random losses = netem drops - tbf drops; tbf drops are the bottleneck queue overflowing.
+    """
+    counters, kind = {}, None
+    for line in tc_stats.splitlines():
+        head = QDISC_HEAD.match(line)
+        if head:
+            kind = head.group(1)
+            continue
+        sent = QDISC_SENT.search(line)
+        if sent and kind and kind not in counters:
+            counters[kind] = {"bytes": int(sent.group(1)), "pkts": int(sent.group(2)), "dropped": int(sent.group(3))}
+    if "netem" not in counters or "tbf" not in counters:
+        return None
+    return {"random_loss_drops": counters["netem"]["dropped"] - counters["tbf"]["dropped"],
+            "queue_drops": counters["tbf"]["dropped"], "delivered_pkts": counters["tbf"]["pkts"]}
+
+
 def analysis_digest(path: Path) -> dict | None:
     """The headline of `spline-analyze --json` on a run's pcap, when the host ran it."""
     raw = read_text(path)
@@ -81,6 +106,9 @@ def summarize_run(out: Path, cca: str, run: int) -> dict:
     result["bytes_received"] = end.get("sum_received", {}).get("bytes")
     result["bytes_sent"] = end.get("sum_sent", {}).get("bytes")
     result["mss_bytes"] = report.get("start", {}).get("tcp_mss_default")
+    drops = path_drops(read_text(out / f"{name}.qdisc.txt") or "")
+    if drops is not None:
+        result["path"] = drops
     analysis = analysis_digest(out / f"{name}.analysis.json")
     if analysis is not None:
         result["analysis"] = analysis
