@@ -51,10 +51,18 @@ IF_SR="b$$sr"; IF_RS="b$$rs"; IF_RC="b$$rc"; IF_CR="b$$cr"   # <= 15 chars
 PIDS=()
 
 cleanup() {
-    local pid
+    local pid ns
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    # anything still running inside our namespaces (deleting a namespace does not stop its processes)
+    for ns in "$NS_SND" "$NS_RTR" "$NS_RCV"; do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+    done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    for ns in "$NS_SND" "$NS_RTR" "$NS_RCV"; do ip netns del "$ns" 2>/dev/null || true; done
+    sleep 0.2
+    for ns in "$NS_SND" "$NS_RTR" "$NS_RCV"; do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+        ip netns del "$ns" 2>/dev/null || true
+    done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -92,15 +100,17 @@ run_traffic_and_capture() {
     mkdir -p "$(dirname "$OUT")"
     local tmp="$OUT.partial"
     rm -f "$tmp"
-    in_ns "$NS_RCV" iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
-    in_ns "$NS_RCV" iperf3 -s -p 5202 >/dev/null 2>&1 & PIDS+=($!)
-    in_ns "$NS_RCV" tcpdump -i "$IF_CR" -s "$SNAPLEN" -B 65536 -n -c "$PACKETS" -w "$tmp" tcp \
+    # background jobs start `ip netns exec` directly (not the in_ns function, which would put a
+    # subshell between): ip execs the tool, so $! is the tool's own pid and kill reaches it
+    ip netns exec "$NS_RCV" iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
+    ip netns exec "$NS_RCV" iperf3 -s -p 5202 >/dev/null 2>&1 & PIDS+=($!)
+    ip netns exec "$NS_RCV" tcpdump -i "$IF_CR" -s "$SNAPLEN" -B 65536 -n -c "$PACKETS" -w "$tmp" tcp \
         2>"$OUT.tcpdump.log" &
     local tcpdump_pid=$!; PIDS+=("$tcpdump_pid")
     sleep 1   # servers listening, tcpdump attached
-    in_ns "$NS_SND" iperf3 -c 10.77.2.2 -p 5201 -P "$PARALLEL_FLOWS" -C cubic -t "$MAX_SECONDS" >/dev/null 2>&1 &
+    ip netns exec "$NS_SND" iperf3 -c 10.77.2.2 -p 5201 -P "$PARALLEL_FLOWS" -C cubic -t "$MAX_SECONDS" >/dev/null 2>&1 &
     PIDS+=($!)
-    in_ns "$NS_SND" iperf3 -c 10.77.2.2 -p 5202 -P "$PARALLEL_FLOWS" -C bbr -t "$MAX_SECONDS" >/dev/null 2>&1 &
+    ip netns exec "$NS_SND" iperf3 -c 10.77.2.2 -p 5202 -P "$PARALLEL_FLOWS" -C bbr -t "$MAX_SECONDS" >/dev/null 2>&1 &
     PIDS+=($!)
     local waited_s=0
     while kill -0 "$tcpdump_pid" 2>/dev/null; do
