@@ -220,7 +220,7 @@ def measure_stages(capture: Path, total_packets: int, repeat: int) -> List[Measu
     for stage, outcome in report.get("stages", {}).items():
         what, _, aside = outcome.get("what", stage).partition(" (")
         name = "  " + ("spline_analysis.read" if stage == "read" else what.replace("spline_analysis.", ""))
-        per_packet_stage = stage not in ("summary", "json")
+        per_packet_stage = stage not in ("summary", "json", "to_json")
         row = Measurement(tool=name, command=command, group="ours-stages",
                           packets=total_packets if per_packet_stage else None)
         if outcome["status"] == "ok":
@@ -414,7 +414,7 @@ def acceptance(ours: Measurement, rows: List[Measurement]) -> Tuple[List[str], b
 def stages_called_by_cli() -> List[str]:
     """Stage modules the CLI path (cli.py, report.py) mentions: what spline-analyze runs."""
     sources = ""
-    for name in ("cli.py", "report.py"):
+    for name in ("cli.py", "report.py", "pipeline.py"):
         path = REPO_DIR / "analysis" / name
         sources += path.read_text(encoding="utf-8") if path.exists() else ""
     return [stage for stage in ("flows", "wireshark", "truth") if re.search(rf"\.{stage}\b|import {stage}\b|"
@@ -445,7 +445,8 @@ def time_budget(ours: Measurement, rows: List[Measurement]) -> str:
     not_called = []
     for row in rows:
         name = row.tool.strip()
-        if row.group != "ours-stages" or row.seconds is None or name.startswith(("import", "stage driver")):
+        if row.group != "ours-stages" or row.seconds is None or name.startswith(
+                ("import", "stage driver", "pipeline.analyze")):
             continue
         stage = name.split(".")[0]
         if stage in ("flows", "wireshark", "truth") and stage not in called:

@@ -9,8 +9,10 @@ Times (best of REPEAT, in-process, so Python start-up is excluded):
   flows         spline_analysis.flows.assign_streams(<packet table>)
   wireshark     spline_analysis.wireshark.analyze(packets, flows)
   truth         spline_analysis.truth.analyze_directions(packets, flows)
-  summary       spline_analysis.report.summarize_capture(capture, flows)
-  json          json.dumps(summary, indent=2)
+  summary       spline_analysis.report.summarize_capture(capture, flows)   (without pipeline.py)
+  to_json       spline_analysis.pipeline.Analysis(...).to_json()           (what the CLI runs)
+  json          json.dumps(document, indent=2)
+  pipeline      spline_analysis.pipeline.analyze(path): all of it, as a cross-check
 A stage whose module/function does not exist yet is reported as "missing"; one
 that raises is reported with its error. Arguments are found by trying the
 (packets, flows), (capture, flows), (packets,), (capture,) in turn, so the
@@ -124,8 +126,38 @@ def time_json(document: Any, repeat: int) -> Dict[str, Any]:
         seconds, text = best_time(lambda: json.dumps(document, indent=2), repeat)
     except (TypeError, ValueError) as error:
         return {"status": "error", "errors": [repr(error)], "what": "json.dumps"}
-    return {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": f"summary ({len(text)} chars)",
+    return {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": f"document ({len(text)} chars)",
             "peak_rss_mb": peak_rss_mb(), "what": "json.dumps(indent=2)"}
+
+
+def pipeline_available() -> bool:
+    return find_function("spline_analysis.pipeline", "Analysis") is not None
+
+
+def time_pipeline(path: str, capture: Any, results: Dict[str, Any], repeat: int) -> Dict[str, Any]:
+    """What the CLI does after the stages: Analysis.to_json() and json.dumps of it; and the
+    whole pipeline.analyze(path) in-process, as a cross-check of the stage sum."""
+    from spline_analysis import pipeline
+    timed: Dict[str, Any] = {}
+    if all(k in results for k in ("flows", "wireshark", "truth")):
+        analysis = pipeline.Analysis(capture=capture, flows=results["flows"], wireshark=results["wireshark"],
+                                     directions=results["truth"])
+        try:
+            seconds, document = best_time(analysis.to_json, repeat)
+            timed["to_json"] = {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S,
+                                "argument": "Analysis of the stages above", "peak_rss_mb": peak_rss_mb(),
+                                "what": "pipeline.Analysis.to_json"}
+            timed["json"] = time_json(document, repeat)
+        except Exception as error:  # noqa: BLE001
+            timed["to_json"] = {"status": "error", "errors": [repr(error)], "what": "pipeline.Analysis.to_json"}
+    try:
+        seconds, _ = best_time(lambda: pipeline.analyze(path), repeat)
+        timed["pipeline"] = {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": "path",
+                             "peak_rss_mb": peak_rss_mb(),
+                             "what": "pipeline.analyze (all stages, cross-check)"}
+    except Exception as error:  # noqa: BLE001
+        timed["pipeline"] = {"status": "error", "errors": [repr(error)], "what": "pipeline.analyze"}
+    return timed
 
 
 def main() -> None:
@@ -165,6 +197,7 @@ def main() -> None:
         pass
 
     flows = None
+    results: Dict[str, Any] = {}
     for stage, module_name, function_name in STAGES:
         function = find_function(module_name, function_name)
         what = f"{module_name}.{function_name}"
@@ -174,16 +207,22 @@ def main() -> None:
         if function is None:
             report["stages"][stage] = {"status": "missing", "what": what}
             continue
+        if stage == "summary" and pipeline_available():
+            continue  # the pipeline's to_json (below) is what the CLI runs; summarize_capture is inside it
         stage_flows, shim_note = with_direction(capture, flows) if stage == "truth" else (flows, "")
         outcome = run_stage(function, capture, stage_flows, repeat)
         what += shim_note
-        if outcome["status"] == "ok" and stage == "flows":
-            flows = outcome["result"]  # per-packet stream ids feed the tcp stages
-        if outcome["status"] == "ok" and stage == "summary":
-            report["stages"]["json"] = time_json(outcome["result"], repeat)
+        if outcome["status"] == "ok":
+            results[stage] = outcome["result"]
+            if stage == "flows":
+                flows = outcome["result"]  # per-packet stream ids feed the tcp stages
+            if stage == "summary":
+                report["stages"]["json"] = time_json(outcome["result"], repeat)
         outcome.pop("result", None)
         outcome["what"] = what
         report["stages"][stage] = outcome
+    if pipeline_available():
+        report["stages"].update(time_pipeline(path, capture, results, repeat))
     report["stages"]["json"] = report["stages"].pop("json", {"status": "missing", "what": "json.dumps"})
     report["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(report))
