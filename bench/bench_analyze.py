@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pstats
 import re
 import shutil
 import subprocess
@@ -318,22 +319,27 @@ def python_can_import(module: str) -> bool:
 
 # ---------------------------------------------------------------- profile
 
-def profile_ours(capture: Path, top: int = 25) -> str:
-    """cProfile of the whole CLI (cumulative), and -X importtime's slowest imports."""
+def profile_ours(capture: Path, top: int = 18) -> str:
+    """cProfile of the whole CLI (by cumulative and by own time, import machinery left out),
+    and -X importtime's slowest imports of what the CLI loads."""
     if spline_analyze_command() is None:
         return "spline-analyze not available: nothing to profile"
     sections = []
-    prof = subprocess.run([PYTHON, "-m", "cProfile", "-s", "cumulative", "-m", "spline_analysis.cli",
-                           "--json", str(capture)], capture_output=True, text=True, cwd=str(REPO_DIR))
-    lines = prof.stdout.splitlines()
-    start = next((i for i, line in enumerate(lines) if "ncalls" in line and "cumtime" in line), None)
-    if start is not None:
-        header = next((line for line in lines[max(0, start - 4):start] if "function calls" in line), "")
-        sections.append("cProfile, cumulative (spline-analyze --json):\n" + header.strip() + "\n" +
-                        "\n".join(lines[start:start + top + 1]))
-    else:
-        sections.append("cProfile produced no table (exit %d): %s" % (prof.returncode, prof.stderr[-500:]))
-    imports = subprocess.run([PYTHON, "-X", "importtime", "-c", "import spline_analysis.cli"],
+    with tempfile.NamedTemporaryFile(prefix="bench-prof-", suffix=".pstats", delete=False) as tmp:
+        prof_path = tmp.name
+    try:
+        run = subprocess.run([PYTHON, "-m", "cProfile", "-o", prof_path, "-m", "spline_analysis.cli",
+                              "--json", str(capture)], capture_output=True, text=True, cwd=str(REPO_DIR))
+        if run.returncode != 0 or os.path.getsize(prof_path) == 0:
+            return f"cProfile run failed (exit {run.returncode}): {run.stderr[-500:]}"
+        stats = pstats.Stats(prof_path)
+        sections.append(f"cProfile of spline-analyze --json: {stats.total_tt:.3f} s under the profiler")
+        for key, title in (("cumtime", "by cumulative time"), ("tottime", "by own time")):
+            sections.append(f"  {title} (s):\n" + "\n".join(profile_rows(stats, key, top)))
+    finally:
+        os.unlink(prof_path)
+    imports = subprocess.run([PYTHON, "-X", "importtime", "-c",
+                              "import spline_analysis.cli, spline_analysis.pipeline"],
                              capture_output=True, text=True, cwd=str(REPO_DIR))
     rows = []
     for line in imports.stderr.splitlines():
@@ -341,9 +347,24 @@ def profile_ours(capture: Path, top: int = 25) -> str:
         if len(parts) == 3 and parts[1].strip().isdigit():
             rows.append((int(parts[1]), parts[2].rstrip()))
     rows.sort(reverse=True)
-    sections.append("-X importtime, slowest cumulative imports of spline_analysis.cli (us):\n" +
+    sections.append("-X importtime: slowest cumulative imports of spline_analysis.cli + .pipeline "
+                    "(what the CLI loads), microseconds:\n" +
                     "\n".join(f"{us:>10}  {name}" for us, name in rows[:15]))
     return "\n\n".join(sections)
+
+
+def profile_rows(stats: pstats.Stats, key: str, top: int) -> List[str]:
+    """The top functions by `key` ('cumtime' or 'tottime'), without the import machinery."""
+    entries = []
+    for (filename, line, function), (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():
+        if filename.startswith("<frozen") or function in ("<module>", "exec", "__import__") or \
+                "runpy" in filename:
+            continue
+        where = f"{Path(filename).name}:{line}({function})" if filename != "~" else function
+        entries.append((cumtime if key == "cumtime" else tottime, tottime, cumtime, ncalls, where))
+    entries.sort(reverse=True)
+    return [f"    {cum:7.3f} cum {own:7.3f} own {calls:>7} calls  {where}"
+            for _k, own, cum, calls, where in entries[:top]]
 
 
 # ---------------------------------------------------------------- report
