@@ -221,3 +221,11 @@ def test_pcapng_power_of_two_resolution_and_offset_convert_exactly(tmp_path):
                          [pb.Packet(0, ts_ns, pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp()))])
     cap = read(write(tmp_path, "p2.pcapng", pb.pcapng_file([section])))
     assert cap.packets["ts_ns"][0] == ts_ns and cap.interfaces[0]["ts_resolution_s"] == 0.5
+
+
+def test_importing_the_decoder_does_not_import_pandas():
+    import subprocess
+    import sys
+    code = "import sys, spline_analysis.decode, spline_analysis.report; print('pandas' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "False"
