@@ -67,7 +67,10 @@ PACKET_COLUMNS: Tuple[Column, ...] = (
     Column("ack", "uint32", (), "TCP acknowledgment number as on the wire"),
     Column("tcp_flags", "uint16", (), "TCP_* bits"),
     Column("window", "uint16", (), "TCP window field, unscaled"),
-    Column("tcp_header_len", "uint8", (), "TCP header length incl. options, bytes; 0 when no TCP header"),
+    Column("tcp_header_len", "uint8", (), "TCP header length incl. options (data offset x 4), bytes; 0 when no "
+                                          "TCP header. Like tshark, a frame is TCP once the 16 bytes up to the "
+                                          "window are readable; with DECODE_MALFORMED the offset may be < 20 or "
+                                          "exceed the segment (tshark skips such frames in its analysis)"),
     Column("tcp_payload_len", "uint32", (), "TCP payload bytes = IP length - IP headers - TCP header "
                                             "(never the captured length)"),
     Column("opt_mss", "uint16", (), "MSS option, bytes; 0 absent"),

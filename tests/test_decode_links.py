@@ -117,7 +117,9 @@ def test_ns_flag_and_malformed_data_offset(tmp_path):
     bad = pb.ipv4(*V4, pb.tcp(flags="A", data_offset_words=3))
     p = decode_frames(tmp_path, [pb.ethernet(ns), pb.ethernet(bad)])
     assert p["tcp_flags"][0] == TCP_NS | TCP_ACK
-    assert p["tcp_header_len"][1] == 0 and p["decode_flags"][1] & DECODE_MALFORMED
+    # tshark still counts it as TCP ("bogus header length") with tcp.len = segment - 12
+    assert p["tcp_header_len"][1] == 12 and p["decode_flags"][1] & DECODE_MALFORMED
+    assert p["tcp_payload_len"][1] == 20 - 12
 
 
 def test_ipv4_options_are_skipped_and_flagged(tmp_path):

@@ -30,7 +30,7 @@ def tshark_frames(path: Path):
         t, stream, length, icmp, icmp6 = line.split("\t")
         seconds, _, fraction = t.partition(".")
         times.append(int(seconds) * 10**9 + int((fraction + "000000000")[:9]))
-        lengths.append(int(length) if stream and not icmp and not icmp6 else -1)
+        lengths.append((int(length) if length else 0) if stream and not icmp and not icmp6 else -1)
     return np.array(times), np.array(lengths)
 
 
@@ -88,6 +88,10 @@ def test_special_ip_cases_match_tshark(tmp_path):
         pb.ipv6("2001:db8::1", "2001:db8::2", seg, extensions=[(0, pb.ipv6_extension(0)), (60, pb.ipv6_extension(0))]),
         pb.ipv4("10.0.0.1", "10.0.0.2", seg, total_length=0),
         pb.ipv4("198.51.100.1", "198.51.100.2", pb.ipv4("10.0.0.1", "10.0.0.2", seg), proto=4),
+        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=15)),            # offset past segment
+        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=3)),             # offset < 20 bytes
+        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=6, payload=b"xy")),
+        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A")[:16], checksum_payload=False),    # IP length: 16 TCP bytes
     ]
     path = tmp_path / "special.pcap"
     path.write_bytes(pb.pcap_file([(10**18 + k * 1000, pb.ethernet(f)) for k, f in enumerate(frames)]))

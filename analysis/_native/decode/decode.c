@@ -128,25 +128,43 @@ static void decode_tcp_options(const uint8_t *p, uint32_t n, row *r) {
 }
 
 /* `wire` = segment length on the wire (IP length minus IP headers, clipped
- * to the frame), `cap` = bytes of it captured. */
+ * to the frame), `cap` = bytes of it captured (may run past `wire` into
+ * link-layer padding, which is not part of the segment).
+ *
+ * What counts as a TCP packet follows tshark 4.0: once the fixed fields up
+ * to the window (16 bytes) can be read, the frame is TCP and gets a stream,
+ * even when the data offset is impossible. Then:
+ *   data offset < 20 bytes  -> MALFORMED, payload = segment - data offset
+ *                              (tshark's tcp.len for a "bogus header length")
+ *   data offset > segment   -> MALFORMED, payload 0 (tshark: no tcp.len)
+ * tshark skips its sequence analysis for both; later stages should skip
+ * rows with DECODE_FLAG_MALFORMED too. A data offset of 0 cannot be told
+ * from "no TCP header" (tcp_header_len 0) and is left out. */
 static void decode_tcp(const uint8_t *p, uint32_t cap, uint32_t wire, row *r) {
-    if (cap >= 4) { r->sport = be16(p); r->dport = be16(p + 2); }
-    /* Like tshark: a TCP header counts once its fixed fields up to the window
-     * (16 bytes) are captured; checksum, urgent pointer and options may be cut. */
-    if (cap < 16 || wire < 20) {
-        r->flags |= wire < 20 && cap >= wire ? DECODE_FLAG_MALFORMED : DECODE_FLAG_TRUNCATED;
+    uint32_t readable = cap < wire ? cap : wire;
+    if (readable >= 4) { r->sport = be16(p); r->dport = be16(p + 2); }
+    if (readable < 16) {
+        r->flags |= cap < wire ? DECODE_FLAG_TRUNCATED : DECODE_FLAG_MALFORMED;
         return;
     }
     uint32_t header_len = (uint32_t)(p[12] >> 4) * 4;
-    if (header_len < 20 || header_len > wire) { r->flags |= DECODE_FLAG_MALFORMED; return; }
     r->seq = be32(p + 4);
     r->ack = be32(p + 8);
     r->tcp_flags = (uint16_t)(p[13] | ((p[12] & 1) << 8));
     r->window = be16(p + 14);
     r->tcp_header_len = (uint8_t)header_len;
+    if (header_len < 20) {
+        r->flags |= DECODE_FLAG_MALFORMED;
+        r->tcp_payload_len = wire - header_len;   /* wire >= 16 >= header_len */
+        return;
+    }
+    if (header_len > wire) {
+        r->flags |= DECODE_FLAG_MALFORMED;
+        return;
+    }
     r->tcp_payload_len = wire - header_len;
-    uint32_t options_captured = cap <= 20 ? 0 : (cap < header_len ? cap : header_len) - 20;
-    if (cap < header_len) r->flags |= DECODE_FLAG_TRUNCATED;
+    if (readable < header_len) r->flags |= DECODE_FLAG_TRUNCATED;
+    uint32_t options_captured = readable <= 20 ? 0 : (readable < header_len ? readable : header_len) - 20;
     decode_tcp_options(p + 20, options_captured, r);
 }
 
