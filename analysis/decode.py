@@ -199,7 +199,13 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
         if size == 0:
             raise CaptureError(path, 0, "empty file")
         with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            format_name, columns, state, truncated_at, walk_warnings = _walk(path, mapped, size, strict, progress)
+            try:
+                format_name, columns, state, truncated_at, walk_warnings = _walk(path, mapped, size, strict, progress)
+            except CaptureError as exc:
+                exc.offset_in_decompressed = compressed
+                raise
+        if compressed:
+            walk_warnings = [w.replace(" (", " of the decompressed data (", 1) for w in walk_warnings]
     finally:
         source.close()
     warnings += walk_warnings

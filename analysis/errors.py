@@ -21,10 +21,15 @@ class CaptureError(Exception):
         self.path = str(path)
         self.offset = offset
         self.message = message
-        super().__init__(str(self))
+        self.offset_in_decompressed = False   # set for gzip'd files: the offset counts decompressed bytes
+        super().__init__(path, offset, message)
 
     def __str__(self) -> str:
-        where = f" at byte offset {self.offset}" if self.offset is not None else ""
+        where = ""
+        if self.offset is not None:
+            where = f" at byte offset {self.offset}"
+            if self.offset_in_decompressed:
+                where += " of the decompressed data"
         return f"{self.path}: {self.message}{where}"
 
 

@@ -120,3 +120,11 @@ def test_multi_member_gzip_is_read_whole(tmp_path):
     data = pcap_bytes()
     cap = read(_write(tmp_path / "m.gz", gzip.compress(data[:100]) + gzip.compress(data[100:])))
     assert len(cap.packets) == len(FLOW) and not cap.warnings
+
+
+def test_offsets_in_gzip_files_say_they_count_decompressed_bytes(tmp_path):
+    with pytest.raises(CaptureError) as err:
+        read(_write(tmp_path / "g.gz", gzip.compress(b"not a capture at all")))
+    assert str(err.value).endswith("at byte offset 0 of the decompressed data")
+    cap = read(_write(tmp_path / "c.gz", gzip.compress(pcap_bytes()[:-3])))
+    assert f"byte offset {cap.truncated_at} of the decompressed data" in cap.warnings[0]
