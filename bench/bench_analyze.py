@@ -63,6 +63,7 @@ class Measurement:
     returncode: Optional[int] = None
     ours_ref_s: Optional[float] = None     # best wall time of spline-analyze runs interleaved with this tool's
     ours_ref_cpu_s: Optional[float] = None
+    peer_payload_bytes: Optional[int] = None  # a peer loop's whole-file TCP payload total (cross-check)
     note: str = ""
     skipped: str = ""                      # why it was not run
     group: str = "tools"                   # tools | ours-stages | start-up
@@ -100,6 +101,7 @@ class OursRunner:
     def __init__(self, command: List[str], total_packets: int) -> None:
         self.measurement = Measurement(tool=OURS, command=command, packets=total_packets)
         self.cpu_runs: List[float] = []
+        self.tcp_payload_bytes: Optional[int] = None  # from its JSON, to cross-check the peers
         self.out_path = tempfile.NamedTemporaryFile(prefix="bench-ours-", suffix=".json", delete=False).name
 
     def run_once(self) -> Run:
@@ -115,6 +117,7 @@ class OursRunner:
 
     def finish(self) -> Measurement:
         m = self.measurement
+        self.tcp_payload_bytes = json_field(self.out_path, "tcp_payload_bytes")
         m.note = (f"exit {m.returncode} " if m.returncode else "") + describe_json_output(self.out_path)
         m.note += f"; best of {len(m.runs_s)} runs interleaved with the peers"
         os.unlink(self.out_path)
@@ -122,7 +125,8 @@ class OursRunner:
 
 
 def measure(tool: str, command: Sequence[str], repeat: int, cheap_s: float, packets: Optional[int],
-            group: str = "tools", ours: Optional[OursRunner] = None) -> Measurement:
+            group: str = "tools", ours: Optional[OursRunner] = None,
+            stdout_path: str = os.devnull) -> Measurement:
     """Best of `repeat` runs (a run longer than `cheap_s` is not repeated). With `ours`,
     spline-analyze runs before each run and once after; its best there is the reference."""
     result = Measurement(tool=tool, command=list(command), packets=packets, group=group)
@@ -131,7 +135,7 @@ def measure(tool: str, command: Sequence[str], repeat: int, cheap_s: float, pack
     for _ in range(max(1, repeat)):
         if ours is not None:
             ours_runs.append(ours.run_once())
-        run = run_child(command)
+        run = run_child(command, stdout_path)
         result.runs_s.append(run.wall_s)
         cpu_runs.append(run.cpu_s)
         result.peak_rss_mb = max(result.peak_rss_mb or 0.0, run.rss_mb)
@@ -179,6 +183,36 @@ def ours_runner(total_packets: int, capture: Path) -> Optional[OursRunner]:
     if command is None:
         return None
     return OursRunner(command + ["--json", str(capture)], total_packets)
+
+
+def json_field(path: str, name: str) -> Optional[int]:
+    try:
+        with open(path, "rb") as handle:
+            value = json.load(handle).get(name)
+    except (ValueError, UnicodeDecodeError, AttributeError, OSError):
+        return None
+    return value if isinstance(value, int) else None
+
+
+def measure_python_peer(tool: str, command: List[str], repeat: int, cheap_s: float, packets: int,
+                        ours: Optional[OursRunner]) -> Measurement:
+    """A peer driver from bench/peers: its one-line JSON summary goes into the note, so the
+    table shows that every loop did the same work (flows, payload bytes)."""
+    with tempfile.NamedTemporaryFile(prefix="bench-peer-", suffix=".json", delete=False) as tmp:
+        out_path = tmp.name
+    try:
+        result = measure(tool, command, repeat, cheap_s, packets, ours=ours, stdout_path=out_path)
+        lines = Path(out_path).read_text().strip().splitlines()
+    finally:
+        os.unlink(out_path)
+    try:
+        summary = json.loads(lines[-1])
+        result.peer_payload_bytes = summary["payload_bytes"] if not summary.get("limit") else None
+        result.note = (result.note + f" {summary['flows']} directed flows, "
+                       f"{summary['payload_bytes']:,} payload bytes in {summary['packets']:,} packets").strip()
+    except (ValueError, IndexError, KeyError):
+        result.note = (result.note + " (no summary line)").strip()
+    return result
 
 
 def describe_json_output(path: str) -> str:
@@ -261,16 +295,16 @@ def measure_limited_peer(tool: str, driver: str, capture: Path, total_packets: i
     start-up (the driver on 1 packet) + per-packet time x packets."""
     command = [PYTHON, str(PEERS_DIR / driver), str(capture)]
     if limit <= 0 or limit >= total_packets:
-        return measure(tool, command + ["0"], 1, 0.0, total_packets, ours=ours)
+        return measure_python_peer(tool, command + ["0"], 1, 0.0, total_packets, ours)
     startup = measure(tool + " start-up", command + ["1"], repeat, 5.0, 1)
-    result = measure(tool, command + [str(limit)], 1, 0.0, total_packets, ours=ours)
+    result = measure_python_peer(tool, command + [str(limit)], 1, 0.0, total_packets, ours)
     measured_s, measured_cpu_s = result.seconds or 0.0, result.cpu_s or 0.0
     scale = total_packets / limit
     result.seconds = startup.seconds + max(measured_s - startup.seconds, 0.0) * scale
     result.cpu_s = startup.cpu_s + max(measured_cpu_s - startup.cpu_s, 0.0) * scale
     result.extrapolated = True
-    result.note = (f"extrapolated from {limit} packets in {measured_s:.2f} s "
-                   f"(start-up {startup.seconds:.2f} s); RSS of the limited run")
+    result.note = (f"extrapolated from {limit:,} packets in {measured_s:.2f} s "
+                   f"(start-up {startup.seconds:.2f} s); RSS of the limited run; {result.note}")
     return result
 
 
@@ -296,9 +330,9 @@ def measure_peers(capture: Path, total_packets: int, args: argparse.Namespace,
         else:
             rows.append(Measurement(tool="tshark", command=[], skipped="not installed"))
     if wanted("dpkt"):
-        rows.append(measure("dpkt loop (flow payload sums)",
-                            [PYTHON, str(PEERS_DIR / "dpkt_flows.py"), str(capture), "0"],
-                            args.repeat, args.cheap_s, total_packets, ours=ours))
+        rows.append(measure_python_peer("dpkt loop (flow payload sums)",
+                                        [PYTHON, str(PEERS_DIR / "dpkt_flows.py"), str(capture), "0"],
+                                        args.repeat, args.cheap_s, total_packets, ours))
     if wanted("scapy"):
         limit = 0 if args.full else args.scapy_limit
         rows.append(measure_limited_peer("scapy PcapReader loop", "scapy_flows.py", capture, total_packets,
@@ -397,6 +431,16 @@ def format_table(rows: List[Measurement]) -> str:
     lines.append("* extrapolated to the whole file. tool/ours > 1: ours is faster; each ratio uses the best "
                  "spline-analyze run among those interleaved with that tool's runs.")
     return "\n".join(lines)
+
+
+def payload_cross_check(ours_payload_bytes: Optional[int], rows: List[Measurement]) -> str:
+    """Did the whole-file peer loops count the same TCP payload as spline-analyze?"""
+    peers = [row for row in rows if row.peer_payload_bytes is not None]
+    if ours_payload_bytes is None or not peers:
+        return ""
+    verdicts = [f"{row.tool.split(' ')[0]} {'same' if row.peer_payload_bytes == ours_payload_bytes else f'DIFFERS ({row.peer_payload_bytes:,})'}"
+                for row in peers]
+    return f"cross-check: spline-analyze tcp_payload_bytes {ours_payload_bytes:,}; " + ", ".join(verdicts)
 
 
 def acceptance(ours: Measurement, rows: List[Measurement]) -> Tuple[List[str], bool]:
@@ -540,6 +584,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     print(format_table(rows))
     print()
+    cross_check = payload_cross_check(runner.tcp_payload_bytes if runner else None, rows)
+    if cross_check:
+        print(cross_check)
     lines, ok = acceptance(ours, rows)
     print("\n".join(lines))
     budget_text = time_budget(ours, rows)
