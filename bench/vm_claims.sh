@@ -52,18 +52,23 @@ run_scenario() { # <name>: one VM boot; returns vm-test's status
 	local name=$1 args
 	args=$(scenario_args "$name")
 	echo "vm_claims: scenario $name ($args), $RUNS x {$CCAS}, ${DURATION_S} s each" >&2
+	# TCG guests slow down when the host is busy: keep the load next to the figures.
+	echo "start $(cut -d' ' -f1-3 /proc/loadavg)" > "$OUT_DIR/$name.loadavg"
 	# shellcheck disable=SC2086
 	bash "$VM_TEST" $args --ccas "$CCAS" --runs "$RUNS" --duration-s "$DURATION_S" \
 		--out "$OUT_DIR/$name" > "$OUT_DIR/$name.vm-test.out"
+	local status=$?
+	echo "end $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT_DIR/$name.loadavg"
+	return "$status"
 }
 
 print_table() { # <name>: table and claim checks from the scenario's summary.json
-	"$PYTHON" - "$OUT_DIR/$1/summary.json" "$1" "$(scenario_args "$1")" <<'EOF'
+	"$PYTHON" - "$OUT_DIR/$1/summary.json" "$1" "$(scenario_args "$1")" "$OUT_DIR/$1.loadavg" <<'EOF'
 import json
 import statistics
 import sys
 
-path, name, args = sys.argv[1:4]
+path, name, args, loadavg_path = sys.argv[1:5]
 summary = json.load(open(path))
 by_cca = {}
 for run in summary["runs"]:
@@ -86,21 +91,37 @@ def mean(values):
     return statistics.mean(values) if values else None
 
 
+def num(value, fmt=".0f"):
+    return "-" if value is None else format(value, fmt)
+
+
+def router(run, key):
+    return run.get("path", {}).get(key) if run["ok"] else None
+
+
 print(f"\n== {name}: {args}")
-print(f"{'cca':8} {'Mbit/s mean':>11}  {'Mbit/s per run':24} {'retrans mean':>12}  {'retrans per run':20} {'retrans %':>9}")
+print(f"{'cca':8} {'Mbit/s':>6}  {'Mbit/s per run':20} {'retrans':>7}  {'retrans per run':17} {'retrans %':>9}"
+      f"  {'loss drops':>10} {'queue drops':>11}")
 means = {}
 for cca, runs in by_cca.items():
     tput = [r["throughput_bps"] if r["ok"] else None for r in runs]
     retr = [r["retransmits"] if r["ok"] else None for r in runs]
     pct = mean([retrans_pct(r) for r in runs if r["ok"]])
-    means[cca] = (mean(tput), mean(retr))
-    print(f"{cca:8} {mbit(means[cca][0]):>11}  {' '.join(mbit(t) for t in tput):24} "
-          f"{'-' if means[cca][1] is None else f'{means[cca][1]:.0f}':>12}  "
-          f"{' '.join('-' if r is None else str(r) for r in retr):20} {'-' if pct is None else f'{pct:.1f}':>9}")
+    means[cca] = (mean(tput), mean(retr), pct)
+    print(f"{cca:8} {mbit(means[cca][0]):>6}  {' '.join(mbit(t) for t in tput):20} {num(means[cca][1]):>7}  "
+          f"{' '.join(num(r) for r in retr):17} {num(pct, '.1f'):>9}  "
+          f"{num(mean([router(r, 'random_loss_drops') for r in runs])):>10} "
+          f"{num(mean([router(r, 'queue_drops') for r in runs])):>11}")
+print("(means over the runs; retrans % = retransmitted / data segments sent; loss/queue drops:"
+      " the router's netem random losses and tbf queue overflows, per run)")
 failed = [f"{r['cca']} run {r['run']}" for r in summary["runs"] if not r["ok"]]
 if failed:
     print(f"failed runs (not in the means): {', '.join(failed)}")
 print(f"kernel warnings: {summary['kernel_warnings']}, module unloaded: {summary['module_unloaded']}")
+try:
+    print("host load average (1/5/15 min): " + ", ".join(open(loadavg_path).read().split("\n")).strip(", "))
+except OSError:
+    pass
 
 
 def claim(text, a, b, better):
@@ -113,7 +134,8 @@ def claim(text, a, b, better):
 if {"spline", "cubic"} <= means.keys():
     claim("spline throughput > cubic (bit/s)", means["spline"][0], means["cubic"][0], lambda a, b: a > b)
 if {"spline", "bbr"} <= means.keys():
-    claim("spline retransmits < bbr", means["spline"][1], means["bbr"][1], lambda a, b: a < b)
+    claim("spline retransmits < bbr (count)", means["spline"][1], means["bbr"][1], lambda a, b: a < b)
+    claim("spline retransmits < bbr (% of segments)", means["spline"][2], means["bbr"][2], lambda a, b: a < b)
 EOF
 }
 

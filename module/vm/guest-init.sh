@@ -49,6 +49,7 @@ mount_basics() {
 }
 
 load_kernel_modules() {
+	local ko
 	while read -r ko; do
 		[ -n "$ko" ] || continue
 		insmod "/lib/modules/vm/$ko" || say "insmod $ko failed"
@@ -62,9 +63,9 @@ mount_output() {
 
 # Inside a namespace: "ns <name> <command...>" (ip netns exec execs the command itself).
 ns() {
-	name=$1
+	local netns=$1
 	shift
-	"$IP" netns exec "$name" "$@"
+	"$IP" netns exec "$netns" "$@"
 }
 
 veth_offloads_off() {
@@ -84,6 +85,7 @@ make_link() { # <ns a> <dev a> <addr a/len> <ns b> <dev b> <addr b/len>
 }
 
 build_topology() {
+	local n
 	for n in snd rtr rcv; do
 		"$IP" netns add "$n"
 		ns "$n" "$IP" link set lo up
@@ -96,6 +98,7 @@ build_topology() {
 }
 
 shape_path() {
+	local netem_args
 	netem_args="delay ${DELAY_MS}ms"
 	if [ "$JITTER_MS" != 0 ]; then
 		netem_args="$netem_args ${JITTER_MS}ms"
@@ -131,7 +134,7 @@ start_receiver() {
 }
 
 wait_for_capture_start() { # <tcpdump stderr file>
-	i=0
+	local i=0
 	while [ $i -lt 50 ]; do
 		grep -q "listening on" "$1" 2>/dev/null && return 0
 		sleep 0.1
@@ -142,8 +145,7 @@ wait_for_capture_start() { # <tcpdump stderr file>
 
 # One iperf3 run of <cca>, tag <name>: capture to tmpfs, then copy to /out.
 run_one() {
-	cca=$1
-	name=$2
+	local cca=$1 name=$2 dump_pid rc
 	shape_path || say "run $name: tc could not reset the path"
 	# Started directly (not through the ns function): $! must be tcpdump itself, since a
 	# background subshell ignores SIGINT and would not pass a signal on.
@@ -168,7 +170,7 @@ run_one() {
 }
 
 run_all() {
-	r=1
+	local r=1 cca
 	while [ "$r" -le "$RUNS" ]; do
 		for cca in $CCAS; do
 			run_one "$cca" "$cca-r$r"
@@ -185,8 +187,7 @@ stop_receiver() {
 # Wait until no socket holds the module (refcnt 0), then rmmod; record the outcome.
 unload_cca_module() {
 	[ -n "$CCA_MODULE" ] || return 0
-	refcnt_file="/sys/module/$CCA_MODULE/refcnt"
-	i=0
+	local refcnt_file="/sys/module/$CCA_MODULE/refcnt" i=0 refcnt status loaded
 	while [ -r "$refcnt_file" ] && [ "$(cat "$refcnt_file")" != 0 ] && [ $i -lt "$IDLE_WAIT_S" ]; do
 		sleep 1
 		i=$((i + 1))
