@@ -40,6 +40,7 @@ DEFAULT_CAPTURE = BENCH_DIR / "data" / "1m.pcap"
 GOAL_TSHARK_SPEEDUP = 20.0   # spline-analyze must be >= 20x faster than tshark -z expert
 GOAL_TCPTRACE_SLOWDOWN = 2.0  # ... and take at most 2x the time of tcptrace -l
 OURS = "spline-analyze --json"
+SKIPPABLE = ("tshark", "tshark-conv", "tcptrace", "dpkt", "scapy", "pyshark", "stages", "startup")
 
 
 @dataclass
@@ -547,13 +548,17 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--pyshark-limit", type=int, default=5_000,
                         help="pyshark reads this many packets, time extrapolated (default 5000)")
     parser.add_argument("--full", action="store_true", help="scapy and pyshark read the whole file (slow)")
-    parser.add_argument("--skip", nargs="*", default=[],
-                        choices=["tshark", "tshark-conv", "tcptrace", "dpkt", "scapy", "pyshark",
-                                 "stages", "startup"], help="tools not to run")
+    parser.add_argument("--skip", action="append", default=[], metavar="TOOL[,TOOL...]",
+                        help=f"tools not to run, comma-separated or repeated: {', '.join(SKIPPABLE)}")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     parser.add_argument("--profile", action="store_true",
                         help="profile spline-analyze (cProfile, import times) even if the goals are met")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.skip = [name for item in args.skip for name in item.split(",") if name]
+    unknown = sorted(set(args.skip) - set(SKIPPABLE))
+    if unknown:
+        parser.error(f"--skip: unknown {', '.join(unknown)} (choose from {', '.join(SKIPPABLE)})")
+    return args
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
