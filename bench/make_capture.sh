@@ -63,6 +63,7 @@ cleanup() {
         for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
         ip netns del "$ns" 2>/dev/null || true
     done
+    rm -f "$OUT.partial" "$OUT.tcpdump.log"   # only left behind when interrupted
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -133,5 +134,10 @@ echo "capturing $PACKETS packets: ${PARALLEL_FLOWS}x cubic + ${PARALLEL_FLOWS}x 
 run_traffic_and_capture
 cleanup
 trap - EXIT
+got="$(packet_count "$OUT")"
 echo "wrote $OUT"
-echo "packets: $(packet_count "$OUT")"
+echo "packets: $got"
+if [[ -z "$got" || "$got" -lt "$PACKETS" ]]; then
+    echo "make_capture.sh: only ${got:-0} of $PACKETS packets (raise MAX_SECONDS or RATE_MBIT)" >&2
+    exit 1
+fi
