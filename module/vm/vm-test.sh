@@ -301,15 +301,17 @@ run_vm() { # <kver> <initramfs> <accel> <timeout s>: returns non-zero on timeout
 	local kver=$1 initramfs=$2 accel=$3 timeout_s=$4 waited_s=0
 	local console="$OUT_DIR/console.log"
 	: > "$console"
-	qemu-system-x86_64 -accel "$accel" -m "$MEM_MB" -smp 2 \
+	local cpu=qemu64
+	[ "$accel" = kvm ] && cpu=host
+	qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m "$MEM_MB" -smp 2 \
 		-kernel "/boot/vmlinuz-$kver" -initrd "$initramfs" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=4" \
 		-nographic -monitor none -serial "file:$console" -nic none -no-reboot \
 		-virtfs "local,path=$OUT_DIR,mount_tag=out,security_model=none,id=out" \
 		< /dev/null > "$OUT_DIR/qemu.log" 2>&1 &
 	QEMU_PID=$!
-	# Guest progress lines (prefixed "vm-test:") go to stderr as they come.
-	tail -n +1 -F "$console" 2>/dev/null | grep --line-buffered '^vm-test:' >&2 &
+	# Guest progress lines (prefixed "vm-test:") go to stderr as they come; tail ends with qemu.
+	tail --pid="$QEMU_PID" -n +1 -F "$console" 2>/dev/null > >(grep --line-buffered '^vm-test:' >&2) &
 	TAIL_PID=$!
 	while kill -0 "$QEMU_PID" 2>/dev/null; do
 		if [ "$waited_s" -ge "$timeout_s" ]; then
@@ -324,8 +326,7 @@ run_vm() { # <kver> <initramfs> <accel> <timeout s>: returns non-zero on timeout
 	done
 	wait "$QEMU_PID" || log "qemu exited with status $? (see $OUT_DIR/qemu.log)"
 	QEMU_PID=""
-	sleep 0.2
-	kill "$TAIL_PID" 2>/dev/null || true
+	wait "$TAIL_PID" 2>/dev/null || true
 	TAIL_PID=""
 	log "VM ran for $waited_s s"
 }
@@ -351,11 +352,17 @@ compute_path_defaults() {
 	BURST_BYTES=$(awk -v r="$RATE_MBIT" 'BEGIN { b = r * 1e6 / 8 / 250; if (b < 3028) b = 3028; printf "%d", b }')
 }
 
+# Remove what an earlier run left, and only that (the directory may hold other files).
 prepare_out_dir() {
+	local name
 	mkdir -p "$OUT_DIR"
 	OUT_DIR=$(cd "$OUT_DIR" && pwd)
-	find "$OUT_DIR" -mindepth 1 -maxdepth 1 \( -name '*.pcap' -o -name '*.json' -o -name '*.txt' \
-		-o -name '*.rc' -o -name '*.err' -o -name '*.log' -o -name guest-done \) -delete
+	for name in available.txt qdisc.txt insmod.txt rmmod.txt dmesg.txt setup-failed.txt \
+		iperf3-server.log console.log qemu.log summary.json guest-done; do
+		rm -f "${OUT_DIR:?}/$name"
+	done
+	find "$OUT_DIR" -mindepth 1 -maxdepth 1 -type f -regextype posix-extended \
+		-regex '.*/[a-z0-9_]+-r[0-9]+\.(pcap|json|rc|err|tcpdump\.txt|qdisc\.txt|analysis\.json|analysis\.err)' -delete
 }
 
 main() {
