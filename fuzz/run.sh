@@ -12,6 +12,13 @@ SRC="$HERE/../analysis/_native/decode"
 BUILD="${FUZZ_BUILD_DIR:-$HERE/build}"
 CC="${CC:-clang}"
 mkdir -p "$BUILD" "$HERE/corpus" "$HERE/crashes"
+command -v "$CC" >/dev/null || { echo "run.sh: $CC not found (apt-get install clang)" >&2; exit 2; }
+if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
+        "$CC" -x c -fsanitize=fuzzer,address - -o "$BUILD/probe" 2>/dev/null; then
+    echo "run.sh: $CC cannot link libFuzzer/ASan: install clang's runtime" \
+         "(Debian 12: apt-get install libclang-rt-14-dev)" >&2
+    exit 2
+fi
 "$CC" -g -O1 -std=c11 -Wall -Wextra -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$SRC" "$HERE/fuzz_decode.c" "$SRC/decode.c" -o "$BUILD/fuzz_decode"
 cp -n "$HERE"/seeds/* "$HERE/corpus/" 2>/dev/null || true
