@@ -31,6 +31,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     return "\n".join([line(header)] + [line(r) for r in rows])
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
 def capture_line(report: Dict[str, Any]) -> str:
     """One line on the file itself: format, link types, packets, duration, capture drops."""
     drops = report["capture_drops"]
@@ -41,8 +45,9 @@ def capture_line(report: Dict[str, Any]) -> str:
         drop_text = (f"capture drops: kernel {_count(drops['kernel'])}, interface {_count(drops['interface'])}"
                      f" (from {drops['source']})")
     return (f"{report['file']}: {fmt}, {', '.join(report['link_types']) or 'no link type'}, "
-            f"{report['packets']:,} packets ({report['tcp_packets']:,} TCP in {report['tcp_streams']:,} "
-            f"streams, {report['tcp_payload_bytes']:,} payload bytes), {report['duration_s']:.3f} s, {drop_text}")
+            f"{_plural(report['packets'], 'packet')} ({report['tcp_packets']:,} TCP in "
+            f"{_plural(report['tcp_streams'], 'stream')}, {report['tcp_payload_bytes']:,} payload bytes), "
+            f"{report['duration_s']:.3f} s, {drop_text}")
 
 
 def summary_block(summary: Dict[str, Any]) -> str:
