@@ -118,6 +118,10 @@ failed = [f"{r['cca']} run {r['run']}" for r in summary["runs"] if not r["ok"]]
 if failed:
     print(f"failed runs (not in the means): {', '.join(failed)}")
 print(f"kernel warnings: {summary['kernel_warnings']}, module unloaded: {summary['module_unloaded']}")
+info = summary.get("module_info") or {}
+if info:
+    print(f"module: sources sha256 {info.get('sources_sha256')}, at commit {info.get('source_commit')}"
+          f"{' + uncommitted changes' if info.get('source_dirty') == 'yes' else ''}")
 try:
     print("host load average (1/5/15 min): " + ", ".join(open(loadavg_path).read().split("\n")).strip(", "))
 except OSError:

@@ -147,7 +147,13 @@ def summarize(out: Path, ccas: list[str], runs: int, required: list[str], module
     if read_text(out / "dmesg.txt") is None:
         failures.append("no dmesg from the guest")
     return {"available": available, "runs": run_results, "kernel_warnings": len(warnings),
-            "kernel_warning_lines": warnings, "module_unloaded": unloaded, "failures": failures}
+            "kernel_warning_lines": warnings, "module_unloaded": unloaded,
+            "module_info": key_values(read_text(out / "module-info.txt") or ""), "failures": failures}
+
+
+def key_values(text: str) -> dict:
+    """`key=value` lines as a dict."""
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
 def main(argv: list[str] | None = None) -> int:

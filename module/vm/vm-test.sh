@@ -234,6 +234,29 @@ install_kernel_modules() { # <kver> <root>
 	done
 }
 
+# One digest of the module's C sources, headers and Makefile in <dir> (names and contents).
+sources_sha256() {
+	(cd "$1" && find . -maxdepth 2 -path ./vm -prune -o -type f \( -name '*.c' -o -name '*.h' -o -name Makefile \) \
+		-print | LC_ALL=C sort | xargs -r sha256sum | sha256sum | cut -c1-16)
+}
+
+# Which module was tested: the git commit of its sources (dirty or not) and a digest of them.
+write_module_info() { # <ko>
+	local commit=unknown dirty=unknown
+	if command -v git >/dev/null 2>&1 && git -C "$MODULE_DIR" rev-parse >/dev/null 2>&1; then
+		commit=$(git -C "$MODULE_DIR" log -1 --format=%h -- . ':!vm' 2>/dev/null || echo unknown)
+		dirty=no
+		git -C "$MODULE_DIR" diff --quiet HEAD -- . ':!vm' 2>/dev/null || dirty=yes
+	fi
+	{
+		echo "ko=$(basename "$1")"
+		echo "sources_sha256=$(sources_sha256 "$(dirname "$1")")"
+		echo "source_commit=${commit:-unknown}"
+		echo "source_dirty=$dirty"
+		echo "prebuilt=$([ -n "$PREBUILT_KO" ] && echo yes || echo no)"
+	} > "$OUT_DIR/module-info.txt"
+}
+
 write_guest_config() { # <root> <ko file or empty>
 	local root=$1 ko=$2 ko_name="" module_name=""
 	if [ -n "$ko" ]; then
@@ -357,7 +380,7 @@ prepare_out_dir() {
 	local name
 	mkdir -p "$OUT_DIR"
 	OUT_DIR=$(cd "$OUT_DIR" && pwd)
-	for name in available.txt qdisc.txt insmod.txt rmmod.txt dmesg.txt setup-failed.txt \
+	for name in available.txt qdisc.txt insmod.txt rmmod.txt dmesg.txt setup-failed.txt module-info.txt \
 		iperf3-server.log console.log qemu.log summary.json guest-done; do
 		rm -f "${OUT_DIR:?}/$name"
 	done
@@ -381,6 +404,7 @@ main() {
 	if [ "$NO_MODULE" != 1 ]; then
 		if [ -n "$PREBUILT_KO" ]; then ko=$PREBUILT_KO; else ko=$(build_module "$kver" "$WORK_DIR/module"); fi
 		check_vermagic "$ko" "$kver"
+		write_module_info "$ko"
 	fi
 	initramfs=$(build_initramfs "$kver" "$WORK_DIR" "$ko")
 	timeout_s=${TIMEOUT_S:-$(default_timeout_s)}
