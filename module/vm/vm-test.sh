@@ -420,4 +420,7 @@ main() {
 	return "$status"
 }
 
-main "$@"
+# Run unless sourced (tests source this file to call its functions).
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi

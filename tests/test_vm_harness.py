@@ -1,0 +1,91 @@
+"""The host side of the VM harness (module/vm/vm-test.sh) without booting: options, kernel
+choice, module dependency order and the initramfs it builds. Seconds, not minutes."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+VM_TEST = REPO / "module" / "vm" / "vm-test.sh"
+
+
+def bash_with_harness(script: str, **kwargs) -> subprocess.CompletedProcess:
+    """Run `script` in bash after sourcing vm-test.sh (which then defines its functions only)."""
+    return subprocess.run(["bash", "-c", f'source "{VM_TEST}"; set +e; {script}'],
+                          capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def installed_kernel() -> str | None:
+    proc = bash_with_harness("find_kernel_version")
+    return proc.stdout.strip() or None
+
+
+needs_kernel = pytest.mark.skipif(installed_kernel() is None,
+                                  reason="no readable /boot/vmlinuz-*-amd64 with headers and modules")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--no-such-option"], "unknown option"),
+    (["--duration-s", "ten"], "DURATION_S must be a positive integer"),
+    (["--loss-pct", "2%"], "LOSS_PCT must be a number"),
+    (["--ccas", "spline;reboot"], "CCAS must be names"),
+    (["--accel", "hvf"], "--accel must be"),
+])
+def test_bad_options_stop_before_anything_is_built(args, message):
+    proc = subprocess.run(["bash", str(VM_TEST), *args], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+
+
+@needs_kernel
+def test_the_chosen_kernel_is_the_newest_with_image_headers_and_modules():
+    version = installed_kernel()
+    assert Path(f"/boot/vmlinuz-{version}").is_file()
+    assert Path(f"/lib/modules/{version}/build").is_dir()
+    newer = [p for p in Path("/boot").glob("vmlinuz-*-amd64")
+             if (Path("/lib/modules") / p.name[len("vmlinuz-"):] / "build").is_dir()
+             and subprocess.run(["dpkg", "--compare-versions", p.name[len("vmlinuz-"):], "gt", version]).returncode == 0]
+    assert newer == []
+
+
+@needs_kernel
+def test_kernel_modules_come_after_every_module_they_depend_on():
+    version = installed_kernel()
+    deps = {}
+    for line in Path(f"/lib/modules/{version}/modules.dep").read_text().splitlines():
+        path, _, rest = line.partition(":")
+        deps[path] = rest.split()
+    for name in ("9p", "9pnet_virtio", "virtio_pci", "sch_netem", "tcp_bbr"):
+        order = bash_with_harness(f"module_with_deps {version} {name}").stdout.split()
+        assert order and order[-1].split("/")[-1].startswith(name + ".ko")
+        for i, path in enumerate(order):
+            assert set(deps[path]) <= set(order[:i]), f"{path} loaded before one of {deps[path]}"
+
+
+@needs_kernel
+@pytest.mark.skipif(shutil.which("busybox") is None or shutil.which("iperf3") is None
+                    or shutil.which("tcpdump") is None, reason="busybox-static, iperf3 or tcpdump missing")
+def test_initramfs_holds_init_tools_their_libraries_and_modules_in_load_order(tmp_path):
+    version = installed_kernel()
+    proc = bash_with_harness(f'compute_path_defaults; build_initramfs {version} "{tmp_path}" ""')
+    assert proc.returncode == 0, proc.stderr
+    cpio = Path(proc.stdout.strip().splitlines()[-1])
+    listing = subprocess.run(["cpio", "-t", "--quiet"], stdin=cpio.open("rb"), capture_output=True,
+                             text=True, check=True).stdout.split()
+    for member in ("init", "bin/busybox", "bin/sh", "usr/bin/iperf3", "usr/bin/tcpdump", "usr/sbin/ip",
+                   "usr/sbin/tc", "usr/sbin/ethtool", "etc/passwd", "etc/vm-test.conf", "lib64/ld-linux-x86-64.so.2",
+                   "lib/modules/vm/9p.ko", "lib/modules/vm/sch_netem.ko", "lib/modules/vm/tcp_bbr.ko"):
+        assert member in listing, f"{member} missing from the initramfs"
+    root = tmp_path / "root"
+    assert not (root / "bin" / "busybox").is_symlink(), "a busybox -> busybox link makes /init loop"
+    load_order = (root / "etc" / "vm-modules.load").read_text().split()
+    assert len(load_order) == len(set(load_order))
+    assert load_order.index("netfs.ko") < load_order.index("fscache.ko") < load_order.index("9p.ko")
+    assert load_order.index("9pnet.ko") < load_order.index("9pnet_virtio.ko")
+    for binary in ("usr/bin/iperf3", "usr/bin/tcpdump", "usr/sbin/tc"):
+        libs = subprocess.run(["ldd", f"/{binary}"], capture_output=True, text=True).stdout
+        for lib in (word for word in libs.split() if word.startswith("/")):
+            assert (root / lib.lstrip("/")).exists(), f"{lib} (needed by {binary}) missing"
