@@ -142,3 +142,13 @@ def test_a_run_carries_its_router_drops_when_the_guest_recorded_them(tmp_path):
     runs = {r["cca"]: r for r in run_summary(tmp_path)["runs"]}
     assert runs["spline"]["path"]["queue_drops"] == 61
     assert "path" not in runs["bbr"]
+
+
+def test_when_the_guest_died_before_saving_dmesg_its_console_is_searched_for_the_oops(tmp_path):
+    write_guest_files(tmp_path)
+    (tmp_path / "dmesg.txt").unlink()
+    (tmp_path / "console.log").write_text("vm-test: run spline-r1: iperf3 -C spline -t 5\n" + WARN_DMESG
+                                          + "[   12.100000] Kernel panic - not syncing: Fatal exception\n")
+    summary = run_summary(tmp_path)
+    assert summary["kernel_warnings"] == 6
+    assert "no dmesg from the guest" in summary["failures"]

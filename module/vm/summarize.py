@@ -27,7 +27,7 @@ BENIGN_TAINT = (
 )
 WARNING = re.compile(
     r"\bWARN(ING)?\b|\bBUG\b|\b[Oo]ops\b|\b[Tt]aint(s|ed|ing)?\b|general protection fault"
-    r"|Call Trace|kernel panic|[Hh]ung task|soft lockup|hard LOCKUP|refcount_t:|UBSAN|KASAN"
+    r"|Call Trace|[Kk]ernel panic|[Hh]ung task|soft lockup|hard LOCKUP|refcount_t:|UBSAN|KASAN"
 )
 
 
@@ -136,7 +136,10 @@ def module_unloaded(out: Path, module: str) -> bool | None:
 def summarize(out: Path, ccas: list[str], runs: int, required: list[str], module: str) -> dict:
     available = (read_text(out / "available.txt") or "").split()
     run_results = [summarize_run(out, cca, r) for r in range(1, runs + 1) for cca in ccas]
-    warnings = kernel_warning_lines(read_text(out / "dmesg.txt") or "")
+    dmesg = read_text(out / "dmesg.txt")
+    if dmesg is None:  # the guest died before saving dmesg: its console still shows the kernel's last words
+        dmesg = read_text(out / "console.log") or ""
+    warnings = kernel_warning_lines(dmesg)
     unloaded = module_unloaded(out, module)
     failures = [f"{cca} is not available" for cca in required if cca not in available]
     failures += [f"{r['cca']} run {r['run']}: {r['error']}" for r in run_results if not r["ok"]]

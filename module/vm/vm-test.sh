@@ -328,7 +328,7 @@ run_vm() { # <kver> <initramfs> <accel> <timeout s>: returns non-zero on timeout
 	[ "$accel" = kvm ] && cpu=host
 	qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m "$MEM_MB" -smp 2 \
 		-kernel "/boot/vmlinuz-$kver" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=5" \
 		-nographic -monitor none -serial "file:$console" -nic none -no-reboot \
 		-virtfs "local,path=$OUT_DIR,mount_tag=out,security_model=none,id=out" \
 		< /dev/null > "$OUT_DIR/qemu.log" 2>&1 &
