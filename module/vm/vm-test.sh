@@ -334,7 +334,8 @@ run_vm() { # <kver> <initramfs> <accel> <timeout s>: returns non-zero on timeout
 		< /dev/null > "$OUT_DIR/qemu.log" 2>&1 &
 	QEMU_PID=$!
 	# Guest progress lines (prefixed "vm-test:") go to stderr as they come; tail ends with qemu.
-	tail --pid="$QEMU_PID" -n +1 -F "$console" 2>/dev/null > >(grep --line-buffered '^vm-test:' >&2) &
+	# (The process substitution comes first: it inherits the redirections made before it.)
+	tail --pid="$QEMU_PID" -n +1 -F "$console" > >(grep --line-buffered '^vm-test:' >&2) 2>/dev/null &
 	TAIL_PID=$!
 	while kill -0 "$QEMU_PID" 2>/dev/null; do
 		if [ "$waited_s" -ge "$timeout_s" ]; then
