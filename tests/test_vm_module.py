@@ -112,3 +112,10 @@ def test_spline_analyze_reads_every_capture_when_installed(vm_run):
         assert analysis is not None and "error" not in analysis, f"{run['cca']}: {analysis}"
         assert analysis["tcp_packets"] > 0
         assert analysis["tcp_payload_bytes"] >= run["bytes_received"]
+
+
+def test_guest_progress_lines_reach_the_callers_stderr(vm_run):
+    proc, _, _ = vm_run
+    for cca in CCAS:
+        assert f"vm-test: run {cca}-r1: iperf3 exit 0" in proc.stderr
+    assert "vm-test: rmmod tcp_spline: ok" in proc.stderr
