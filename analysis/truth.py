@@ -101,12 +101,22 @@ class Directions:
 def _slot_first_packet_addresses(packets: Mapping[str, np.ndarray], slot: np.ndarray,
                                  n_slots: int) -> np.ndarray:
     """Index of the first packet of each slot (-1 when the slot has none)."""
-    first = np.full(n_slots, -1, dtype=np.int64)
+    none = len(slot)
+    first = np.full(n_slots, none, dtype=np.int64)
     valid = np.flatnonzero(slot >= 0)
     if len(valid):
-        slots_seen, where = np.unique(slot[valid], return_index=True)
-        first[slots_seen] = valid[where]
+        # a minimum per slot, not np.unique: no sort of every packet (3 ms instead of 30 per 1M)
+        np.minimum.at(first, slot[valid], valid)
+    first[first == none] = -1
     return first
+
+
+def _group_order(owner: np.ndarray) -> np.ndarray:
+    """Stable order that groups equal owners (small non-negative ints); numpy's stable
+    sort is a linear radix sort for 16-bit keys, so narrow the key when it fits."""
+    if len(owner) and owner.max() < np.iinfo(np.int16).max:
+        owner = owner.astype(np.int16)
+    return np.argsort(owner, kind="stable")
 
 
 def _mss_per_slot(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
@@ -315,7 +325,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     if len(data_slots):
         owner = row_of_slot[rtt_slot[sample_rows]]
         keep = owner >= 0
-        order = np.argsort(owner[keep], kind="stable")
+        order = _group_order(owner[keep])
         samples = rtt_us[sample_rows[keep]][order]
         owners = owner[keep][order]
         bounds = np.searchsorted(owners, np.arange(len(data_slots) + 1))
@@ -330,7 +340,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         rows_pk = np.flatnonzero((in_flight >= 0) & (slot >= 0))
         owner = row_of_slot[slot[rows_pk]]
         keep = owner >= 0
-        order = np.argsort(owner[keep], kind="stable")
+        order = _group_order(owner[keep])
         values = in_flight[rows_pk[keep]][order]
         owners = owner[keep][order]
         bounds = np.searchsorted(owners, np.arange(len(data_slots) + 1))

@@ -95,8 +95,10 @@ class WiresharkAnalysis:
         index = stream[valid].astype(np.int64) * 2 + self.flows.direction[valid]
         size = 2 * self.flows.count
         out: Dict[str, np.ndarray] = {}
+        flags = self.flags[valid]
         for name in REPORTED_FLAGS:
-            per = np.bincount(index, weights=matches(self.flags[valid], name), minlength=size)
+            # count the matching rows only: a float-weighted bincount over every row is 3x slower
+            per = np.bincount(index[matches(flags, name)], minlength=size)
             per = per.astype(np.int64).reshape(-1, 2)
             out[f"{name}_a2b"] = per[:, 0]
             out[f"{name}_b2a"] = per[:, 1]
