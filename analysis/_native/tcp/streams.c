@@ -51,12 +51,18 @@ typedef struct {
 
 static uint64_t hash_key(const uint8_t *key)
 {
-    /* FNV-1a, 64-bit: fast and good enough for address/port tuples. */
-    uint64_t h = 1469598103934665603ULL;
-    for (int i = 0; i < KEY_BYTES; i++) {
-        h ^= key[i];
-        h *= 1099511628211ULL;
+    /* Multiply-xorshift over 8-byte words of the key. A byte-wise FNV-1a (36 dependent
+     * multiplies) cost ~40 ns per frame, most of this pass; this costs a few. */
+    uint64_t h = 0x9E3779B97F4A7C15ULL, word;
+    int i = 0;
+    for (; i + 8 <= KEY_BYTES; i += 8) {
+        memcpy(&word, key + i, 8);
+        h = (h ^ word) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
     }
+    for (; i < KEY_BYTES; i++)
+        h = (h ^ key[i]) * 0x100000001b3ULL;
+    h *= 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 29);
 }
 
