@@ -32,6 +32,10 @@ ProgressCallback = Callable[[int, int], None]
 CHUNK_PACKETS = 262144
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_COPY_BYTES = 1 << 20
+# Files up to this size (bytes) are mapped with MAP_POPULATE: the kernel maps every page in
+# one call instead of one page fault per 4 KiB (1M packets, 124 MB: 20 -> 9 ms). Larger files
+# are read sequentially through the page cache as the walk goes.
+POPULATE_MAX_BYTES = 1 << 30
 
 # Names as tshark's capinfos prints "File encapsulation" (Wireshark 4.0).
 LINK_TYPE_NAMES: Dict[int, str] = {
@@ -169,6 +173,17 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool,
     return format_name, _wrap_columns(buffers), state, truncated_at, warnings
 
 
+def _map_read_only(fd: int, size: int) -> mmap.mmap:
+    """A read-only shared mapping of the whole file, prefaulted when it is small enough."""
+    populate = getattr(mmap, "MAP_POPULATE", 0)
+    if populate and size <= POPULATE_MAX_BYTES:
+        return mmap.mmap(fd, 0, flags=mmap.MAP_SHARED | populate, prot=mmap.PROT_READ)
+    mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_SEQUENTIAL"):
+        mapped.madvise(mmap.MADV_SEQUENTIAL)
+    return mapped
+
+
 def read(path: Union[str, os.PathLike], *, strict: bool = False,
          progress: Optional[ProgressCallback] = None) -> Capture:
     """Decode the capture at `path`.
@@ -198,7 +213,7 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
         size = source.tell()
         if size == 0:
             raise CaptureError(path, 0, "empty file")
-        with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        with _map_read_only(source.fileno(), size) as mapped:
             try:
                 format_name, columns, state, truncated_at, walk_warnings = _walk(path, mapped, size, strict, progress)
             except CaptureError as exc:
