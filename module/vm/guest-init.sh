@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck shell=dash  # busybox ash: POSIX sh plus `local`, which dash shares
 # /init of the VM that tests the Spline module (copied into the initramfs by vm-test.sh).
 #
 # Runs under busybox sh (no bash in the guest). Busybox's sh runs its own `ip`/`tc`
@@ -63,7 +64,7 @@ mount_output() {
 
 # Inside a namespace: "ns <name> <command...>" (ip netns exec execs the command itself).
 ns() {
-	local netns=$1
+	local netns="$1"
 	shift
 	"$IP" netns exec "$netns" "$@"
 }
@@ -145,7 +146,7 @@ wait_for_capture_start() { # <tcpdump stderr file>
 
 # One iperf3 run of <cca>, tag <name>: capture to tmpfs, then copy to /out.
 run_one() {
-	local cca=$1 name=$2 dump_pid rc
+	local cca="$1" name="$2" dump_pid rc
 	shape_path || say "run $name: tc could not reset the path"
 	# Started directly (not through the ns function): $! must be tcpdump itself, since a
 	# background subshell ignores SIGINT and would not pass a signal on.
@@ -206,6 +207,7 @@ unload_cca_module() {
 
 main() {
 	mount_basics
+	# shellcheck source=/dev/null
 	. /etc/vm-test.conf
 	load_kernel_modules
 	if ! mount_output; then
@@ -227,7 +229,7 @@ main() {
 	fi
 	unload_cca_module
 	dmesg > "$OUT/dmesg.txt"
-	echo done > "$OUT/guest-done"
+	echo "done" > "$OUT/guest-done"
 	power_off
 }
 

@@ -98,7 +98,9 @@ validate_args() {
 		is_number "${!name}" || die "$name must be a number, got '${!name}'"
 	done
 	for name in DURATION_S RUNS MEM_MB; do
-		is_integer "${!name}" && [ "${!name}" -gt 0 ] || die "$name must be a positive integer, got '${!name}'"
+		if ! is_integer "${!name}" || [ "${!name}" -le 0 ]; then
+			die "$name must be a positive integer, got '${!name}'"
+		fi
 	done
 	[ -z "$QUEUE_BYTES" ] || is_integer "$QUEUE_BYTES" || die "QUEUE_BYTES must be an integer"
 	[ -z "$TIMEOUT_S" ] || is_integer "$TIMEOUT_S" || die "TIMEOUT_S must be an integer"
@@ -130,7 +132,7 @@ find_kernel_version() {
 			echo "$ver"
 			return 0
 		fi
-	done < <(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V -r)
+	done < <(find /boot -maxdepth 1 -name 'vmlinuz-*-amd64' | sort -V -r)
 	return 1
 }
 
@@ -310,7 +312,7 @@ TAIL_PID=""
 WORK_DIR=""
 
 cleanup() {
-	[ -n "$TAIL_PID" ] && kill "$TAIL_PID" 2>/dev/null || true
+	if [ -n "$TAIL_PID" ]; then kill "$TAIL_PID" 2>/dev/null || true; fi
 	if [ -n "$QEMU_PID" ] && kill -0 "$QEMU_PID" 2>/dev/null; then
 		log "killing qemu (pid $QEMU_PID)"
 		kill -KILL "$QEMU_PID" 2>/dev/null || true
