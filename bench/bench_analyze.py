@@ -90,11 +90,22 @@ class Measurement:
 
 # ---------------------------------------------------------------- child processes
 
-def run_child(command: Sequence[str], stdout_path: str = os.devnull) -> Run:
+def cli_env_defaults() -> Dict[str, str]:
+    """Environment defaults the CLI sets for itself (os.environ.setdefault in cli.py, e.g.
+    OPENBLAS_NUM_THREADS=1): the start-up probes and the stage driver get them too, so the
+    time budget's parts are measured the way the CLI runs them."""
+    path = REPO_DIR / "analysis" / "cli.py"
+    source = path.read_text(encoding="utf-8") if path.exists() else ""
+    return dict(re.findall(r"os\.environ\.setdefault\(\s*[\"']([A-Z0-9_]+)[\"']\s*,\s*[\"']([^\"']*)[\"']", source))
+
+
+def run_child(command: Sequence[str], stdout_path: str = os.devnull,
+              extra_env: Optional[Dict[str, str]] = None) -> Run:
     """Run one child to completion; wall time from fork to reap, its own rusage."""
+    env = dict(CHILD_ENV, **(extra_env or {}))
     with open(stdout_path, "wb") as out, open(os.devnull, "wb") as err:
         start = time.perf_counter()
-        child = subprocess.Popen(list(command), stdout=out, stderr=err, cwd=str(REPO_DIR), env=CHILD_ENV)
+        child = subprocess.Popen(list(command), stdout=out, stderr=err, cwd=str(REPO_DIR), env=env)
         _pid, status, usage = os.wait4(child.pid, 0)
         wall_s = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen quiet
@@ -133,7 +144,7 @@ class OursRunner:
 
 def measure(tool: str, command: Sequence[str], repeat: int, cheap_s: float, packets: Optional[int],
             group: str = "tools", ours: Optional[OursRunner] = None,
-            stdout_path: str = os.devnull) -> Measurement:
+            stdout_path: str = os.devnull, extra_env: Optional[Dict[str, str]] = None) -> Measurement:
     """Best of `repeat` runs (a run longer than `cheap_s` is not repeated). With `ours`,
     spline-analyze runs before each run and once after; its best there is the reference."""
     result = Measurement(tool=tool, command=list(command), packets=packets, group=group)
@@ -142,7 +153,7 @@ def measure(tool: str, command: Sequence[str], repeat: int, cheap_s: float, pack
     for _ in range(max(1, repeat)):
         if ours is not None:
             ours_runs.append(ours.run_once())
-        run = run_child(command, stdout_path)
+        run = run_child(command, stdout_path, extra_env)
         result.runs_s.append(run.wall_s)
         cpu_runs.append(run.cpu_s)
         result.peak_rss_mb = max(result.peak_rss_mb or 0.0, run.rss_mb)
@@ -238,7 +249,7 @@ def measure_stages(capture: Path, total_packets: int, repeat: int) -> List[Measu
     with tempfile.NamedTemporaryFile(prefix="bench-stages-", suffix=".json", delete=False) as tmp:
         out_path = tmp.name
     try:
-        driver_run = run_child(command, out_path)
+        driver_run = run_child(command, out_path, cli_env_defaults())
         wall_s, rss_mb, code = driver_run.wall_s, driver_run.rss_mb, driver_run.returncode
         text = Path(out_path).read_text()
     finally:
@@ -291,7 +302,13 @@ def measure_startup(repeat: int) -> List[Measurement]:
         ("python -c 'import numpy'", [PYTHON, "-c", "import numpy"]),
         ("python -c 'import spline_analysis.cli'", [PYTHON, "-c", "import spline_analysis.cli"]),
     ]
-    return [measure(name, command, max(repeat, 5), 5.0, None, group="start-up") for name, command in probes]
+    env = cli_env_defaults()
+    note = ("with the CLI's own env defaults: " + " ".join(f"{k}={v}" for k, v in env.items())) if env else ""
+    rows = [measure(name, command, max(repeat, 5), 5.0, None, group="start-up", extra_env=env)
+            for name, command in probes]
+    for row in rows:
+        row.note = (row.note + " " + note).strip()
+    return rows
 
 
 # ---------------------------------------------------------------- peers
