@@ -205,5 +205,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return status
 
 
+def run() -> None:
+    """Console-script entry: `main()`, then leave without tearing the interpreter down.
+
+    Freeing every column of a large capture one by one at exit cost ~30 ms per
+    million packets, a tenth of the whole run. Output is flushed first and the
+    only temporary file (a gunzipped capture) is anonymous, so nothing is lost.
+    """
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
