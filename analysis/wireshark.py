@@ -96,8 +96,9 @@ class WiresharkAnalysis:
         size = 2 * self.flows.count
         out: Dict[str, np.ndarray] = {}
         flags = self.flags[valid]
+        flagged = flags != 0          # most frames carry no flag: count over the flagged ones only
+        index, flags = index[flagged], flags[flagged]
         for name in REPORTED_FLAGS:
-            # count the matching rows only: a float-weighted bincount over every row is 3x slower
             per = np.bincount(index[matches(flags, name)], minlength=size)
             per = per.astype(np.int64).reshape(-1, 2)
             out[f"{name}_a2b"] = per[:, 0]
