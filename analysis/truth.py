@@ -49,6 +49,7 @@ STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
 MODE_SENDER = 0      # classification as seen next to the sender
 MODE_RECEIVER = 1    # classification with holes (receiver or in path)
+MODE_EVIDENCE = -1   # first pass: vantage evidence only (TTLs, handshake, IP IDs, jumps, repeats)
 
 INITIAL_TTLS = (64, 128, 255)   # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
 # A direction whose consecutive IP IDs step by exactly one this often numbers packets per flow.
@@ -252,8 +253,8 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     mss = _mss_per_slot(packets, slot, n_slots, first_syn)
 
     # pass 1: evidence, sender-style everywhere
-    zeros = np.zeros(n_slots, dtype=np.int8)
-    _, _, _, _, id64, stats1 = _run_pass(packets, slot, n_slots, zeros, mss,
+    evidence_only = np.full(n_slots, MODE_EVIDENCE, dtype=np.int8)
+    _, _, _, _, id64, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
                                          np.zeros(n_slots, np.uint8))
     col = STAT_INDEX
     steps = stats1[:, col["ip_id_steps"]]

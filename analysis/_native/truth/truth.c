@@ -49,6 +49,8 @@
 #define DECODE_IP_ID_VALID 0x40
 
 #define MAX_SACK 4
+/* mode of a slot in the first pass: gather vantage evidence only (truth.py MODE_EVIDENCE) */
+#define MODE_EVIDENCE (-1)
 
 /* Linux's minimum retransmission timeout is 200 ms; accept 10% early. */
 #define RTO_MIN_NS 180000000LL
@@ -331,6 +333,25 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
             s->base = seq[i];
             s->hi_end = s->base;
             s->snd_una = s->base;
+        }
+
+        if (mode[k] == MODE_EVIDENCE) {
+            /* The first pass only gathers the vantage evidence: TTLs, handshake times and
+             * IP-ID steps (above), and whether data jumps forward (a hole) or repeats, as a
+             * sender-style pass would count it. ACKs, SACK, RTT and holes are not needed. */
+            if (!(f & (TCP_SYN | TCP_RST))) { p->peer_window = win[i]; p->peer_window_known = 1; }
+            if (len > 0 && s->have_ref) {
+                int64_t lo = unwrap32(s->hi_end, seq[i]) + ((f & TCP_SYN) ? 1 : 0);
+                int64_t hi = lo + len;
+                S[S_DATA_PACKETS]++;
+                if (lo > s->hi_end)
+                    S[S_FORWARD_JUMPS]++;
+                else if (lo < s->hi_end &&
+                         !(len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0))
+                    S[S_RETRANS] += segments_of(len, s->mss);
+                if (hi > s->hi_end) s->hi_end = hi;
+            }
+            continue;
         }
 
         /* ---- this packet as an acknowledgment of the peer's data ---- */
