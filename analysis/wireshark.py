@@ -86,18 +86,23 @@ class WiresharkAnalysis:
 
     def counts(self) -> Dict[str, int]:
         """{flag: number of frames the display filter tcp.analysis.<flag> matches}."""
-        return {name: int(np.count_nonzero(matches(self.flags, name))) for name in REPORTED_FLAGS}
+        flags = self.flags[self._flagged_rows()]
+        return {name: int(np.count_nonzero(matches(flags, name))) for name in REPORTED_FLAGS}
+
+    def _flagged_rows(self) -> np.ndarray:
+        """Rows that carry any flag: most frames carry none, so counting over these
+        alone avoids a pass over every frame per flag."""
+        return np.flatnonzero(self.flags)
 
     def stream_counts(self) -> Dict[str, np.ndarray]:
         """Per stream and direction counts: {f"{flag}_a2b" / f"{flag}_b2a": int64[count]}."""
-        stream = self.flows.stream
-        valid = stream >= 0
-        index = stream[valid].astype(np.int64) * 2 + self.flows.direction[valid]
+        rows = self._flagged_rows()
+        stream = self.flows.stream[rows]
+        rows = rows[stream >= 0]
+        index = self.flows.stream[rows].astype(np.int64) * 2 + self.flows.direction[rows]
+        flags = self.flags[rows]
         size = 2 * self.flows.count
         out: Dict[str, np.ndarray] = {}
-        flags = self.flags[valid]
-        flagged = flags != 0          # most frames carry no flag: count over the flagged ones only
-        index, flags = index[flagged], flags[flagged]
         for name in REPORTED_FLAGS:
             per = np.bincount(index[matches(flags, name)], minlength=size)
             per = per.astype(np.int64).reshape(-1, 2)
