@@ -49,6 +49,10 @@ STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
 MODE_SENDER = 0      # classification as seen next to the sender
 MODE_RECEIVER = 1    # classification with holes (receiver or in path)
+# IP-ID gap counting uses a bitmap of each slot's ID span while the spans total at most
+# this many IDs per packet (plus a floor); sparser IDs fall back to sorting.
+ID_BITMAP_MAX_FACTOR = 8
+ID_BITMAP_MIN_BITS = 1 << 20
 MODE_EVIDENCE = -1   # first pass: vantage evidence only (TTLs, handshake, IP IDs, jumps, repeats)
 
 INITIAL_TTLS = (64, 128, 255)   # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
@@ -212,21 +216,33 @@ def _ip_id_gaps(id64: np.ndarray, slot: np.ndarray, slots_wanted: np.ndarray,
     gaps = np.zeros(n_slots, dtype=np.int64)
     wanted = np.zeros(n_slots + 1, dtype=bool)
     wanted[slots_wanted] = True
-    rows = (id64 >= 0) & wanted[np.where(slot >= 0, slot, n_slots)]
-    if not rows.any():
+    rows = np.flatnonzero((id64 >= 0) & wanted[np.where(slot >= 0, slot, n_slots)])
+    if len(rows) == 0:
+        return gaps
+    row_slot = slot[rows].astype(np.int64)
+    ids = id64[rows]
+    lowest = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
+    highest = np.full(n_slots, -1, dtype=np.int64)
+    np.minimum.at(lowest, row_slot, ids)
+    np.maximum.at(highest, row_slot, ids)
+    has = highest >= 0
+    span = np.where(has, highest - lowest + 1, 0)
+    total_span = int(span.sum())
+    if total_span <= ID_BITMAP_MAX_FACTOR * len(rows) + ID_BITMAP_MIN_BITS:
+        # one flag per possible ID of each slot: distinct IDs without sorting every packet
+        base = np.concatenate(([0], np.cumsum(span)[:-1]))
+        seen = np.zeros(total_span, dtype=bool)
+        seen[base[row_slot] + ids - lowest[row_slot]] = True
+        distinct = np.add.reduceat(seen, base[has], dtype=np.int64) if total_span else np.zeros(0, np.int64)
+        gaps[has] = span[has] - distinct
         return gaps
     id_bits = 44
-    key = np.sort(slot[rows].astype(np.int64) * (1 << id_bits) + id64[rows])
+    key = np.sort(row_slot * (1 << id_bits) + ids)
     distinct_mask = np.empty(len(key), dtype=bool)
     distinct_mask[0] = True
     np.not_equal(key[1:], key[:-1], out=distinct_mask[1:])
-    key_slot = key >> id_bits
-    distinct = np.bincount(key_slot[distinct_mask], minlength=n_slots)
-    first = np.searchsorted(key_slot, np.arange(n_slots), side="left")
-    last = np.searchsorted(key_slot, np.arange(n_slots), side="right") - 1
-    has = distinct > 0
-    id_mask = (1 << id_bits) - 1
-    gaps[has] = ((key[last[has]] & id_mask) - (key[first[has]] & id_mask) + 1) - distinct[has]
+    distinct = np.bincount(key[distinct_mask] >> id_bits, minlength=n_slots)
+    gaps[has] = span[has] - distinct[has]
     return gaps
 
 
