@@ -13,6 +13,7 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,8 @@ ProgressCallback = Callable[[int, int], None]
 
 # Records per C walk call between progress callbacks (~130 bytes of columns each).
 CHUNK_PACKETS = 262144
+# Classic pcap captures with at least this many records are filled by two threads.
+PARALLEL_FILL_MIN_ROWS = 200_000
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_COPY_BYTES = 1 << 20
 # Files up to this size (bytes) are mapped with MAP_POPULATE: the kernel maps every page in
@@ -156,21 +159,65 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool,
                         f"analysed the {total_rows} complete records before it")
     # Second pass: the same walk from a fresh state, now writing columns. (The first pass's state,
     # which saw every block to the end, keeps the interfaces and their statistics.)
+    buffers = _decode.allocate(total_rows)
     fill_state = _decode.new_state()
     _decode.open(fill_state, buffer)
-    buffers = _decode.allocate(total_rows)
-    offset, rows_done = first_offset, 0
-    while rows_done < total_rows:
-        status, offset, rows, message = _decode.walk(fill_state, buffer, offset,
-                                                     min(CHUNK_PACKETS, total_rows - rows_done), buffers, rows_done)
+    half = total_rows // 2
+    if format_name == "pcap" and progress is None and total_rows >= PARALLEL_FILL_MIN_ROWS:
+        # Two cores: classic pcap records stand alone, so a counting walk to the middle record
+        # gives where the second half starts and the halves fill side by side. (Not pcapng: a
+        # Simple Packet Block takes its timestamp from the records before it.)
+        middle_state = _decode.new_state()
+        _decode.open(middle_state, buffer)
+        status, middle_offset, rows, message = _decode.walk(middle_state, buffer, first_offset, half)
+        if status == _decode.ERROR or rows != half:
+            raise CaptureError(path, middle_offset, message or "decoder stopped early")
+        second_half = _FillThread(path, middle_state, buffer, middle_offset, half, total_rows - half, buffers)
+        second_half.start()
+        _fill(path, fill_state, buffer, first_offset, 0, half, buffers, None, size)
+        second_half.finish()
+    else:
+        _fill(path, fill_state, buffer, first_offset, 0, total_rows, buffers, progress, size)
+        if progress is not None:
+            progress(size, size)
+    return format_name, _wrap_columns(buffers), state, truncated_at, warnings
+
+
+def _fill(path: Path, state: Any, buffer: Any, offset: int, first_row: int, rows_wanted: int,
+          buffers: tuple, progress: Optional[ProgressCallback], size: int) -> None:
+    """Decode `rows_wanted` records from `offset` into rows [first_row, ...) of the columns,
+    `CHUNK_PACKETS` at a time."""
+    rows_done = 0
+    while rows_done < rows_wanted:
+        status, offset, rows, message = _decode.walk(state, buffer, offset,
+                                                     min(CHUNK_PACKETS, rows_wanted - rows_done), buffers,
+                                                     first_row + rows_done)
         if status == _decode.ERROR or rows == 0:   # cannot happen after the first pass; never loop on it
             raise CaptureError(path, offset, message or "decoder stopped early")
         rows_done += rows
         if progress is not None:
             progress(offset, size)
-    if progress is not None:
-        progress(size, size)
-    return format_name, _wrap_columns(buffers), state, truncated_at, warnings
+
+
+class _FillThread(threading.Thread):
+    """`_fill` on another core (the C walk releases the GIL); `finish()` re-raises its error."""
+
+    def __init__(self, path: Path, state: Any, buffer: Any, offset: int, first_row: int, rows: int,
+                 buffers: tuple) -> None:
+        super().__init__(daemon=True)
+        self._args = (path, state, buffer, offset, first_row, rows, buffers, None, 0)
+        self._error: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            _fill(*self._args)
+        except BaseException as error:  # handed to the caller in finish()
+            self._error = error
+
+    def finish(self) -> None:
+        self.join()
+        if self._error is not None:
+            raise self._error
 
 
 def _map_read_only(fd: int, size: int) -> mmap.mmap:
