@@ -34,9 +34,26 @@ SERVER_PID=""
 die() { echo "make_samples.sh: error: $*" >&2; exit 2; }
 
 cleanup() {
+    local ns pids
+    # End every process still in our namespaces first (iperf3 -s is a child of the backgrounded
+    # shell around `ip netns exec`, which then reaps it), then that shell; otherwise iperf3
+    # outlives its namespace (seen: an orphaned iperf3 -s).
+    for ns in "${NAMESPACES[@]}"; do
+        pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+        if [[ -n "$pids" ]]; then
+            # shellcheck disable=SC2086
+            kill $pids 2>/dev/null || true
+        fi
+    done
     if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-    local ns
-    for ns in "${NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+    for ns in "${NAMESPACES[@]}"; do
+        pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+        if [[ -n "$pids" ]]; then
+            # shellcheck disable=SC2086
+            kill -9 $pids 2>/dev/null || true
+        fi
+        ip netns del "$ns" 2>/dev/null || true
+    done
     NAMESPACES=()
     SERVER_PID=""
 }
