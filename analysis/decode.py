@@ -13,7 +13,6 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
-import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ import numpy as np
 
 from . import _decode
 from .columns import PACKET_COLUMNS
+from .background import Background
 from .errors import CaptureCutError, CaptureError
 from .packets import PacketTable, join_ip_fragments
 from .sidecar import capture_drops
@@ -172,10 +172,11 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool,
         status, middle_offset, rows, message = _decode.walk(middle_state, buffer, first_offset, half)
         if status == _decode.ERROR or rows != half:
             raise CaptureError(path, middle_offset, message or "decoder stopped early")
-        second_half = _FillThread(path, middle_state, buffer, middle_offset, half, total_rows - half, buffers)
+        second_half = Background(_fill, path, middle_state, buffer, middle_offset, half, total_rows - half,
+                                 buffers, None, size)
         second_half.start()
         _fill(path, fill_state, buffer, first_offset, 0, half, buffers, None, size)
-        second_half.finish()
+        second_half.result()
     else:
         _fill(path, fill_state, buffer, first_offset, 0, total_rows, buffers, progress, size)
         if progress is not None:
@@ -197,27 +198,6 @@ def _fill(path: Path, state: Any, buffer: Any, offset: int, first_row: int, rows
         rows_done += rows
         if progress is not None:
             progress(offset, size)
-
-
-class _FillThread(threading.Thread):
-    """`_fill` on another core (the C walk releases the GIL); `finish()` re-raises its error."""
-
-    def __init__(self, path: Path, state: Any, buffer: Any, offset: int, first_row: int, rows: int,
-                 buffers: tuple) -> None:
-        super().__init__(daemon=True)
-        self._args = (path, state, buffer, offset, first_row, rows, buffers, None, 0)
-        self._error: Optional[BaseException] = None
-
-    def run(self) -> None:
-        try:
-            _fill(*self._args)
-        except BaseException as error:  # handed to the caller in finish()
-            self._error = error
-
-    def finish(self) -> None:
-        self.join()
-        if self._error is not None:
-            raise self._error
 
 
 def _map_read_only(fd: int, size: int) -> mmap.mmap:

@@ -13,15 +13,15 @@ returns data, never prints.
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import flows as flows_stage
 from . import iperf3 as iperf3_sidecar
 from . import truth as truth_stage
 from . import wireshark as wireshark_stage
+from .background import Background
 from .decode import Capture, ProgressCallback, read
 
 
@@ -94,36 +94,13 @@ class Analysis:
         return series(self.packets, self.flows, self.directions, interval_s)
 
 
-class _Background(threading.Thread):
-    """Run one stage on another core; `result()` returns its value or raises its error."""
-
-    def __init__(self, function: Callable[..., Any], *args: Any) -> None:
-        super().__init__(daemon=True)
-        self._call = (function, args)
-        self._value: Any = None
-        self._error: Optional[BaseException] = None
-
-    def run(self) -> None:
-        function, args = self._call
-        try:
-            self._value = function(*args)
-        except BaseException as error:  # handed to the caller in result()
-            self._error = error
-
-    def result(self) -> Any:
-        self.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 def analyze_capture(capture: Capture) -> Analysis:
     """Run every stage after decoding. The tshark-compatible pass and the truth-seeking
     pass read the same inputs and release the GIL in their C loops, so they run side by
     side (1M packets: 30 ms of the former hidden under the latter on 2 cores)."""
     packets = capture.packets
     flows = flows_stage.assign_streams(packets)
-    wireshark_pass = _Background(wireshark_stage.analyze, packets, flows)
+    wireshark_pass = Background(wireshark_stage.analyze, packets, flows)
     wireshark_pass.start()
     directions = truth_stage.analyze_directions(packets, flows, capture_drops=capture.capture_drops)
     wireshark = wireshark_pass.result()

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from .columns import DECODE_IN_ICMP_ERROR
-from .decode import Capture, ProgressCallback, read
+from .decode import Capture, ProgressCallback
 from .packets import PacketTable, addresses_to_strings
 
 SCHEMA_VERSION = 1

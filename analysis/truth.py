@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional
 import numpy as np
 
 from . import _truth
-from .columns import DECODE_IP_ID_VALID, TCP_SYN
+from .columns import TCP_SYN
 from .rtt import rtt_stats
 
 # Per-packet segment kinds (mirror of the C enum).
@@ -114,6 +114,15 @@ def _slot_first_packet_addresses(packets: Mapping[str, np.ndarray], slot: np.nda
         np.minimum.at(first, slot[valid], valid)
     first[first == none] = -1
     return first
+
+
+def _split_by_row(values: np.ndarray, owner: np.ndarray, n_rows: int) -> List[np.ndarray]:
+    """`values` grouped by their owning row (0..n_rows-1; -1 = none), arrival order kept."""
+    keep = owner >= 0
+    order = _group_order(owner[keep])
+    grouped = values[keep][order]
+    bounds = np.searchsorted(owner[keep][order], np.arange(n_rows + 1))
+    return [grouped[bounds[r]:bounds[r + 1]] for r in range(n_rows)]
 
 
 def _group_order(owner: np.ndarray) -> np.ndarray:
@@ -339,32 +348,18 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
 
     # RTT statistics per row
     rtt_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
-    sample_rows = np.flatnonzero(rtt_slot >= 0)
-    handshake_us = _handshake_rtt_us(stats, n_slots)
+    flight_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
     if len(data_slots):
-        owner = row_of_slot[rtt_slot[sample_rows]]
-        keep = owner >= 0
-        order = _group_order(owner[keep])
-        samples = rtt_us[sample_rows[keep]][order]
-        owners = owner[keep][order]
-        bounds = np.searchsorted(owners, np.arange(len(data_slots) + 1))
-        for r in range(len(data_slots)):
-            s = samples[bounds[r]:bounds[r + 1]]
+        handshake_us = _handshake_rtt_us(stats, n_slots)
+        sample_rows = np.flatnonzero(rtt_slot >= 0)
+        for r, s in enumerate(_split_by_row(rtt_us[sample_rows], row_of_slot[rtt_slot[sample_rows]],
+                                            len(data_slots))):
             if mode[data_slots[r]] == MODE_RECEIVER and handshake_us[data_slots[r]] > 0:
                 s = np.concatenate([[handshake_us[data_slots[r]]], s])
             rtt_rows[r] = rtt_stats(s / 1000.0)
-
-    flight_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
-    if len(data_slots):
-        rows_pk = np.flatnonzero((in_flight >= 0) & (slot >= 0))
-        owner = row_of_slot[slot[rows_pk]]
-        keep = owner >= 0
-        order = _group_order(owner[keep])
-        values = in_flight[rows_pk[keep]][order]
-        owners = owner[keep][order]
-        bounds = np.searchsorted(owners, np.arange(len(data_slots) + 1))
-        for r in range(len(data_slots)):
-            v = values[bounds[r]:bounds[r + 1]]
+        flight_packets = np.flatnonzero((in_flight >= 0) & (slot >= 0))
+        for r, v in enumerate(_split_by_row(in_flight[flight_packets], row_of_slot[slot[flight_packets]],
+                                            len(data_slots))):
             if table["vantage"][r] == "sender" and len(v):
                 flight_rows[r] = {"max": int(v.max()), "median": float(np.median(v))}
 

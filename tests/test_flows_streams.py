@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from spline_analysis import flows as flows_mod
-from tcpcraft import DECODE_IN_ICMP_ERROR, Conversation, Frame, merge, packet_table
+from tcpcraft import DECODE_IN_ICMP_ERROR, Conversation, merge, packet_table
 
 
 def test_both_directions_of_a_connection_share_one_stream() -> None:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import processes_holding_files_under
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD_SH = REPO / "capture" / "record.sh"
@@ -29,21 +30,6 @@ needs_root = pytest.mark.skipif(not (IS_ROOT and HAVE_TOOLS), reason="needs root
 
 def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(list(argv), capture_output=True, text=True, check=check, timeout=60)
-
-
-def processes_holding_files_under(directory: Path) -> list:
-    """PIDs with an open file below `directory` (a leftover tcpdump or iperf3 would be one)."""
-    holders = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
-        except OSError:
-            continue
-        if any(target.startswith(str(directory)) for target in targets):
-            holders.append(int(entry.name))
-    return holders
 
 
 def pcap_packet_count(path: Path) -> int:

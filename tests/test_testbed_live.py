@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from spline_analysis.testbed.run import DATA_SEGMENT_MIN_IP_BYTES, SENDER_ADDRESS
+from processes import processes_holding_files_under
 
 IS_ROOT = os.geteuid() == 0
 TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
@@ -34,20 +35,6 @@ TESTBED = [sys.executable, "-m", "spline_analysis.testbed.cli"]
 def namespaces_of_testbed() -> set:
     output = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
     return {line.split()[0] for line in output.splitlines() if line.startswith("stb-")}
-
-
-def processes_holding_files_under(directory: Path) -> list:
-    holders = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
-        except OSError:
-            continue
-        if any(target.startswith(str(directory)) for target in targets):
-            holders.append(int(entry.name))
-    return holders
 
 
 def data_segments_by_source_port(pcap_path: Path, src: str) -> Counter:

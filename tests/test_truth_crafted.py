@@ -10,7 +10,6 @@ from types import SimpleNamespace
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
-import pytest
 
 from spline_analysis import truth
 from spline_analysis.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,

@@ -1,0 +1,19 @@
+"""Test helper: which processes still hold files of a run (a leftover tcpdump or iperf3 would)."""
+import os
+from pathlib import Path
+from typing import List
+
+
+def processes_holding_files_under(directory: Path) -> List[int]:
+    """PIDs with an open file below `directory`."""
+    holders = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except OSError:
+            continue
+        if any(target.startswith(str(directory)) for target in targets):
+            holders.append(int(entry.name))
+    return holders
