@@ -547,7 +547,7 @@ def time_budget(ours: Measurement, rows: List[Measurement]) -> str:
     cpu_sum = sum(p[2] for p in parts)
     ours_cpu_s = ours.cpu_s or 0.0
     lines = [f"time budget of spline-analyze --json: wall {ours.seconds:.3f} s, CPU {ours_cpu_s:.3f} s "
-             f"(best of {len(ours.runs_s)}); parts measured separately:"]
+             f"(best of {len(ours.runs_s)}); parts measured separately (stages the CLI runs in parallel overlap in wall time):"]
     lines += [f"  {label:<55} wall {wall_s:6.3f} s {100 * wall_s / ours.seconds:5.1f} %   CPU {cpu_s:6.3f} s "
               f"{100 * cpu_s / ours_cpu_s if ours_cpu_s else 0:5.1f} %" for label, wall_s, cpu_s in parts]
     rest_wall, rest_cpu = ours.seconds - wall_sum, ours_cpu_s - cpu_sum
