@@ -12,6 +12,7 @@ are not the truth-seeking numbers of `truth.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
@@ -86,17 +87,18 @@ class WiresharkAnalysis:
 
     def counts(self) -> Dict[str, int]:
         """{flag: number of frames the display filter tcp.analysis.<flag> matches}."""
-        flags = self.flags[self._flagged_rows()]
+        flags = self.flags[self.flagged_rows]
         return {name: int(np.count_nonzero(matches(flags, name))) for name in REPORTED_FLAGS}
 
-    def _flagged_rows(self) -> np.ndarray:
+    @cached_property
+    def flagged_rows(self) -> np.ndarray:
         """Rows that carry any flag: most frames carry none, so counting over these
-        alone avoids a pass over every frame per flag."""
+        alone avoids a pass over every frame per flag (found once per analysis)."""
         return np.flatnonzero(self.flags)
 
     def stream_counts(self) -> Dict[str, np.ndarray]:
         """Per stream and direction counts: {f"{flag}_a2b" / f"{flag}_b2a": int64[count]}."""
-        rows = self._flagged_rows()
+        rows = self.flagged_rows
         stream = self.flows.stream[rows]
         rows = rows[stream >= 0]
         index = self.flows.stream[rows].astype(np.int64) * 2 + self.flows.direction[rows]
