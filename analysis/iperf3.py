@@ -128,9 +128,19 @@ def retransmissions_in_window(ts_ns: np.ndarray, is_retransmission: np.ndarray,
     return inside, after, start_ns / NS_PER_S
 
 
+@dataclass(frozen=True)
+class TestWindow:
+    """One direction seen through the iperf3 test it carried."""
+    test: Iperf3Test
+    retransmissions_in_test: int
+    retransmissions_after_test: int
+    start_s: float          # the direction's first data segment, s since the epoch
+
+
 def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence[Iperf3Test]
-                  ) -> Dict[int, Tuple[int, int, float]]:
-    """Per direction row matched to an iperf3 test: (in-test, after-test, start_s) retransmissions."""
+                  ) -> Dict[int, TestWindow]:
+    """Per direction row whose ports match an iperf3 test: its retransmissions within and
+    after the sender's measured interval."""
     from .truth import RETRANSMISSION_KINDS
     table = directions.table
     if not tests or len(directions) == 0:
@@ -142,37 +152,36 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
     mss = np.maximum(np.asarray(table["mss"]).astype(np.int64), 1)
     segment_weight = np.where(row >= 0, -(-payload // mss[np.maximum(row, 0)]), 0)
     is_retransmission = np.isin(directions.segment_kind, RETRANSMISSION_KINDS)
-    counts: Dict[int, Tuple[int, int, float]] = {}
+    windows: Dict[int, TestWindow] = {}
     for r in range(len(directions)):
         test = match_direction(tests, int(table["sport"][r]), int(table["dport"][r]))
         if test is not None:
-            counts[r] = retransmissions_in_window(ts_ns, is_retransmission, segment_weight, slot,
-                                                  int(table["slot"][r]), test.sender_seconds)
-    return counts
+            inside, after, start_s = retransmissions_in_window(
+                ts_ns, is_retransmission, segment_weight, slot, int(table["slot"][r]), test.sender_seconds)
+            windows[r] = TestWindow(test, inside, after, start_s)
+    return windows
 
 
-def annotate_directions(records: List[Dict], tests: Sequence[Iperf3Test],
-                        window_counts: Mapping[int, Tuple[int, int, float]]) -> List[Dict]:
-    """Add the iperf3 view to each matching direction record (JSON shape).
+def annotate_directions(records: List[Dict], windows: Mapping[int, TestWindow]) -> List[Dict]:
+    """Add the iperf3 view to each matched direction record (JSON shape).
 
-    `window_counts[row] = (inside, after, start_s)`. The record's
-    `retransmissions` becomes the in-test count (what iperf3's Retr column and
-    TCP_INFO report); `retransmissions_in_capture` keeps the whole-capture
-    count and `iperf3` says where the figure came from.
+    The record's `retransmissions` becomes the in-test count (what iperf3's Retr
+    column and TCP_INFO report); `retransmissions_in_capture` keeps the
+    whole-capture count and `iperf3` says where the figure came from.
     """
     out = []
     for row, record in enumerate(records):
         record = dict(record)
-        test = match_direction(tests, int(record.get("sport", 0)), int(record.get("dport", 0)))
-        if test is not None and row in window_counts:
-            inside, after, start_s = window_counts[row]
+        window = windows.get(row)
+        if window is not None:
+            test = window.test
             record["retransmissions_in_capture"] = record.get("retransmissions")
-            record["retransmissions"] = inside
+            record["retransmissions"] = window.retransmissions_in_test
             record["iperf3"] = {
                 "file": test.path.name,
-                "test_window_s": [start_s, start_s + test.sender_seconds],
-                "retransmissions_in_test": inside,
-                "retransmissions_after_test": after,
+                "test_window_s": [window.start_s, window.start_s + test.sender_seconds],
+                "retransmissions_in_test": window.retransmissions_in_test,
+                "retransmissions_after_test": window.retransmissions_after_test,
                 "sender_retransmits_reported": test.sender_retransmits,
                 "receiver_bps_reported": test.receiver_bps,
                 "sender_cca": test.sender_cca,

@@ -55,8 +55,8 @@ class Analysis:
             record["wireshark"] = {name[:-len(suffix)]: int(values[stream])
                                    for name, values in per_stream.items() if name.endswith(suffix)}
         if self.iperf3_tests:
-            counts = iperf3_sidecar.window_counts(self.packets, self.directions, self.iperf3_tests)
-            records = iperf3_sidecar.annotate_directions(records, self.iperf3_tests, counts)
+            windows = iperf3_sidecar.window_counts(self.packets, self.directions, self.iperf3_tests)
+            records = iperf3_sidecar.annotate_directions(records, windows)
         return records
 
     def summary(self, directions_records: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:

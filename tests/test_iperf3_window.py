@@ -68,7 +68,7 @@ def test_sender_retransmissions_in_iperf3_window_equal_tcp_info(name):
     cap = sa.read(capture)
     directions = truth.analyze_directions(cap.packets, flows.assign_streams(cap.packets))
     tests = iperf3.find_tests(capture)
-    records = iperf3.annotate_directions(truth.directions_json(directions), tests,
+    records = iperf3.annotate_directions(truth.directions_json(directions),
                                          iperf3.window_counts(cap.packets, directions, tests))
     data = max(records, key=lambda r: r["payload_bytes"])
     expected = json.loads(truth_path.read_text())["sender_retransmits"]
