@@ -12,6 +12,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -237,9 +238,15 @@ def test_record_sh_rejects_cca_without_iperf3():
 def test_record_sh_without_root_or_cap_net_raw_says_so(tmp_path):
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) missing")
-    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-                             str(RECORD_SH), "lo", "127.0.0.1", "-t", "1", "-o", str(tmp_path / "x")],
-                            capture_output=True, text=True, timeout=30)
+    # The unprivileged user must be able to reach the script: the clone (and pytest's tmp_path)
+    # may sit in a private 0700 directory, so run a copy from a world-readable one.
+    with tempfile.TemporaryDirectory() as public:
+        os.chmod(public, 0o755)
+        script = Path(public) / RECORD_SH.name
+        shutil.copy2(RECORD_SH, script)
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                                 str(script), "lo", "127.0.0.1", "-t", "1", "-o", str(tmp_path / "x")],
+                                capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert "needs root or CAP_NET_RAW" in result.stderr
     assert not (tmp_path / "x").exists()
