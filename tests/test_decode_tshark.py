@@ -139,4 +139,7 @@ def test_real_tcpdump_capture_in_a_namespace_matches_tshark(tmp_path):
         subprocess.run(["ip", "netns", "del", namespace], timeout=30)
     assert_same_as_tshark(path)
     doc = analyze_file(path)
-    assert doc["tcp_streams"] == 1 and doc["tcp_payload_bytes"] == 3_000_000
+    # A loaded host may retransmit on loopback (zero-window recovery): every payload byte
+    # counts in tcp_payload_bytes, each byte of the stream once in unique_bytes.
+    assert doc["tcp_streams"] == 1 and doc["tcp_payload_bytes"] >= 3_000_000
+    assert sum(d["unique_bytes"] for d in doc["directions"]) == 3_000_000
