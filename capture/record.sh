@@ -22,6 +22,7 @@ readonly DEFAULT_IPERF3_PORT=5201
 readonly CAPTURE_START_TIMEOUT_S=10       # how long tcpdump may take to open the interface
 readonly TAIL_AFTER_IPERF3_S=0.5          # keep capturing briefly so the FIN exchange is in the trace
 readonly TRACEFS_MOUNT=/sys/kernel/tracing
+readonly MAX_DURATION_S=604800            # -t: one week; longer is a typo, not a capture
 
 usage() {
     cat <<EOF
@@ -40,7 +41,8 @@ Output: runs/<UTC time>-<cca>/ (or -o DIR) holding
 
 options:
   -o DIR            write into DIR (created if missing) instead of runs/<UTC time>-<cca>
-  -t SECONDS        stop after SECONDS (default: when iperf3 ends, else on Ctrl-C)
+  -t SECONDS        stop after SECONDS: 30, 1.5, 30s, 500ms or 2m (default: when iperf3 ends,
+                    else on Ctrl-C)
   -s BYTES          snaplen (default $DEFAULT_SNAPLEN_BYTES: headers only)
   -B KIB            capture buffer in KiB (default $DEFAULT_BUFFER_KIB)
   --iperf3 [SECS]   run 'iperf3 -c SERVER_IP -R -J -t SECS' (a download, default $DEFAULT_IPERF3_SECONDS s)
@@ -53,7 +55,10 @@ options:
   -h, --help        this help
 
 Ctrl-C (SIGINT) or SIGTERM stops the capture cleanly: tcpdump is stopped with SIGINT,
-its counters are saved and the trace is complete.
+its counters are saved and the trace is complete. Files are written in a private directory
+DIR/.record.sh-PID-XXXXXX and moved into DIR when complete; if record.sh is killed (SIGKILL),
+tcpdump and iperf3 stop with it and the partial files stay in that directory (the next run
+into DIR names it). Exit status: 0 done, 1 capture or transfer failed, 2 usage error.
 
 examples:
   $PROG wlan0 203.0.113.7 -t 30
@@ -80,15 +85,34 @@ is_uint() {
     [[ "$1" =~ ^[0-9]+$ ]]
 }
 
-is_positive_number() {
-    [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ ! "$1" =~ ^0+([.]0+)?$ ]]
+# A duration as a user writes it: `30`, `1.5` or `30s` are seconds, `500ms` milliseconds, `2m`
+# minutes; positive, at most MAX_DURATION_S. The same rules as the analysis package's
+# `spline_analysis.validate.parse_duration_s` (tests check both against one table).
+# Prints the duration in whole nanoseconds, computed in bash's 64-bit integers: awk is not used
+# because mawk (Debian's default awk) caps printf "%d" at 2^31-1, which cut `-t 30` to 2.1 s.
+duration_to_ns() {
+    local text="$1" whole fraction unit scale_ns ns
+    [[ "$text" =~ ^([0-9]{1,9})([.]([0-9]{1,9}))?(ms|s|m)?$ ]] || return 1
+    whole="${BASH_REMATCH[1]}" fraction="${BASH_REMATCH[3]}" unit="${BASH_REMATCH[4]:-s}"
+    case "$unit" in
+        ms) scale_ns=1000000 ;;
+        s) scale_ns=1000000000 ;;
+        m) scale_ns=60000000000 ;;
+    esac
+    fraction="${fraction}000000000"               # right-pad to 9 digits: nanoseconds of a unit
+    ns=$(( 10#$whole * scale_ns + 10#${fraction:0:9} * scale_ns / 1000000000 ))
+    (( ns > 0 && ns <= MAX_DURATION_S * 1000000000 )) || return 1
+    printf '%s\n' "$ns"
 }
 
+# Dotted quad with decimal octets 0..255. Leading zeros are refused: tools disagree on them
+# (tcpdump reads 010.077.000.002 as 10.77.0.2, iperf3's resolver as octal 8.63.0.2).
 is_ipv4() {
     local address="$1" octet
     [[ "$address" =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || return 1
     IFS=. read -r -a octets <<<"$address"
     for octet in "${octets[@]}"; do
+        [[ "$octet" == 0 || "$octet" != 0* ]] || return 1
         (( 10#$octet <= 255 )) || return 1
     done
 }
@@ -202,6 +226,7 @@ probe_start() {   # SERVER PORT RAW_FILE; PORT empty = any port of SERVER
     fi
     [[ -d "$TRACEFS_MOUNT/events/tcp/tcp_probe" ]] || die "this kernel has no tcp:tcp_probe tracepoint"
     # A private trace instance: the global trace buffer and other users' events stay untouched.
+    remove_orphaned_trace_instances
     PROBE_INSTANCE="$TRACEFS_MOUNT/instances/record-sh-$$"
     mkdir "$PROBE_INSTANCE" || die "cannot create trace instance $PROBE_INSTANCE"
     echo 8192 >"$PROBE_INSTANCE/buffer_size_kb"
@@ -211,9 +236,22 @@ probe_start() {   # SERVER PORT RAW_FILE; PORT empty = any port of SERVER
         echo "sport == $port || dport == $port" >"$PROBE_INSTANCE/events/tcp/tcp_probe/filter"
     fi
     echo 1 >"$PROBE_INSTANCE/events/tcp/tcp_probe/enable"
-    cat "$PROBE_INSTANCE/trace_pipe" >"$raw_file" &
+    "${DIE_WITH_US[@]}" cat "$PROBE_INSTANCE/trace_pipe" >"$raw_file" &
     PROBE_READER_PID=$!
     : "$server"
+}
+
+# Trace instances of record.sh runs that were killed before they could remove them.
+remove_orphaned_trace_instances() {
+    local instance pid
+    for instance in "$TRACEFS_MOUNT"/instances/record-sh-*; do
+        [[ -d "$instance" ]] || continue
+        pid="${instance##*/record-sh-}"
+        is_uint "$pid" && kill -0 "$pid" 2>/dev/null && continue
+        echo 0 >"$instance/events/tcp/tcp_probe/enable" 2>/dev/null || true
+        rmdir "$instance" 2>/dev/null && info "removed the trace instance of a killed run (pid $pid)"
+    done
+    return 0
 }
 
 probe_stop() {
@@ -268,6 +306,15 @@ probe_to_csv() {
 
 TCPDUMP_PID=""
 IPERF3_PID=""
+STAGE_DIR=""
+# Output names in DIR; a run refuses a folder holding any of them (another run's files).
+readonly OUTPUT_FILES=(trace.pcap trace.pcap.part meta.json tcpdump.log iperf3.json iperf3.stderr probe.csv)
+# tcpdump, iperf3 and the trace reader get SIGTERM if this script dies, even by SIGKILL, which no
+# trap sees: without it tcpdump, in a session of its own, would capture on until the disk is full.
+DIE_WITH_US=()
+if command -v setpriv >/dev/null 2>&1 && setpriv --pdeathsig TERM true 2>/dev/null; then
+    DIE_WITH_US=(setpriv --pdeathsig TERM)
+fi
 STOP_REQUESTED=0
 STOP_REASON=""
 
@@ -296,10 +343,40 @@ cleanup_on_exit() {
     if [[ -n "$IPERF3_PID" ]]; then stop_process "$IPERF3_PID" INT 3; fi
     if [[ -n "$TCPDUMP_PID" ]]; then stop_process "$TCPDUMP_PID" INT 5; fi
     probe_stop
+    publish_stage
     if [[ -n "${OUT_DIR:-}" && -f "$OUT_DIR/trace.pcap.part" ]]; then
         warn "the capture did not finish cleanly: $OUT_DIR/trace.pcap.part is incomplete"
     fi
     exit "$rc"
+}
+
+# Move what the private directory holds into the output folder (rename(2): a symlink already
+# at the destination is replaced, not followed) and remove the private directory. meta.json
+# moves last, so a folder with meta.json holds a finished run.
+publish_stage() {
+    [[ -n "$STAGE_DIR" ]] || return 0
+    local name
+    for name in * .[!.]*; do
+        [[ -e "$name" && "$name" != meta.json ]] || continue
+        mv -T -- "$name" "$OUT_DIR/$name" || warn "could not move $name into $OUT_DIR; it stays in $STAGE_DIR"
+    done
+    if [[ -e meta.json ]]; then
+        mv -T -- meta.json "$OUT_DIR/meta.json" || warn "could not move meta.json into $OUT_DIR; it stays in $STAGE_DIR"
+    fi
+    cd / && rmdir -- "$STAGE_DIR" 2>/dev/null || true
+    STAGE_DIR=""
+}
+
+# A record.sh killed with SIGKILL cannot tidy up: its private directory stays in DIR with the
+# partial trace. Say so on the next run into the same folder.
+report_killed_runs() {
+    local out_dir="$1" stage pid
+    for stage in "$out_dir"/.record.sh-*; do
+        [[ -d "$stage" && ! -L "$stage" ]] || continue
+        pid="${stage##*/.record.sh-}"; pid="${pid%%-*}"
+        is_uint "$pid" && kill -0 "$pid" 2>/dev/null && continue
+        warn "an earlier record.sh (pid $pid) was killed before it finished; its partial files are in $stage"
+    done
 }
 
 wait_for_tcpdump_listening() {
@@ -333,7 +410,8 @@ sleep_until_stop() {
 }
 
 main() {
-    local iface="" server="" out_dir="" duration_s="" snaplen="$DEFAULT_SNAPLEN_BYTES"
+    local iface="" server="" out_dir="" duration_s="" duration_given=0 duration_ns=""
+    local snaplen="$DEFAULT_SNAPLEN_BYTES"
     local buffer_kib="$DEFAULT_BUFFER_KIB" iperf3_seconds="" iperf3_port="$DEFAULT_IPERF3_PORT"
     local cca="" probe=0 positional=()
 
@@ -341,7 +419,7 @@ main() {
         case "$1" in
             -h|--help) usage; exit 0 ;;
             -o) [[ $# -ge 2 ]] || die "-o needs a directory"; out_dir="$2"; shift 2 ;;
-            -t) [[ $# -ge 2 ]] || die "-t needs SECONDS"; duration_s="$2"; shift 2 ;;
+            -t) [[ $# -ge 2 ]] || die "-t needs SECONDS"; duration_s="$2"; duration_given=1; shift 2 ;;
             -s) [[ $# -ge 2 ]] || die "-s needs BYTES"; snaplen="$2"; shift 2 ;;
             -B) [[ $# -ge 2 ]] || die "-B needs KIB"; buffer_kib="$2"; shift 2 ;;
             -p) [[ $# -ge 2 ]] || die "-p needs a port"; iperf3_port="$2"; shift 2 ;;
@@ -378,7 +456,10 @@ main() {
     if ! is_uint "$iperf3_port" || (( iperf3_port < 1 || iperf3_port > 65535 )); then
         die "port must be 1..65535, got '$iperf3_port'"
     fi
-    if [[ -n "$duration_s" ]]; then is_positive_number "$duration_s" || die "-t needs a positive number of seconds, got '$duration_s'"; fi
+    if (( duration_given )); then
+        duration_ns="$(duration_to_ns "$duration_s")" ||
+            die "-t needs a duration such as 30, 1.5, 500ms or 2m (positive, at most $MAX_DURATION_S s), got '$duration_s'"
+    fi
     if [[ -n "$iperf3_seconds" ]]; then
         if ! is_uint "$iperf3_seconds" || (( iperf3_seconds < 1 )); then
             die "--iperf3 needs a positive whole number of seconds, got '$iperf3_seconds'"
@@ -403,11 +484,23 @@ main() {
     if [[ -z "$out_dir" ]]; then
         out_dir="runs/$(date -u +%Y%m%dT%H%M%SZ)-$cca_in_use"
     fi
-    mkdir -p "$out_dir" || die "cannot create output directory '$out_dir'"
-    [[ -e "$out_dir/trace.pcap" ]] && die "'$out_dir/trace.pcap' exists; choose another -o DIR"
+    mkdir -p -- "$out_dir" || die "cannot create output directory '$out_dir'"
+    out_dir="$(cd -- "$out_dir" && pwd -P)" || die "cannot enter output directory '$out_dir'"
+    local name
+    for name in "${OUTPUT_FILES[@]}"; do
+        if [[ -e "$out_dir/$name" || -L "$out_dir/$name" ]]; then
+            die "'$out_dir/$name' exists (another run's output?); choose another -o DIR"
+        fi
+    done
+    report_killed_runs "$out_dir"
+    # Every file is created inside a fresh directory only we can enter, reached through the
+    # working directory (not a path someone could swap), and renamed into DIR when complete: a
+    # symlink planted in DIR is replaced, never followed, even when this runs as root.
+    STAGE_DIR="$(mktemp -d -- "$out_dir/.record.sh-$$-XXXXXX")" || die "cannot create a private directory in '$out_dir'"
+    cd -- "$STAGE_DIR" || die "cannot enter '$STAGE_DIR'"
     OUT_DIR="$out_dir"
 
-    local pcap_part="$out_dir/trace.pcap.part" log="$out_dir/tcpdump.log"
+    local pcap_part="trace.pcap.part" log="tcpdump.log"
     local tcpdump_version kernel start_utc end_utc
     tcpdump_version="$(tcpdump --version 2>&1 | sed -nE 's/^tcpdump version ([^ ]+).*/\1/p' | head -n 1)"
     kernel="$(uname -sr)"
@@ -419,7 +512,7 @@ main() {
     # Without --iperf3 the transfer's port is unknown: every connection with the server counts.
     local probe_port=""
     [[ -n "$iperf3_seconds" ]] && probe_port="$iperf3_port"
-    if (( probe )); then probe_start "$server" "$probe_port" "$out_dir/probe.raw"; fi
+    if (( probe )); then probe_start "$server" "$probe_port" probe.raw; fi
 
     # -Z root: Debian's tcpdump otherwise switches to user tcpdump and may not write into DIR.
     # --immediate-mode: without it libpcap hands packets over in blocks with a 1 s timeout, and
@@ -429,26 +522,26 @@ main() {
     start_utc="$(utc_now)"
     # setsid: a terminal's Ctrl-C goes to the whole foreground process group; tcpdump in a
     # session of its own is stopped by us, after iperf3 and the FIN exchange, not mid-transfer.
-    setsid tcpdump -i "$iface" --immediate-mode -n -s "$snaplen" -B "$buffer_kib" "${user_args[@]}" -w "$pcap_part" \
+    setsid "${DIE_WITH_US[@]}" tcpdump -i "$iface" --immediate-mode -n -s "$snaplen" -B "$buffer_kib" "${user_args[@]}" -w "$pcap_part" \
         host "$server" 2>"$log" &
     TCPDUMP_PID=$!
     if ! wait_for_tcpdump_listening "$log"; then
         cat "$log" >&2 || true
         die "tcpdump did not start capturing on '$iface' (its messages are above)"
     fi
-    info "capturing on $iface, host $server -> $out_dir (Ctrl-C to stop)"
+    info "capturing on $iface, host $server -> $out_dir (Ctrl-C to stop${duration_ns:+; stops after $duration_s})"
 
     local iperf3_args=()
     if [[ -n "$iperf3_seconds" ]]; then
         iperf3_args=(-c "$server" -p "$iperf3_port" -R -J -t "$iperf3_seconds")
         [[ -n "$cca" ]] && iperf3_args+=(-C "$cca")
-        iperf3 "${iperf3_args[@]}" >"$out_dir/iperf3.json" 2>"$out_dir/iperf3.stderr" &
+        "${DIE_WITH_US[@]}" iperf3 "${iperf3_args[@]}" >iperf3.json 2>iperf3.stderr &
         IPERF3_PID=$!
     fi
 
     local deadline_ns=""
-    if [[ -n "$duration_s" ]]; then
-        deadline_ns=$(( $(date +%s%N) + $(awk -v s="$duration_s" 'BEGIN {printf "%d", s * 1e9}') ))
+    if [[ -n "$duration_ns" ]]; then
+        deadline_ns=$(( $(date +%s%N) + duration_ns ))
     fi
     sleep_until_stop "$deadline_ns"
 
@@ -466,11 +559,11 @@ main() {
         IPERF3_PID=""
         sleep "$TAIL_AFTER_IPERF3_S" || true
         # iperf3 3.12 -J exits 0 even when it could not connect: its JSON "error" says so.
-        iperf3_error="$(sed -nE 's/^[[:space:]]*"error":[[:space:]]*"(.*)",?$/\1/p' "$out_dir/iperf3.json" 2>/dev/null | head -n 1)"
+        iperf3_error="$(sed -nE 's/^[[:space:]]*"error":[[:space:]]*"(.*)",?$/\1/p' iperf3.json 2>/dev/null | head -n 1)"
         if [[ "$iperf3_exit" != 0 || -n "$iperf3_error" ]]; then
-            warn "iperf3 exited with status $iperf3_exit: ${iperf3_error:-$(head -c 300 "$out_dir/iperf3.stderr" 2>/dev/null || true)}"
+            warn "iperf3 exited with status $iperf3_exit: ${iperf3_error:-$(head -c 300 iperf3.stderr 2>/dev/null || true)}"
         fi
-        [[ -s "$out_dir/iperf3.stderr" ]] || rm -f "$out_dir/iperf3.stderr"
+        [[ -s iperf3.stderr ]] || rm -f iperf3.stderr
     fi
 
     local tcpdump_exit=0
@@ -483,9 +576,9 @@ main() {
     PROBE_OVERRUN_EVENTS=""
     if (( probe )); then
         probe_stop
-        probe_to_csv "$out_dir/probe.raw" "$server" "$probe_port" "$out_dir/probe.csv"
-        rm -f "$out_dir/probe.raw"
-        probe_rows=$(( $(wc -l <"$out_dir/probe.csv") - 1 ))
+        probe_to_csv probe.raw "$server" "$probe_port" probe.csv
+        rm -f probe.raw
+        probe_rows=$(( $(wc -l <probe.csv) - 1 ))
     fi
 
     local captured received kernel_drops interface_drops complete=0
@@ -504,13 +597,13 @@ main() {
         unread_at_stop=$(( received - captured - kernel_drops ))
     fi
     if [[ -n "$captured" && -s "$pcap_part" ]] || [[ "$captured" == 0 && -f "$pcap_part" ]]; then
-        mv "$pcap_part" "$out_dir/trace.pcap"
+        mv -T -- "$pcap_part" trace.pcap
         complete=1
     fi
 
     local cca_reported=""
-    if [[ -s "$out_dir/iperf3.json" ]]; then
-        cca_reported="$(sed -nE 's/.*"sender_tcp_congestion":[[:space:]]*"([^"]+)".*/\1/p' "$out_dir/iperf3.json" | head -n 1)"
+    if [[ -s iperf3.json ]]; then
+        cca_reported="$(sed -nE 's/.*"sender_tcp_congestion":[[:space:]]*"([^"]+)".*/\1/p' iperf3.json | head -n 1)"
     fi
 
     {
@@ -551,13 +644,13 @@ main() {
                 "$probe_rows" "$(json_number_or_null "$PROBE_OVERRUN_EVENTS")"
             else printf 'null'; fi)"
         printf '}\n'
-    } >"$out_dir/meta.json.part"
-    mv "$out_dir/meta.json.part" "$out_dir/meta.json"
+    } >meta.json
+    publish_stage                                   # meta.json last: it marks a finished run
 
     if (( complete )); then
         info "done: $out_dir/trace.pcap (${captured:-?} packets captured, ${kernel_drops:-unknown} dropped by kernel)"
     else
-        warn "tcpdump did not report its counters (exit status $tcpdump_exit): $pcap_part may be incomplete"
+        warn "tcpdump did not report its counters (exit status $tcpdump_exit): $out_dir/$pcap_part may be incomplete"
         exit 1
     fi
     if [[ -n "$iperf3_exit" && ( "$iperf3_exit" != 0 || -n "$iperf3_error" ) && "$iperf3_stopped_early" == 0 ]]; then

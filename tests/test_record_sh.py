@@ -25,6 +25,12 @@ SERVER_ADDRESS = "10.203.0.1"
 CLIENT_ADDRESS = "10.203.0.2"
 
 IS_ROOT = os.geteuid() == 0
+# Debian's default awk is mawk, whose printf "%d" stops at 2^31-1: record.sh runs with awk = mawk
+# here whatever this machine's default is, so the tests see what Debian users see.
+_MAWK_BIN = Path(tempfile.mkdtemp(prefix="record-sh-mawk-"))
+if shutil.which("mawk"):
+    (_MAWK_BIN / "awk").symlink_to(shutil.which("mawk"))
+MAWK_ENV = {**os.environ, "PATH": f"{_MAWK_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
 HAVE_TOOLS = all(shutil.which(tool) for tool in ("tcpdump", "iperf3", "ip", "tc", "ethtool"))
 needs_root = pytest.mark.skipif(not (IS_ROOT and HAVE_TOOLS), reason="needs root, tcpdump, iperf3, iproute2")
 
@@ -86,7 +92,29 @@ def iperf3_server_namespaces():
 
 def record_in(namespace: str, *args: str, timeout_s: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", "netns", "exec", namespace, str(RECORD_SH), *args],
-                          capture_output=True, text=True, timeout=timeout_s)
+                          capture_output=True, text=True, timeout=timeout_s, env=MAWK_ENV)
+
+
+def wait_for_staged_file(out: Path, name: str, timeout_s: float = 10) -> Path:
+    """record.sh writes into a private DIR/.record.sh-PID-XXXXXX until the run is complete."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = sorted(out.glob(f".record.sh-*/{name}"))
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"record.sh did not create {name} under {out}")
+
+
+def capture_span_s(path: Path) -> float:
+    """Seconds from the first to the last record of a classic little-endian microsecond pcap."""
+    data = path.read_bytes()
+    offset, stamps = 24, []
+    while offset + 16 <= len(data):
+        seconds, micros, included = struct.unpack("<IIi", data[offset:offset + 12])
+        stamps.append(seconds + micros / 1e6)
+        offset += 16 + included
+    return stamps[-1] - stamps[0] if stamps else 0.0
 
 
 @needs_root
@@ -136,8 +164,7 @@ def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespa
                              "--iperf3", "30", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     deadline = time.monotonic() + 10
-    while not (out / "iperf3.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_staged_file(out, "iperf3.json")
     time.sleep(1.0)
     if to_group:
         os.killpg(proc.pid, signal.SIGINT)
@@ -177,7 +204,7 @@ def test_record_sh_probe_writes_tcp_probe_csv_and_removes_its_trace_instance(ipe
 # --- errors, all reported before anything starts -------------------------------------------
 
 def run_record(*args: str, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(RECORD_SH), *args], capture_output=True, text=True, timeout=30, env=env)
+    return subprocess.run([str(RECORD_SH), *args], capture_output=True, text=True, timeout=30, env=env or MAWK_ENV)
 
 
 def test_record_sh_help_exits_zero_and_names_options():
@@ -274,9 +301,7 @@ def test_record_sh_probe_without_iperf3_keeps_every_connection_with_the_server(i
     recorder = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
                                  "--probe", "-t", "3", "-o", str(out)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 10
-    while not (out / "tcpdump.log").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_staged_file(out, "tcpdump.log")
     time.sleep(0.5)
     sh("ip", "netns", "exec", client_ns, "iperf3", "-c", SERVER_ADDRESS, "-R", "-t", "1")
     _, stderr = recorder.communicate(timeout=30)
@@ -296,3 +321,107 @@ def test_record_sh_reports_a_failed_iperf3_transfer_and_still_saves_the_trace(ip
     meta = json.loads((out / "meta.json").read_text())
     assert meta["trace_complete"] is True and "connect" in meta["iperf3"]["error"]
     assert "error" in json.loads((out / "iperf3.json").read_text())
+
+
+# --- durations, addresses, files and processes a privileged run must get right -------------
+
+@needs_root
+def test_record_sh_t_5_captures_for_5_seconds_with_mawk(iperf3_server_namespaces, tmp_path):
+    """mawk printed 5e9 ns as 2147483647: `-t 30` (and -t 3, -t 5) stopped after 2.1 s."""
+    assert shutil.which("mawk"), "Debian's default awk must be present for this test"
+    client_ns, _ = iperf3_server_namespaces
+    out = tmp_path / "five-seconds"
+    started = time.monotonic()
+    result = record_in(client_ns, "vcli", SERVER_ADDRESS, "--iperf3", "10", "-t", "5", "-o", str(out))
+    elapsed_s = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["stop_reason"] == "duration"
+    assert 5.0 <= elapsed_s < 10
+    assert 4.5 <= capture_span_s(out / "trace.pcap") <= 6.0
+
+
+@needs_root
+@pytest.mark.parametrize("duration", ["", "0", "0.0", "-1", "abc", "1e3", "5d", "1.", ".5", "10000000000",
+                                      "700000"])
+def test_record_sh_refuses_a_duration_it_cannot_honour(duration, tmp_path):
+    result = run_record("lo", "127.0.0.1", "-t", duration, "-o", str(tmp_path / "x"))
+    assert result.returncode == 2
+    assert f"-t needs a duration such as 30, 1.5, 500ms or 2m (positive, at most 604800 s), got '{duration}'" \
+        in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+@needs_root
+@pytest.mark.parametrize("duration,expected_s", [("1", 1.0), ("0.5", 0.5), ("500ms", 0.5), ("1.5s", 1.5)])
+def test_record_sh_stops_after_the_duration_written_with_a_unit(duration, expected_s, tmp_path):
+    started = time.monotonic()
+    result = run_record("lo", "127.0.0.1", "-t", duration, "-o", str(tmp_path / "x"))
+    elapsed_s = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "x" / "meta.json").read_text())["stop_reason"] == "duration"
+    assert expected_s <= elapsed_s < expected_s + 3.0
+
+
+@needs_root
+@pytest.mark.parametrize("address", ["010.077.000.002", "192.0.2.01", "00.0.0.1"])
+def test_record_sh_rejects_ipv4_octets_with_leading_zeros(address):
+    """tcpdump reads 010.077.000.002 as 10.77.0.2, iperf3 as octal 8.63.0.2: neither is safe."""
+    result = run_record("lo", address, "-t", "1")
+    assert result.returncode == 2
+    assert f"'{address}' is not an IPv4 or IPv6 address" in result.stderr
+
+
+@needs_root
+def test_record_sh_as_root_never_follows_a_symlink_planted_in_the_output_folder(tmp_path):
+    """An unprivileged user owning DIR plants links at every name record.sh writes, old and new."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "shared-folder"
+    out.mkdir()
+    for name in ("meta.json.part", "trace.pcap.part.tmp", "probe.raw", "iperf3.stderr.part"):
+        (out / name).symlink_to(victim)
+    result = run_record("lo", "127.0.0.1", "-t", "0.5", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "precious\n"
+    assert json.loads((out / "meta.json").read_text())["trace_complete"] is True
+    assert not (out / "meta.json").is_symlink() and not (out / "trace.pcap").is_symlink()
+    assert not list(out.glob(".record.sh-*")), "the private directory is removed after a run"
+
+
+@needs_root
+@pytest.mark.parametrize("name", ["trace.pcap", "trace.pcap.part", "meta.json", "tcpdump.log", "iperf3.json",
+                                  "probe.csv"])
+def test_record_sh_refuses_a_folder_holding_an_output_name_even_as_a_symlink(name, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "d"
+    out.mkdir()
+    (out / name).symlink_to(victim)
+    result = run_record("lo", "127.0.0.1", "-t", "0.5", "-o", str(out))
+    assert result.returncode == 2 and f"'{out.resolve()}/{name}' exists" in result.stderr
+    assert victim.read_text() == "precious\n"
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+@needs_root
+def test_record_sh_killed_with_sigkill_takes_tcpdump_and_iperf3_with_it(iperf3_server_namespaces, tmp_path):
+    """SIGKILL runs no trap: the children must die by themselves, and the next run says what is left."""
+    client_ns, _ = iperf3_server_namespaces
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
+                             "--iperf3", "30", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=MAWK_ENV)
+    wait_for_staged_file(out, "iperf3.json")
+    time.sleep(1.0)
+    proc.kill()
+    proc.communicate(timeout=10)
+    deadline = time.monotonic() + 5
+    while processes_holding_files_under(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_holding_files_under(tmp_path) == []
+    stage = next(out.glob(".record.sh-*"))
+    assert pcap_packet_count(stage / "trace.pcap.part") > 100, "tcpdump stopped cleanly on SIGTERM"
+    again = record_in(client_ns, "vcli", SERVER_ADDRESS, "-t", "0.5", "-o", str(out))
+    assert again.returncode == 0, again.stderr
+    assert f"was killed before it finished; its partial files are in {stage.resolve()}" in again.stderr
