@@ -52,15 +52,20 @@ DIRECTION_CSV_COLUMNS = (
     "zero_window_events", "mss", "rtt_min_ms", "rtt_median_ms", "rtt_p95_ms", "rtt_max_ms",
     "rtt_jitter_ms", "ws_retransmission", "ws_fast_retransmission", "ws_spurious_retransmission",
     "ws_out_of_order", "ws_lost_segment", "ws_ack_lost_segment", "ws_duplicate_ack",
-    "ws_zero_window", "ws_keep_alive", "ws_window_update", "ws_window_full",
+    "ws_zero_window", "ws_keep_alive", "ws_window_update", "ws_window_full", "delivered_bytes",
+    "super_segment_frames", "duplicate_frames", "forwarded_drops", "warnings",
 )
 
 
 def direction_csv_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
     """Flatten a report's `directions` into CSV rows (RTT and Wireshark counts as columns)."""
+    from .integrity import codes_by_direction
     rows = []
+    codes = codes_by_direction(report.get("warnings") or [])
+    file_codes = [w["code"] for w in report.get("warnings") or [] if "stream" not in w]
     for d in report.get("directions", []):
         row = {k: v for k, v in d.items() if not isinstance(v, dict)}
+        row["warnings"] = " ".join(file_codes + codes.get((d["stream"], d["direction"]), []))
         row["file"] = report["file"]
         row.setdefault("retransmissions_in_capture", d["retransmissions"])
         for key, value in (d.get("rtt_ms") or {}).items():
@@ -171,7 +176,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         report = result["report"]
         if not args.quiet:
             for warning in report["warnings"]:
-                print(f"{PROG}: {path}: warning: {warning}", file=sys.stderr)
+                print(f"{PROG}: {path}: warning [{warning['code']}]: {warning['message']}", file=sys.stderr)
         reports.append(report)
         if result["series"] is not None:
             series_frames.append(result["series"])

@@ -75,18 +75,32 @@ class Analysis:
         return result
 
     def to_json(self) -> Dict[str, Any]:
-        """The per-file JSON document (schema 1)."""
+        """The per-file JSON document (schema 2: `warnings` are coded objects)."""
         from .report import summarize_capture
         document = summarize_capture(self.capture, self.flows)
         document["wireshark"] = self.wireshark.counts()
         records = self.directions_json()
         document["directions"] = records
         document["summary"] = self.summary(records)
+        document["warnings"] = self.warnings(records)
+        document["summary"]["warning_codes"] = sorted({w["code"] for w in document["warnings"]})
         document["iperf3"] = [{"file": t.path.name, "sender_cca": t.sender_cca,
                                "sender_retransmits": t.sender_retransmits,
                                "receiver_bps": t.receiver_bps, "sender_seconds": t.sender_seconds}
                               for t in self.iperf3_tests]
         return document
+
+    def warnings(self, directions_records: Optional[List[Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
+        """Capture-integrity warnings (integrity.py): the decoder's, the file's, each direction's."""
+        import numpy as np
+        from . import integrity
+        records = directions_records if directions_records is not None else self.directions_json()
+        slots = self.directions.packet_slot
+        counts = np.bincount(slots[slots >= 0]) if len(slots) else np.zeros(0, np.int64)
+        slot_packets = {int(k): int(v) for k, v in enumerate(counts)}
+        return (integrity.decode_warnings(self.capture.warnings)
+                + integrity.file_warnings(self.packets, self.capture.capture_drops)
+                + integrity.direction_warnings(records, slot_packets))
 
     def timeseries(self, interval_s: float):
         """Per-interval throughput, goodput, retransmissions, RTT and in flight (DataFrame)."""

@@ -110,9 +110,17 @@ def iperf3_lines(report: Dict[str, Any]) -> List[str]:
     return lines
 
 
+def warnings_block(warnings: Sequence[Dict[str, Any]]) -> str:
+    """Capture-integrity warnings, one per line with its code (README: what to do next time)."""
+    return "\n".join(f"  [{w['code']}] {w['message']}" for w in warnings)
+
+
 def file_report(report: Dict[str, Any]) -> str:
     """Everything about one file, for a terminal."""
     parts = [capture_line(report)]
+    if report.get("warnings"):
+        parts += ["", "Capture integrity: read these before the figures (codes explained in the README)",
+                  warnings_block(report["warnings"])]
     parts.extend(iperf3_lines(report))
     if "summary" in report:
         parts += ["", "Run summary (main data direction, truth-seeking)", summary_block(report["summary"])]

@@ -15,7 +15,7 @@ from .columns import DECODE_IN_ICMP_ERROR
 from .decode import Capture, ProgressCallback
 from .packets import PacketTable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def tcp_packet_mask(packets: PacketTable) -> np.ndarray:

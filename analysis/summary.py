@@ -71,6 +71,7 @@ ROWS = (
     ("Kernel drops", lambda s: "unknown" if s["kernel_drops"] is None
      else _cell_count(s["kernel_drops_pct"], s["kernel_drops"])),
     ("RTT median (ms)", lambda s: "-" if s["rtt_median_ms"] is None else f"{s['rtt_median_ms']:.3f}"),
+    ("Warnings", lambda s: " ".join(s.get("warning_codes") or []) or "-"),
 )
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _truth
 from .columns import TCP_SYN
+from .copies import find_forwarded_copies, forwarding_slots
 from .rtt import rtt_stats
 
 # Per-packet segment kinds (mirror of the C enum).
@@ -43,12 +44,14 @@ STAT_FIELDS = (
     "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes",
     "first_data_ts_ns", "last_data_ts_ns", "forward_jumps", "syn_ts_ns", "synack_ts_ns",
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
-    "unfilled_hole_bytes", "max_payload_bytes",
+    "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
+    "downstream_retransmissions",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
 MODE_SENDER = 0      # classification as seen next to the sender
-MODE_RECEIVER = 1    # classification with holes (receiver or in path)
+MODE_RECEIVER = 1    # classification with holes (at the receiver)
+MODE_IN_PATH = 2     # holes for loss upstream, repeats of data that passed for loss downstream
 # IP-ID gap counting uses a bitmap of each slot's ID span while the spans total at most
 # this many IDs per packet (plus a floor); sparser IDs fall back to sorting.
 ID_BITMAP_MAX_FACTOR = 8
@@ -218,18 +221,41 @@ def _vantage(stats: np.ndarray, n_slots: int) -> np.ndarray:
     return vantage
 
 
-def _ip_id_gaps(id64: np.ndarray, slot: np.ndarray, slots_wanted: np.ndarray,
+def _ids_per_packet(packets: Mapping[str, np.ndarray], slot: np.ndarray, mss: np.ndarray) -> np.ndarray:
+    """IP IDs each packet stands for: a super-segment of k segments (TSO/GSO at the sender,
+    GRO/LRO at the receiver) carries the first of k consecutive IDs; other packets one."""
+    payload = np.asarray(packets["tcp_payload_len"]).astype(np.int64)
+    slot_mss = np.where(slot >= 0, mss[np.maximum(slot, 0)] if len(mss) else 0, 0)
+    count = np.ones(len(slot), dtype=np.int64)
+    big = (slot_mss > 0) & (payload > slot_mss)
+    count[big] = (payload[big] + slot_mss[big] - 1) // slot_mss[big]
+    return count
+
+
+def _ip_id_gaps(id64: np.ndarray, id_count: np.ndarray, slot: np.ndarray, slots_wanted: np.ndarray,
                 n_slots: int) -> np.ndarray:
     """Per slot: IDs missing between the lowest and highest seen (packets lost
-    before the capture point when the sender numbers its packets one by one)."""
+    before the capture point when the sender numbers its packets one by one).
+    `id_count`: IDs each packet stands for (`_ids_per_packet`)."""
     gaps = np.zeros(n_slots, dtype=np.int64)
     wanted = np.zeros(n_slots + 1, dtype=bool)
     wanted[slots_wanted] = True
     rows = np.flatnonzero((id64 >= 0) & wanted[np.where(slot >= 0, slot, n_slots)])
     if len(rows) == 0:
         return gaps
+    extra = id_count[rows] - 1
+    if extra.any():
+        # the further IDs of each super-segment, as if each had been a packet of its own
+        many = np.flatnonzero(extra > 0)
+        repeat = extra[many]
+        offsets = np.arange(int(repeat.sum())) - np.repeat(np.cumsum(repeat) - repeat, repeat) + 1
+        more_rows = np.repeat(rows[many], repeat)
+        rows = np.concatenate([rows, more_rows])
+        ids_all = np.concatenate([id64[rows[:len(rows) - len(more_rows)]], id64[more_rows] + offsets])
+    else:
+        ids_all = id64[rows]
     row_slot = slot[rows].astype(np.int64)
-    ids = id64[rows]
+    ids = ids_all
     lowest = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
     highest = np.full(n_slots, -1, dtype=np.int64)
     np.minimum.at(lowest, row_slot, ids)
@@ -282,19 +308,28 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     _, _, _, _, id64, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
                                          np.zeros(n_slots, np.uint8))
     col = STAT_INDEX
+    # a forwarding host capturing on every interface: analyse what left it, count its drops
+    copies = None
+    candidates = forwarding_slots(stats1[:, col["ttl_min"]], stats1[:, col["ttl_max"]], stats1[:, col["packets"]])
+    if candidates.any():
+        copies = find_forwarded_copies(packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss)
+        if copies.hidden.any():
+            slot = np.where(copies.hidden, -1, slot).astype(np.int32)
+            _, _, _, _, id64, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
+                                                 np.zeros(n_slots, np.uint8))
     steps = stats1[:, col["ip_id_steps"]]
     id_per_packet = (steps > 0) & (stats1[:, col["ip_id_steps_of_one"]] >=
                                    IP_ID_PER_PACKET_FRACTION * np.maximum(steps, 1))
     vantage = _vantage(stats1, n_slots)
-    mode = np.where(np.isin(vantage, ["receiver", "in-path"]), MODE_RECEIVER,
-                    MODE_SENDER).astype(np.int8)
+    mode = np.select([vantage == "receiver", vantage == "in-path"], [MODE_RECEIVER, MODE_IN_PATH],
+                     MODE_SENDER).astype(np.int8)
 
     # pass 2: classification with the vantage known
     kind, rtt_us, rtt_slot, in_flight, id64, stats = _run_pass(
         packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8))
 
     data_slots = np.flatnonzero(stats[:, col["data_packets"]] > 0) if n_slots else np.zeros(0, int)
-    id_gaps = _ip_id_gaps(id64, slot, data_slots, n_slots)
+    id_gaps = _ip_id_gaps(id64, _ids_per_packet(packets, slot, mss), slot, data_slots, n_slots)
 
     row_of_slot = np.full(n_slots, -1, dtype=np.int64)
     row_of_slot[data_slots] = np.arange(len(data_slots))
@@ -309,6 +344,9 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     table["vantage"] = vantage[data_slots]
     table["ip_id_per_packet"] = id_per_packet[data_slots]
     table["ip_id_gaps"] = id_gaps[data_slots]
+    zeros = np.zeros(len(data_slots), dtype=np.int64)
+    table["duplicate_frames"] = copies.duplicate_frames[data_slots] if copies else zeros
+    table["forwarded_drops"] = copies.forwarded_drops[data_slots] if copies else zeros
 
     # addresses of each slot's sender, from the slot's first packet
     first = _slot_first_packet_addresses(packets, slot, n_slots)[data_slots]
@@ -317,6 +355,15 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     table["src"] = addresses_to_strings(np.asarray(packets["src_addr"])[first], ipv)
     table["dst"] = addresses_to_strings(np.asarray(packets["dst_addr"])[first], ipv)
     table["sport"] = np.asarray(packets["sport"])[first].astype(np.int64)
+    # both SYNs seen: window scaling and the announced segment size are known
+    peer_slots = data_slots ^ 1
+    syn_seen = (stats[:, col["syn_ts_ns"]] >= 0) | (stats[:, col["synack_ts_ns"]] >= 0)
+    table["handshake_seen"] = syn_seen[data_slots] & syn_seen[peer_slots]
+    # downstream of the sender, IPv4 IDs count loss only where they number each connection's packets
+    table["ip_id_policy"] = np.where(ipv == 6, "none",
+                                     np.where(table["ip_id_per_packet"], "per_connection", "other"))
+    table["ip_id_unusable"] = (ipv == 4) & ~table["ip_id_per_packet"] & (mode[data_slots] != MODE_SENDER) & \
+        (table["data_packets"] > 1)
     table["dport"] = np.asarray(packets["dport"])[first].astype(np.int64)
 
     # lost segments: sender vantage = retransmissions that were needed;
@@ -327,11 +374,15 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     mss_rows = np.maximum(table["mss"], 1)
     hole_based = table["hole_fill_retransmissions"] + \
         (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
-    lost = np.where(is_sender_mode, retrans - spurious,
-                    np.where(table["ip_id_per_packet"],
-                             # IDs missing from the capture, less those the peer ACKed
-                             np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0),
-                             hole_based))
+    upstream = np.where(table["ip_id_per_packet"],
+                        # IDs missing from the capture, less those the peer ACKed
+                        np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0),
+                        hole_based)
+    # A file holding both sides of a forwarding host counts that host's drops exactly; holes
+    # miss a retransmission lost again, so the larger of the two stands for loss up to here.
+    upstream = np.maximum(upstream, table["forwarded_drops"])
+    # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
+    lost = np.where(is_sender_mode, retrans - spurious, upstream + table["downstream_retransmissions"])
     table["lost_segments"] = lost.astype(np.int64)
     table["loss_method"] = np.where(is_sender_mode, "retransmissions",
                                     np.where(table["ip_id_per_packet"], "ip_id_gaps", "holes"))
@@ -344,7 +395,9 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         duration_s = (table["last_data_ts_ns"] - table["first_data_ts_ns"]) / 1e9
         table["duration_s"] = duration_s
         table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
-        table["goodput_bps"] = np.where(duration_s > 0, table["unique_bytes"] * 8 / duration_s, np.nan)
+        # data the receiver acknowledged was delivered, also where the capture missed it
+        table["delivered_bytes"] = table["unique_bytes"] + table["capture_gap_bytes"]
+        table["goodput_bps"] = np.where(duration_s > 0, table["delivered_bytes"] * 8 / duration_s, np.nan)
 
     # RTT statistics per row
     rtt_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
@@ -402,6 +455,8 @@ JSON_FIELDS = (
     "reordered_segments", "lost_segments", "loss_method", "capture_gaps", "loss_rate",
     "retransmission_rate", "throughput_bps", "goodput_bps", "duration_s", "dup_acks",
     "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes", "mss",
+    "delivered_bytes", "capture_gap_bytes", "super_segment_frames", "duplicate_frames",
+    "forwarded_drops", "downstream_retransmissions", "ip_id_policy", "handshake_seen",
 )
 
 

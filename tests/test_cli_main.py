@@ -31,7 +31,7 @@ def run_cli(*args: str):
 def test_json_for_one_file_is_the_report_at_top_level(capture, capsys):
     assert cli.main([str(capture), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == 1 and doc["file"] == str(capture)
+    assert doc["schema"] == 2 and doc["file"] == str(capture)
     assert (doc["packets"], doc["tcp_packets"], doc["tcp_streams"]) == (len(FLOW), len(FLOW), 1)
     assert doc["tcp_payload_bytes"] == 4 * 1448
     assert doc["capture_drops"] == {"kernel": None, "interface": None, "source": "none"}
@@ -44,7 +44,7 @@ def test_json_for_several_files_lists_them(capture, tmp_path, capsys):
     other.write_bytes(capture.read_bytes())
     assert cli.main([str(capture), str(other), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == 1 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
+    assert doc["schema"] == 2 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
 
 
 def test_summary_names_the_file_and_aligns_the_run_summary(capture, capsys):
@@ -116,7 +116,8 @@ def test_cut_file_warns_and_exits_0_unless_strict(capture):
     result = run_cli(str(capture), "--json")
     assert result.returncode == 0
     doc = json.loads(result.stdout)
-    assert doc["truncated_at"] is not None and f"byte offset {doc['truncated_at']}" in doc["warnings"][0]
+    assert doc["truncated_at"] is not None and f"byte offset {doc['truncated_at']}" in doc["warnings"][0]["message"]
+    assert doc["warnings"][0]["code"] == "file_truncated"
     assert "warning" in result.stderr and f"byte offset {doc['truncated_at']}" in result.stderr
     assert doc["packets"] == len(FLOW) - 1
     strict = run_cli(str(capture), "--json", "--strict")

@@ -49,8 +49,12 @@
 #define DECODE_IP_ID_VALID 0x40
 
 #define MAX_SACK 4
-/* mode of a slot in the first pass: gather vantage evidence only (truth.py MODE_EVIDENCE) */
-#define MODE_EVIDENCE (-1)
+/* Modes of a slot (truth.py MODE_*): where the capture sat relative to the data. */
+#define MODE_EVIDENCE (-1)  /* first pass: gather vantage evidence only */
+#define MODE_SENDER 0       /* next to the sender: repeats are retransmissions */
+#define MODE_RECEIVER 1     /* at the receiver: loss upstream leaves holes */
+#define MODE_IN_PATH 2      /* between them: holes for loss upstream, repeats of data that
+                             * passed (and was not yet ACKed) for loss downstream */
 
 /* Linux's minimum retransmission timeout is 200 ms; accept 10% early. */
 #define RTO_MIN_NS 180000000LL
@@ -80,12 +84,13 @@ enum {
     S_CAPTURE_GAP_BYTES, S_DUP_ACKS, S_SACK_BLOCKS, S_DSACK_BLOCKS, S_ZERO_WINDOW_EVENTS,
     S_WINDOW_PROBES, S_FIRST_DATA_TS, S_LAST_DATA_TS, S_FORWARD_JUMPS, S_SYN_TS,
     S_SYNACK_TS, S_FIRST_ACK_TS, S_TTL_MIN, S_TTL_MAX, S_ID_STEP1, S_ID_STEPS,
-    S_UNFILLED_HOLE_BYTES, S_MAX_PAYLOAD, S_N_FIELDS
+    S_UNFILLED_HOLE_BYTES, S_MAX_PAYLOAD, S_SUPER_SEGMENT_FRAMES, S_DOWNSTREAM_RETRANS,
+    S_N_FIELDS
 };
 
 typedef struct { int64_t lo, hi, created_ns, reveal_id; uint32_t reveal_tsval; int has_ts; } Hole;
 typedef struct { int64_t end, ts_ns; } RttEntry;
-typedef struct { int64_t lo, hi, pkt; int spurious; } RetxEntry;
+typedef struct { int64_t lo, hi, pkt; int spurious, downstream; } RetxEntry;
 
 typedef struct {
     int have_ref;          /* sequence space anchored */
@@ -302,15 +307,19 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         if ((dflags[i] & DECODE_IP_ID_VALID) && !(f & TCP_SYN)
                 && !ip_id_out_of_band(s->have_id, s->id_hi, (uint16_t)ipid[i], len)) {
             uint16_t raw = (uint16_t)ipid[i];
+            /* A super-segment (TSO/GSO at the sender, GRO/LRO at the receiver) of k segments
+             * carries the first of the k consecutive IDs its segments had (or will have). */
+            int64_t last = segments_of(len, s->mss) - 1;
             int64_t v;
-            if (!s->have_id) { v = raw; s->have_id = 1; s->id_hi = v; }
+            if (last < 0) last = 0;
+            if (!s->have_id) { v = raw; s->have_id = 1; s->id_hi = v + last; }
             else {
                 v = s->id_hi + (int16_t)(uint16_t)(raw - (uint16_t)s->id_hi);
                 S[S_ID_STEPS]++;
                 if (v == s->last_id + 1) S[S_ID_STEP1]++;
-                if (v > s->id_hi) s->id_hi = v;
+                if (v + last > s->id_hi) s->id_hi = v + last;
             }
-            s->last_id = v;
+            s->last_id = v + last;
             id64[i] = v;
         }
 
@@ -381,7 +390,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
                     sample_ts = e->ts_ns;
                     p->rtt_head = (p->rtt_head + 1) % RTT_RING; p->rtt_len--;
                 }
-                if (!first && sample_ts >= 0 && p->snd_una >= p->karn_hi && mode[k ^ 1] == 0) {
+                if (!first && sample_ts >= 0 && p->snd_una >= p->karn_hi && mode[k ^ 1] == MODE_SENDER) {
                     int64_t r = now - sample_ts;
                     if (r >= 0) {
                         rtt_us[i] = (double)r / 1000.0;
@@ -412,14 +421,17 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
                 (R[0] <= a || (nb > 1 && L[1] <= L[0] && R[0] <= R[1]))) {
                 first_regular = 1;
                 P[S_DSACK_BLOCKS]++;
-                if (mode[k ^ 1] == 0) {
-                    /* the newest retransmission inside it was not needed */
+                if (mode[k ^ 1] == MODE_SENDER || mode[k ^ 1] == MODE_IN_PATH) {
+                    /* the newest retransmission inside it was not needed (in path: it was
+                     * not lost downstream either, the receiver had it twice) */
                     for (int q = 0; q < p->retx_len; q++) {
                         RetxEntry *e = &p->retx[(p->retx_head + p->retx_len - 1 - q) % RETX_RING];
                         if (!e->spurious && e->lo >= L[0] && e->hi <= R[0]) {
+                            int64_t segs = segments_of(e->hi - e->lo, p->mss);
                             e->spurious = 1;
                             kind[e->pkt] = KIND_SPURIOUS;
-                            P[S_SPURIOUS] += segments_of(e->hi - e->lo, p->mss);
+                            P[S_SPURIOUS] += segs;
+                            if (e->downstream) { P[S_DOWNSTREAM_RETRANS] -= segs; e->downstream = 0; }
                             break;
                         }
                     }
@@ -455,6 +467,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         S[S_DATA_SEGMENTS] += nseg;
         S[S_PAYLOAD_BYTES] += len;
         if (len > S[S_MAX_PAYLOAD]) S[S_MAX_PAYLOAD] = len;
+        if (nseg > 1) S[S_SUPER_SEGMENT_FRAMES]++;
         if (S[S_FIRST_DATA_TS] < 0) S[S_FIRST_DATA_TS] = now;
         S[S_LAST_DATA_TS] = now;
         int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
@@ -466,7 +479,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
             /* new data; a jump past hi_end leaves a hole */
             if (lo > s->hi_end) {
                 S[S_FORWARD_JUMPS]++;
-                if (k_mode == 1) {
+                if (k_mode != MODE_SENDER) {
                     Hole h = {s->hi_end, lo, now, id64[i] >= 0 ? id64[i] : -1,
                               tsval[i], has_ts[i] ? 1 : 0};
                     holes_append(s, h);
@@ -475,7 +488,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
             kind[i] = KIND_ORIGINAL;
             S[S_UNIQUE_BYTES] += len;
             s->hi_end = hi;
-            if (k_mode == 0) {
+            if (k_mode == MODE_SENDER) {
                 if (s->rtt == NULL) s->rtt = malloc(sizeof(RttEntry) * RTT_RING);
                 if (s->rtt) {
                     if (s->rtt_len == RTT_RING) { s->rtt_head = (s->rtt_head + 1) % RTT_RING; s->rtt_len--; }
@@ -490,8 +503,8 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         } else {
             int64_t newpart = hi > s->hi_end ? hi - s->hi_end : 0;
             if (newpart > 0) { S[S_UNIQUE_BYTES] += newpart; s->hi_end = hi; }
-            int spurious = 0, reordered = 0, filled = 0;
-            if (k_mode == 1) {
+            int spurious = 0, reordered = 0, filled = 0, downstream = 0;
+            if (k_mode != MODE_SENDER) {
                 Hole h; int found;
                 int64_t cut = holes_cut(s, lo, hi, &h, &found);
                 if (cut > 0) {
@@ -507,8 +520,15 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
                         if (p->min_rtt_ns > 0 && s->min_rtt_ns <= 0) thr = p->min_rtt_ns / REORDER_RTT_DIV;
                         reordered = (now - h.created_ns) < thr;
                     }
-                } else {
+                } else if (k_mode == MODE_RECEIVER) {
                     spurious = 1;   /* the receiver already had all of it */
+                } else {
+                    /* in path: it passed here before; needed again unless the receiver had
+                     * acknowledged or SACKed it by now (then the repeat was not needed) */
+                    if (s->have_una && hi <= s->snd_una) spurious = 1;
+                    for (int j = 0; j < s->nsack && !spurious; j++)
+                        if (lo >= s->sack_lo[j] && hi <= s->sack_hi[j]) spurious = 1;
+                    downstream = !spurious;
                 }
             } else {
                 /* sender-style: already acknowledged or SACKed when sent */
@@ -535,13 +555,14 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
                 S[rk == KIND_RETRANS_FAST ? S_RETRANS_FAST : rk == KIND_RETRANS_RTO ? S_RETRANS_RTO
                   : rk == KIND_RETRANS_TLP ? S_RETRANS_TLP : S_RETRANS_OTHER] += rseg;
                 if (filled) S[S_HOLE_FILL_RETRANS] += rseg;
+                if (downstream) S[S_DOWNSTREAM_RETRANS] += rseg;
                 kind[i] = spurious ? KIND_SPURIOUS : (uint8_t)rk;
                 if (spurious) S[S_SPURIOUS] += rseg;
                 if (hi > s->karn_hi) s->karn_hi = hi;
                 RetxEntry *e = &s->retx[(s->retx_head + s->retx_len) % RETX_RING];
                 if (s->retx_len == RETX_RING) { s->retx_head = (s->retx_head + 1) % RETX_RING; s->retx_len--; }
                 e = &s->retx[(s->retx_head + s->retx_len) % RETX_RING];
-                *e = (RetxEntry){lo, hi, i, spurious};
+                *e = (RetxEntry){lo, hi, i, spurious, downstream};
                 s->retx_len++;
             }
         }
@@ -568,7 +589,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         if (dflags[i] & (DECODE_IP_FRAGMENT | DECODE_IN_ICMP_ERROR)) continue;
         Slot *s = &slots[k], *p = &slots[k ^ 1];
         /* as the receiver (peer slot is receiver-style): record our TSval */
-        if (mode[k ^ 1] == 1 && plen[i] == 0) {
+        if (mode[k ^ 1] >= MODE_RECEIVER && plen[i] == 0) {
             if (!s->tsv_last_valid || s->tsv_last != tsval[i]) {
                 s->tsv_last = tsval[i]; s->tsv_last_valid = 1;
                 if (s->tsv_len == 64) { s->tsv_head = (s->tsv_head + 1) % 64; s->tsv_len--; }
@@ -577,7 +598,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
             }
         }
         /* as the data sender seen from the receiver: our TSecr echoes the peer */
-        if (mode[k] == 1 && plen[i] > 0 && tsecr[i] != 0) {
+        if (mode[k] >= MODE_RECEIVER && plen[i] > 0 && tsecr[i] != 0) {
             while (p->tsv_len > 0 && (int32_t)(p->tsv[p->tsv_head] - tsecr[i]) < 0) {
                 p->tsv_head = (p->tsv_head + 1) % 64; p->tsv_len--;
             }

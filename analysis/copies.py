@@ -1,0 +1,141 @@
+"""Packets captured twice on a forwarding host (`tcpdump -i any` on a router, a bridge).
+
+A host that forwards a flow and captures on all its interfaces records every packet twice:
+once on its way in, once on its way out with the TTL (hop limit) one lower. Counted as they
+are, the second copies look like retransmissions of everything and hide the host's own drops.
+
+`find_forwarded_copies` pairs each copy that left with the one that came in. The analysed
+view keeps what left the host (as a capture just downstream of it would see it) and sets
+aside the incoming copies. An incoming packet that never left, although packets of the same
+direction that came in after it did, was dropped by this host: its own drops, reported as such.
+
+Pure functions over the packet table's arrays; the pairing sorts only the packets of
+directions whose TTLs show both copies, so other captures pay nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .columns import DECODE_IP_FRAGMENT, DECODE_IN_ICMP_ERROR, DECODE_IP_ID_VALID
+
+# A copy leaves at most this long after it came in: more than any queue a forwarding host
+# holds (a 1-BDP queue of a 1 s RTT path), far less than a retransmission of the same bytes
+# with identical IP ID and timestamps would ever be apart (those never are: both change).
+MAX_FORWARDING_DELAY_NS = 2_000_000_000
+# Share of a direction's packets (the fewer of its in and out copies) that must pair up before
+# its incoming copies are set aside.
+MIN_PAIRED_FRACTION = 0.5
+# Fields a forwarding host leaves as they are; only the TTL (and checksum) changes.
+_HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                     0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB, 0xBF58476D1CE4E5B9)
+
+
+@dataclass
+class ForwardedCopies:
+    """Per packet: `hidden` (left out of the analysed view: the incoming copy of a packet that
+    left, or an incoming packet that never did). Per slot (stream * 2 + direction):
+    `duplicate_frames` (incoming copies of packets also captured leaving) and
+    `forwarded_drops` (segments, or packets without payload, that came in and never left
+    while later ones did)."""
+    hidden: np.ndarray
+    duplicate_frames: np.ndarray
+    forwarded_drops: np.ndarray
+
+
+def forwarding_slots(ttl_min: np.ndarray, ttl_max: np.ndarray, packets_per_slot: np.ndarray) -> np.ndarray:
+    """Slots whose packets carry two TTLs one apart: candidates for in-and-out copies."""
+    return (packets_per_slot > 1) & (ttl_max == ttl_min + 1)
+
+
+def _content_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray, slot: np.ndarray) -> np.ndarray:
+    """64-bit hash of what a forwarding host leaves unchanged (everything but TTL and checksum)."""
+    ip_id = np.where((np.asarray(packets["decode_flags"])[rows] & DECODE_IP_ID_VALID) != 0,
+                     np.asarray(packets["ip_id"])[rows], 0)
+    fields = (slot[rows], packets["seq"][rows], packets["ack"][rows], packets["tcp_flags"][rows],
+              packets["tcp_payload_len"][rows], ip_id, packets["opt_tsval"][rows], packets["window"][rows])
+    h = np.zeros(len(rows), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for values, multiplier in zip(fields, _HASH_MULTIPLIERS):
+            h ^= np.asarray(values).astype(np.uint64) * np.uint64(multiplier)
+            h = (h << np.uint64(17)) | (h >> np.uint64(47))
+    return h
+
+
+def find_forwarded_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
+                          candidate_slots: np.ndarray, ttl_max: np.ndarray,
+                          mss: np.ndarray) -> ForwardedCopies:
+    """Pair incoming and outgoing copies in `candidate_slots` (bool per slot; `ttl_max` per
+    slot is the incoming TTL). Copies of one content are paired first in, first out."""
+    n = len(slot)
+    hidden = np.zeros(n, dtype=bool)
+    duplicate_frames = np.zeros(n_slots, dtype=np.int64)
+    forwarded_drops = np.zeros(n_slots, dtype=np.int64)
+    usable = (slot >= 0) & ((np.asarray(packets["decode_flags"]) & (DECODE_IP_FRAGMENT | DECODE_IN_ICMP_ERROR)) == 0)
+    in_candidate = np.zeros(n, dtype=bool)
+    in_candidate[usable] = candidate_slots[slot[usable]]
+    rows = np.flatnonzero(in_candidate)
+    if len(rows) == 0:
+        return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+
+    ts = np.asarray(packets["ts_ns"])[rows]
+    row_slot = slot[rows].astype(np.int64)
+    incoming = np.asarray(packets["ttl"])[rows] == ttl_max[row_slot]
+    content = _content_hash(packets, rows, slot)
+    order = np.lexsort((ts, content))
+    h_sorted = content[order]
+    group_start = np.empty(len(order), dtype=bool)
+    group_start[0] = True
+    np.not_equal(h_sorted[1:], h_sorted[:-1], out=group_start[1:])
+    group = np.cumsum(group_start) - 1
+    first_of_group = np.flatnonzero(group_start)
+
+    def rank_within_group(mask: np.ndarray) -> np.ndarray:
+        counted = np.cumsum(mask)
+        before = np.concatenate(([0], counted))[first_of_group][group]
+        return counted - before - 1
+
+    inc_sorted = incoming[order]
+    key = group.astype(np.int64) << 32
+    in_pos = np.flatnonzero(inc_sorted)
+    out_pos = np.flatnonzero(~inc_sorted)
+    in_key = (key + rank_within_group(inc_sorted))[in_pos]
+    out_key = (key + rank_within_group(~inc_sorted))[out_pos]
+    at = np.searchsorted(in_key, out_key)
+    at_ok = at < len(in_key)
+    matched_out = np.zeros(len(out_pos), dtype=bool)
+    matched_out[at_ok] = in_key[at[at_ok]] == out_key[at_ok]
+    pair_in = order[in_pos[at[matched_out]]]
+    pair_out = order[out_pos[matched_out]]
+    delay = ts[pair_out] - ts[pair_in]
+    real = (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
+    pair_in, pair_out = pair_in[real], pair_out[real]
+
+    # A direction is forwarded through this host when most of its packets pair up; two TTLs
+    # alone also come from a TTL change of the sender (or a crafted file) and prove nothing.
+    pairs = np.bincount(row_slot[pair_in], minlength=n_slots)
+    n_in = np.bincount(row_slot[incoming], minlength=n_slots)
+    n_out = np.bincount(row_slot[~incoming], minlength=n_slots)
+    confirmed = (pairs > 0) & (pairs >= MIN_PAIRED_FRACTION * np.minimum(n_in, n_out))
+    keep_pair = confirmed[row_slot[pair_in]]
+    pair_in, pair_out = pair_in[keep_pair], pair_out[keep_pair]
+    incoming &= confirmed[row_slot]
+
+    forwarded = np.zeros(len(rows), dtype=bool)
+    forwarded[pair_in] = True
+    # every incoming copy leaves the view: forwarded ones are seen again leaving, the others
+    # never left (dropped here, or still queued when the capture stopped)
+    hidden[rows[incoming]] = True
+    np.add.at(duplicate_frames, row_slot[pair_in], 1)
+
+    # never left although a later arrival of the same direction did: dropped by this host
+    last_forwarded_in_ns = np.full(n_slots, -1, dtype=np.int64)
+    np.maximum.at(last_forwarded_in_ns, row_slot[pair_in], ts[pair_in])
+    dropped = incoming & ~forwarded & (ts < last_forwarded_in_ns[row_slot])
+    payload = np.asarray(packets["tcp_payload_len"])[rows[dropped]].astype(np.int64)
+    slot_mss = np.maximum(mss[row_slot[dropped]], 1)
+    segments = np.where(payload > 0, (payload + slot_mss - 1) // slot_mss, 1)
+    np.add.at(forwarded_drops, row_slot[dropped], segments)
+    return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)

@@ -1,0 +1,163 @@
+"""Capture-integrity warnings: what in a file makes some figure less than exact, and what to
+do about it next time.
+
+Every warning is an object `{"code", "message", ...counts}`, with `stream` and `direction`
+when it concerns one flow direction. The codes are declared once, here, as data (what the
+code means and the fix a user can apply); the README's table is checked against them.
+Pure functions over what the stages produced; the CLI only prints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .columns import DECODE_TRUNCATED
+
+
+@dataclass(frozen=True)
+class WarningCode:
+    code: str
+    scope: str       # "file" or "direction"
+    meaning: str
+    fix: str
+
+
+WARNING_CODES: Sequence[WarningCode] = (
+    WarningCode("file_truncated", "file", "the file ends in the middle of a record (capture still running, "
+                "or the copy was cut); the records before it are read",
+                "copy the file after tcpdump has exited"),
+    WarningCode("gzip_truncated", "file", "the gzip stream ends early; what was decompressed is read",
+                "compress the file again from the original"),
+    WarningCode("sidecar_unreadable", "file", "meta.json beside the capture cannot be read; its drop counters "
+                "are not used", "rewrite or remove meta.json"),
+    WarningCode("capture_drops", "file", "tcpdump's counters say the kernel or the interface dropped packets "
+                "before they were written: the capture misses them (the network did not)",
+                "a larger buffer (`tcpdump -B 65536`), headers only (`-s 128`), a filter, a faster disk"),
+    WarningCode("snaplen_short", "file", "frames were cut before the end of their TCP header: those fields "
+                "are unknown", "capture at least the headers: `tcpdump -s 128`"),
+    WarningCode("time_backwards", "file", "timestamps step backwards by more than 1 ms in file order (clock "
+                "change, merged files): durations and rates may be off", "capture with one clock; merge files "
+                "with `mergecap`, which orders frames by time"),
+    WarningCode("time_jump", "file", "consecutive frames more than an hour apart: the file may hold "
+                "two captures", "keep one capture per file"),
+    WarningCode("super_segments", "direction", "frames longer than the segment size: segments coalesced "
+                "by the receiving NIC (GRO/LRO) or not yet split by the sender's (TSO/GSO); each is counted "
+                "as the segments it holds", "to see each segment on the wire: `ethtool -K IFACE gro off "
+                "lro off` on a receiver, `ethtool -K IFACE tso off gso off` on a sender"),
+    WarningCode("duplicate_frames", "direction", "the same packets were captured twice, coming in and "
+                "going out of a forwarding host (`tcpdump -i any`); the copies coming in are set aside and "
+                "never counted as retransmissions", "capture on one interface: `tcpdump -i IFACE`"),
+    WarningCode("forwarding_drops", "direction", "packets came into the capturing host and never left it, "
+                "although later ones did: this host dropped them (queue or filter); they are part of the "
+                "loss", "none needed: this is the network's behaviour, reported as such"),
+    WarningCode("capture_gaps", "direction", "the receiver acknowledged data this capture never saw: the "
+                "capture missed it; loss and goodput count it as delivered",
+                "a larger buffer (`tcpdump -B 65536`), headers only (`-s 128`)"),
+    WarningCode("no_handshake", "direction", "the connection's SYN is not in the capture: window scaling and "
+                "the announced segment size are unknown (segment size estimated from the payloads)",
+                "start the capture before the connection"),
+    WarningCode("ip_id_unusable", "direction", "the sender does not number its IPv4 packets one by one per "
+                "connection (random, zero or shared IP IDs): loss is counted from sequence holes only",
+                "none needed; a capture at the sender counts loss exactly"),
+    WarningCode("one_direction_missing", "direction", "data in one direction and no packet at all in the "
+                "other: the return path bypasses this capture point (asymmetric routing), so ACK-based "
+                "figures are unknown", "capture where both directions pass, or on both paths"),
+)
+CODES = {w.code: w for w in WARNING_CODES}
+
+# Decoder messages (strings) and the code each starts with.
+_DECODE_MESSAGE_CODES = (("file cut mid-record", "file_truncated"), ("gzip stream ends early", "gzip_truncated"),
+                         ("meta.json: unreadable", "sidecar_unreadable"))
+TIME_JUMP_NS = 3600 * 1_000_000_000
+# Captures on several CPUs step back by microseconds now and then; that changes no figure.
+TIME_BACKWARDS_TOLERANCE_NS = 1_000_000
+
+
+def _warning(code: str, message: str, **counts: Any) -> Dict[str, Any]:
+    assert code in CODES, code
+    return {"code": code, "message": message, **counts}
+
+
+def decode_warnings(messages: Sequence[str]) -> List[Dict[str, Any]]:
+    """The decoder's messages as coded warnings."""
+    out = []
+    for message in messages:
+        code = next((c for prefix, c in _DECODE_MESSAGE_CODES if message.startswith(prefix)), "file_truncated")
+        out.append(_warning(code, message))
+    return out
+
+
+def file_warnings(packets: Mapping[str, np.ndarray], capture_drops: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Warnings about the file as a whole: counters, snaplen, clock."""
+    out = []
+    drops = capture_drops or {}
+    kernel, interface = drops.get("kernel"), drops.get("interface")
+    if (kernel or 0) > 0 or (interface or 0) > 0:
+        out.append(_warning("capture_drops", f"tcpdump's counters: {kernel or 0:,} packets dropped by the kernel, "
+                            f"{interface or 0:,} by the interface (from {drops.get('source')})",
+                            kernel_drops=kernel, interface_drops=interface))
+    cut = int(np.count_nonzero(np.asarray(packets["decode_flags"]) & DECODE_TRUNCATED))
+    if cut:
+        out.append(_warning("snaplen_short", f"{cut:,} frames end before their headers do (snaplen too short)",
+                            frames=cut))
+    ts = np.asarray(packets["ts_ns"])
+    if "ts_valid" in packets:
+        ts = ts[np.asarray(packets["ts_valid"])]
+    if len(ts) > 1:
+        step = np.diff(ts)
+        backwards = int(np.count_nonzero(step < -TIME_BACKWARDS_TOLERANCE_NS))
+        if backwards:
+            out.append(_warning("time_backwards", f"{backwards:,} timestamps step backwards, by up to "
+                                f"{-int(step.min()) / 1e9:.6f} s", steps=backwards,
+                                largest_step_s=-int(step.min()) / 1e9))
+        jumps = int(np.count_nonzero(step > TIME_JUMP_NS))
+        if jumps:
+            out.append(_warning("time_jump", f"{jumps:,} gaps of more than an hour between consecutive frames, "
+                                f"the longest {int(step.max()) / 1e9:,.0f} s", gaps=jumps,
+                                largest_gap_s=int(step.max()) / 1e9))
+    return out
+
+
+def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mapping[int, int]) -> List[Dict[str, Any]]:
+    """Warnings per flow direction, from the `directions` records of the report.
+    `slot_packets`: packets per slot (stream * 2 + direction), to see a missing reverse direction."""
+    out = []
+    for d in records:
+        where = {"stream": d["stream"], "direction": d["direction"]}
+        flow = f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}"
+        if d.get("super_segment_frames"):
+            out.append(_warning("super_segments", f"{flow}: {d['super_segment_frames']:,} of {d['data_packets']:,} "
+                                f"data frames hold several segments ({d['data_segments']:,} segments counted)",
+                                frames=d["super_segment_frames"], segments=d["data_segments"], **where))
+        if d.get("duplicate_frames"):
+            out.append(_warning("duplicate_frames", f"{flow}: {d['duplicate_frames']:,} packets captured both "
+                                f"coming in and going out; the incoming copies are set aside",
+                                frames=d["duplicate_frames"], **where))
+        if d.get("forwarded_drops"):
+            out.append(_warning("forwarding_drops", f"{flow}: {d['forwarded_drops']:,} segments came into this "
+                                f"host and never left it", segments=d["forwarded_drops"], **where))
+        if d.get("capture_gaps"):
+            out.append(_warning("capture_gaps", f"{flow}: {d['capture_gaps']:,} segments acknowledged by the "
+                                f"receiver are not in the capture", segments=d["capture_gaps"],
+                                bytes=d.get("capture_gap_bytes"), **where))
+        if not d.get("handshake_seen", True):
+            out.append(_warning("no_handshake", f"{flow}: no SYN captured; window scale unknown", **where))
+        if d.get("ip_id_unusable"):
+            out.append(_warning("ip_id_unusable", f"{flow}: IP IDs are not a per-connection counter; loss "
+                                f"from sequence holes", **where))
+        peer = 2 * int(d["stream"]) + (1 - int(d["direction"]))
+        if slot_packets.get(peer, 0) == 0:
+            out.append(_warning("one_direction_missing", f"{flow}: no packet of the reverse direction in the "
+                                f"capture", **where))
+    return out
+
+
+def codes_by_direction(warnings: Sequence[Mapping[str, Any]]) -> Dict[tuple, List[str]]:
+    """(stream, direction) -> the codes raised for it."""
+    out: Dict[tuple, List[str]] = {}
+    for w in warnings:
+        if "stream" in w:
+            out.setdefault((w["stream"], w["direction"]), []).append(w["code"])
+    return out
