@@ -61,6 +61,9 @@ WARNING_CODES: Sequence[WarningCode] = (
     WarningCode("ip_id_unusable", "direction", "the sender does not number its IPv4 packets one by one per "
                 "connection (random, zero or shared IP IDs): loss is counted from sequence holes only",
                 "none needed; a capture at the sender counts loss exactly"),
+    WarningCode("ip_id_contradicted", "direction", "the loss counted from IPv4 IDs disagrees with the "
+                "sequence holes (a floor of the loss): the IDs are not trusted and loss is counted from "
+                "the holes", "none needed; a capture at the sender counts loss exactly"),
     WarningCode("one_direction_missing", "direction", "data in one direction and no packet at all in the "
                 "other: the return path bypasses this capture point (asymmetric routing), so ACK-based "
                 "figures are unknown", "capture where both directions pass, or on both paths"),
@@ -144,9 +147,15 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                                 bytes=d.get("capture_gap_bytes"), **where))
         if not d.get("handshake_seen", True):
             out.append(_warning("no_handshake", f"{flow}: no SYN captured; window scale unknown", **where))
-        if d.get("ip_id_unusable"):
-            out.append(_warning("ip_id_unusable", f"{flow}: IP IDs are not a per-connection counter; loss "
-                                f"from sequence holes", **where))
+        if d.get("ip_id_contradicted"):
+            out.append(_warning("ip_id_contradicted", f"{flow}: IP IDs say {d.get('ip_id_lost_segments')} segments "
+                                f"lost, sequence holes {d.get('hole_lost_segments')}: holes used",
+                                ip_id_lost_segments=d.get("ip_id_lost_segments"),
+                                hole_lost_segments=d.get("hole_lost_segments"), **where))
+        elif d.get("ip_id_unusable"):
+            out.append(_warning("ip_id_unusable", f"{flow}: IP IDs are not a per-connection counter "
+                                f"({d.get('ip_id_policy')}); loss from sequence holes",
+                                ip_id_policy=d.get("ip_id_policy"), **where))
         peer = 2 * int(d["stream"]) + (1 - int(d["direction"]))
         if slot_packets.get(peer, 0) == 0:
             out.append(_warning("one_direction_missing", f"{flow}: no packet of the reverse direction in the "

@@ -45,7 +45,7 @@ STAT_FIELDS = (
     "first_data_ts_ns", "last_data_ts_ns", "forward_jumps", "syn_ts_ns", "synack_ts_ns",
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
-    "downstream_retransmissions",
+    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -61,6 +61,19 @@ MODE_EVIDENCE = -1   # first pass: vantage evidence only (TTLs, handshake, IP ID
 INITIAL_TTLS = (64, 128, 255)   # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
 # A direction whose consecutive IP IDs step by exactly one this often numbers packets per flow.
 IP_ID_PER_PACKET_FRACTION = 0.8
+# IP-ID policies: a shared counter still rises (other flows take IDs in between) at least
+# this often; zero IDs on at least this share of data packets; fewer steps tell nothing.
+IP_ID_SHARED_FORWARD_FRACTION = 0.9
+IP_ID_ZERO_FRACTION = 0.9
+IP_ID_MIN_STEPS = 16
+# IP-ID gaps stand for lost data only in directions where at least this share of packets is data.
+IP_ID_DATA_FRACTION = 0.5
+# The IP-ID loss count contradicts the holes (a floor of the loss) when it is below this share
+# of them, or above this multiple (holes miss only retransmissions lost again), by more than
+# the slack.
+IP_ID_BELOW_HOLES_FRACTION = 0.98
+IP_ID_ABOVE_HOLES_FACTOR = 1.5
+IP_ID_SLACK_SEGMENTS = 5
 # Handshake legs closer than this ratio mean the capture sat between the endpoints.
 IN_PATH_HANDSHAKE_RATIO = 0.25
 # Timestamps-option bytes in each segment, subtracted from the announced MSS.
@@ -232,19 +245,19 @@ def _ids_per_packet(packets: Mapping[str, np.ndarray], slot: np.ndarray, mss: np
     return count
 
 
-def _ip_id_gaps(id64: np.ndarray, id_count: np.ndarray, slot: np.ndarray, slots_wanted: np.ndarray,
+def _ip_id_gaps(id64: np.ndarray, id_count: Optional[np.ndarray], slot: np.ndarray, slots_wanted: np.ndarray,
                 n_slots: int) -> np.ndarray:
     """Per slot: IDs missing between the lowest and highest seen (packets lost
     before the capture point when the sender numbers its packets one by one).
-    `id_count`: IDs each packet stands for (`_ids_per_packet`)."""
+    `id_count`: IDs each packet stands for (`_ids_per_packet`; None: one each)."""
     gaps = np.zeros(n_slots, dtype=np.int64)
     wanted = np.zeros(n_slots + 1, dtype=bool)
     wanted[slots_wanted] = True
     rows = np.flatnonzero((id64 >= 0) & wanted[np.where(slot >= 0, slot, n_slots)])
     if len(rows) == 0:
         return gaps
-    extra = id_count[rows] - 1
-    if extra.any():
+    extra = id_count[rows] - 1 if id_count is not None else None
+    if extra is not None and extra.any():
         # the further IDs of each super-segment, as if each had been a packet of its own
         many = np.flatnonzero(extra > 0)
         repeat = extra[many]
@@ -329,7 +342,9 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8))
 
     data_slots = np.flatnonzero(stats[:, col["data_packets"]] > 0) if n_slots else np.zeros(0, int)
-    id_gaps = _ip_id_gaps(id64, _ids_per_packet(packets, slot, mss), slot, data_slots, n_slots)
+    # super-segments stand for several IDs; most captures have none and skip the work
+    id_count = _ids_per_packet(packets, slot, mss) if stats[:, col["super_segment_frames"]].any() else None
+    id_gaps = _ip_id_gaps(id64, id_count, slot, data_slots, n_slots)
 
     row_of_slot = np.full(n_slots, -1, dtype=np.int64)
     row_of_slot[data_slots] = np.arange(len(data_slots))
@@ -359,11 +374,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     peer_slots = data_slots ^ 1
     syn_seen = (stats[:, col["syn_ts_ns"]] >= 0) | (stats[:, col["synack_ts_ns"]] >= 0)
     table["handshake_seen"] = syn_seen[data_slots] & syn_seen[peer_slots]
-    # downstream of the sender, IPv4 IDs count loss only where they number each connection's packets
-    table["ip_id_policy"] = np.where(ipv == 6, "none",
-                                     np.where(table["ip_id_per_packet"], "per_connection", "other"))
-    table["ip_id_unusable"] = (ipv == 4) & ~table["ip_id_per_packet"] & (mode[data_slots] != MODE_SENDER) & \
-        (table["data_packets"] > 1)
+    table["ip_id_policy"] = _ip_id_policy(table, ipv)
     table["dport"] = np.asarray(packets["dport"])[first].astype(np.int64)
 
     # lost segments: sender vantage = retransmissions that were needed;
@@ -374,18 +385,31 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     mss_rows = np.maximum(table["mss"], 1)
     hole_based = table["hole_fill_retransmissions"] + \
         (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
-    upstream = np.where(table["ip_id_per_packet"],
-                        # IDs missing from the capture, less those the peer ACKed
-                        np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0),
-                        hole_based)
+    # IDs missing from the capture, less those the peer ACKed
+    id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0)
+    # IDs number every packet, pure ACKs too: they count data loss where data dominates
+    ids_count_data = table["ip_id_per_packet"] & \
+        (table["data_packets"] >= IP_ID_DATA_FRACTION * table["packets"])
+    table["hole_lost_segments"] = hole_based.astype(np.int64)
+    table["ip_id_lost_segments"] = np.where(ids_count_data, id_based, -1).astype(np.int64)
+    # The ID count is used where the sender numbers each connection's packets and the holes
+    # do not contradict it: holes are a floor (every hole is a loss) and miss little.
+    contradicted = ids_count_data & ~is_sender_mode & (
+        (id_based < IP_ID_BELOW_HOLES_FRACTION * hole_based - IP_ID_SLACK_SEGMENTS) |
+        (id_based > IP_ID_ABOVE_HOLES_FACTOR * hole_based + IP_ID_SLACK_SEGMENTS))
+    table["ip_id_contradicted"] = contradicted
+    use_ids = ids_count_data & ~contradicted
+    # a warning only where the policy is known and is not per connection (too few packets: no)
+    table["ip_id_unusable"] = np.isin(table["ip_id_policy"], ("shared", "random", "zero")) & \
+        ~is_sender_mode
+    upstream = np.where(use_ids, id_based, hole_based)
     # A file holding both sides of a forwarding host counts that host's drops exactly; holes
     # miss a retransmission lost again, so the larger of the two stands for loss up to here.
     upstream = np.maximum(upstream, table["forwarded_drops"])
     # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
     lost = np.where(is_sender_mode, retrans - spurious, upstream + table["downstream_retransmissions"])
     table["lost_segments"] = lost.astype(np.int64)
-    table["loss_method"] = np.where(is_sender_mode, "retransmissions",
-                                    np.where(table["ip_id_per_packet"], "ip_id_gaps", "holes"))
+    table["loss_method"] = np.where(is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", "holes"))
 
     originals = np.maximum(table["data_segments"] - retrans, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -420,6 +444,19 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
                       segment_kind=kind, rtt_sample_us=rtt_us, rtt_slot=rtt_slot,
                       bytes_in_flight=in_flight, packet_slot=slot, row_of_slot=row_of_slot,
                       capture_drops=capture_drops)
+
+
+def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np.ndarray:
+    """How each direction's sender numbers its IPv4 packets: "per_connection" (a counter per
+    connection, as Linux), "shared" (one counter for all flows: IDs rise by more than one),
+    "random", "zero", or "none" (IPv6, or too few packets to tell)."""
+    steps = table["ip_id_steps"]
+    policy = np.full(len(steps), "random", dtype=object)
+    policy[table["ip_id_forward_steps"] >= IP_ID_SHARED_FORWARD_FRACTION * steps] = "shared"
+    policy[table["ip_id_per_packet"]] = "per_connection"
+    policy[table["ip_id_zero"] >= IP_ID_ZERO_FRACTION * (steps + 1)] = "zero"
+    policy[(ip_version != 4) | (steps < IP_ID_MIN_STEPS)] = "none"
+    return policy.astype(str)
 
 
 def _handshake_rtt_us(stats: np.ndarray, n_slots: int) -> np.ndarray:
@@ -457,6 +494,7 @@ JSON_FIELDS = (
     "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes", "mss",
     "delivered_bytes", "capture_gap_bytes", "super_segment_frames", "duplicate_frames",
     "forwarded_drops", "downstream_retransmissions", "ip_id_policy", "handshake_seen",
+    "ip_id_lost_segments", "hole_lost_segments", "ip_id_unusable", "ip_id_contradicted",
 )
 
 

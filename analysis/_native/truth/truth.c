@@ -85,7 +85,7 @@ enum {
     S_WINDOW_PROBES, S_FIRST_DATA_TS, S_LAST_DATA_TS, S_FORWARD_JUMPS, S_SYN_TS,
     S_SYNACK_TS, S_FIRST_ACK_TS, S_TTL_MIN, S_TTL_MAX, S_ID_STEP1, S_ID_STEPS,
     S_UNFILLED_HOLE_BYTES, S_MAX_PAYLOAD, S_SUPER_SEGMENT_FRAMES, S_DOWNSTREAM_RETRANS,
-    S_N_FIELDS
+    S_ID_FORWARD_STEPS, S_ID_ZERO, S_N_FIELDS
 };
 
 typedef struct { int64_t lo, hi, created_ns, reveal_id; uint32_t reveal_tsval; int has_ts; } Hole;
@@ -312,11 +312,13 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
             int64_t last = segments_of(len, s->mss) - 1;
             int64_t v;
             if (last < 0) last = 0;
+            if (raw == 0) S[S_ID_ZERO]++;
             if (!s->have_id) { v = raw; s->have_id = 1; s->id_hi = v + last; }
             else {
                 v = s->id_hi + (int16_t)(uint16_t)(raw - (uint16_t)s->id_hi);
                 S[S_ID_STEPS]++;
                 if (v == s->last_id + 1) S[S_ID_STEP1]++;
+                if (v > s->last_id) S[S_ID_FORWARD_STEPS]++;
                 if (v + last > s->id_hi) s->id_hi = v + last;
             }
             s->last_id = v + last;
