@@ -45,7 +45,7 @@ STAT_FIELDS = (
     "first_data_ts_ns", "last_data_ts_ns", "forward_jumps", "syn_ts_ns", "synack_ts_ns",
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
-    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero",
+    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "skipped_hole_fills",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -189,9 +189,10 @@ def _run_pass(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
     rtt_slot = np.frombuffer(out[2], dtype=np.int32)
     in_flight = np.frombuffer(out[3], dtype=np.int64)
     id64 = np.frombuffer(out[4], dtype=np.int64)
-    stats = np.frombuffer(out[5], dtype=np.int64).reshape(n_slots, len(STAT_FIELDS))
+    hole_age_ns = np.frombuffer(out[5], dtype=np.int64)
+    stats = np.frombuffer(out[6], dtype=np.int64).reshape(n_slots, len(STAT_FIELDS))
     assert len(kind) == n
-    return kind, rtt_us, rtt_slot, in_flight, id64, stats
+    return kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats
 
 
 def _vantage(stats: np.ndarray, n_slots: int) -> np.ndarray:
@@ -318,7 +319,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
 
     # pass 1: evidence, sender-style everywhere
     evidence_only = np.full(n_slots, MODE_EVIDENCE, dtype=np.int8)
-    _, _, _, _, id64, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
+    _, _, _, _, id64, _, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
                                          np.zeros(n_slots, np.uint8))
     col = STAT_INDEX
     # a forwarding host capturing on every interface: analyse what left it, count its drops
@@ -328,7 +329,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         copies = find_forwarded_copies(packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss)
         if copies.hidden.any():
             slot = np.where(copies.hidden, -1, slot).astype(np.int32)
-            _, _, _, _, id64, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
+            _, _, _, _, id64, _, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
                                                  np.zeros(n_slots, np.uint8))
     steps = stats1[:, col["ip_id_steps"]]
     id_per_packet = (steps > 0) & (stats1[:, col["ip_id_steps_of_one"]] >=
@@ -338,7 +339,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
                      MODE_SENDER).astype(np.int8)
 
     # pass 2: classification with the vantage known
-    kind, rtt_us, rtt_slot, in_flight, id64, stats = _run_pass(
+    kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats = _run_pass(
         packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8))
 
     data_slots = np.flatnonzero(stats[:, col["data_packets"]] > 0) if n_slots else np.zeros(0, int)
@@ -383,7 +384,9 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     spurious = table["spurious_retransmissions"]
     is_sender_mode = mode[data_slots] == MODE_SENDER
     mss_rows = np.maximum(table["mss"], 1)
-    hole_based = table["hole_fill_retransmissions"] + \
+    # every hole is a loss, and so is each repair that came after a repair above it (the
+    # sender repairs in sequence order: the first retransmission of the lower hole was lost)
+    hole_based = table["hole_fill_retransmissions"] + table["skipped_hole_fills"] + \
         (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
     # IDs missing from the capture, less those the peer ACKed
     id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0)

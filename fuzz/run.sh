@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# run.sh [SECONDS] -- fuzz the C capture walker with libFuzzer + ASan + UBSan.
+# run.sh [SECONDS] [TARGET...] -- fuzz the pure-C cores with libFuzzer + ASan + UBSan.
 #
-# Builds fuzz/fuzz_decode.c with the decoder sources, then runs it over a
-# copy of fuzz/seeds/ (new inputs go to fuzz/corpus/, crashes to fuzz/crashes/).
-# Default 600 s. Exit status is libFuzzer's: 0 = no crash, hang (>10 s per
-# input) or leak found. Not part of the test suite.
+# Targets: decode (the capture walker, fuzz_decode.c: whole capture files) and
+# truth (the truth-seeking pass, fuzz_truth.c: packet tables). Default: both, one
+# after the other, SECONDS each (default 600). New inputs go to fuzz/corpus/TARGET/,
+# findings to fuzz/crashes/. Exit status 0 when no target found a crash, hang
+# (>10 s per input) or leak; else the first failing target's. Not part of the test suite.
 set -euo pipefail
 SECONDS_TO_RUN="${1:-600}"
+shift || true
+TARGETS=("$@")
+[ "${#TARGETS[@]}" -gt 0 ] || TARGETS=(decode truth)
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SRC="$HERE/../analysis/_native/decode"
+NATIVE="$HERE/../analysis/_native"
 BUILD="${FUZZ_BUILD_DIR:-$HERE/build}"
 CC="${CC:-clang}"
-mkdir -p "$BUILD" "$HERE/corpus" "$HERE/crashes"
+mkdir -p "$BUILD" "$HERE/crashes"
 command -v "$CC" >/dev/null || { echo "run.sh: $CC not found (apt-get install clang)" >&2; exit 2; }
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
         "$CC" -x c -fsanitize=fuzzer,address - -o "$BUILD/probe" 2>/dev/null; then
@@ -19,10 +23,26 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
          "(Debian 12: apt-get install libclang-rt-14-dev)" >&2
     exit 2
 fi
-"$CC" -g -O1 -std=c11 -Wall -Wextra -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$SRC" "$HERE/fuzz_decode.c" "$SRC/decode.c" -o "$BUILD/fuzz_decode"
-cp -n "$HERE"/seeds/* "$HERE/corpus/" 2>/dev/null || true
+FLAGS=(-g -O1 -std=c11 -Wall -Wextra -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-exec "$BUILD/fuzz_decode" -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=65536 -print_final_stats=1 -artifact_prefix="$HERE/crashes/" "$HERE/corpus" "$HERE/seeds"
+status=0
+for target in "${TARGETS[@]}"; do
+    case "$target" in
+        decode) sources=("$NATIVE/decode/decode.c"); include="$NATIVE/decode"; seeds="$HERE/seeds"; max_len=65536 ;;
+        truth) sources=("$NATIVE/truth/truth_core.c"); include="$NATIVE/truth"; seeds=""; max_len=16384 ;;
+        *) echo "run.sh: unknown target '$target' (decode, truth)" >&2; exit 2 ;;
+    esac
+    "$CC" "${FLAGS[@]}" -I"$include" "$HERE/fuzz_$target.c" "${sources[@]}" -o "$BUILD/fuzz_$target"
+    corpus="$HERE/corpus/$target"
+    mkdir -p "$corpus"
+    [ -n "$seeds" ] && cp -n "$seeds"/* "$corpus/" 2>/dev/null || true
+    echo "run.sh: fuzzing $target for $SECONDS_TO_RUN s" >&2
+    if ! "$BUILD/fuzz_$target" -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
+            -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$HERE/crashes/$target-" \
+            "$corpus" ${seeds:+"$seeds"}; then
+        [ "$status" -ne 0 ] || status=1
+        echo "run.sh: $target found something: see $HERE/crashes/" >&2
+    fi
+done
+exit "$status"

@@ -227,6 +227,27 @@ def test_without_per_packet_ip_ids_loss_falls_back_to_holes_and_timing():
     assert r["lost_segments"] == 1
 
 
+def test_hole_repaired_after_a_hole_above_it_counts_its_lost_retransmission():
+    """Segments 1 and 3 lost; the sender repairs in sequence order, so the repair of 3
+    arriving while 1 is still open means 1's first retransmission was lost too."""
+    order = [(0, 0.001, 0), (2, 0.002, 2), (4, 0.003, 4), (5, 0.004, 5), (6, 0.005, 6),
+             (3, 0.030, 8), (7, 0.031, 9), (1, 0.060, 10)] + \
+        [(k, 0.060 + 0.001 * k, k + 3) for k in range(8, 15)]
+    _, _, d = analyze(receiver_side_arrivals(order, ids="random"))
+    r = row_of(d, 0, 1)
+    assert r["loss_method"] == "holes"
+    assert r["retransmissions"] == 2 and r["hole_lost_segments"] == 3
+    assert r["lost_segments"] == 3
+
+
+def test_holes_repaired_in_sequence_order_count_no_lost_retransmission():
+    order = [(0, 0.001, 0), (2, 0.002, 2), (4, 0.003, 4), (5, 0.004, 5), (6, 0.005, 6),
+             (1, 0.030, 7), (3, 0.031, 8)] + [(k, 0.031 + 0.001 * k, k + 2) for k in range(7, 15)]
+    _, _, d = analyze(receiver_side_arrivals(order, ids="random"))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 2 and r["lost_segments"] == 2
+
+
 def test_tail_loss_is_probed_by_tlp_then_recovered_by_rto():
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 0.010, 0.00001, ttl_a=63, ttl_b=64)

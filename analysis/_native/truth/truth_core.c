@@ -1,0 +1,595 @@
+/*
+ * truth_core.c -- the truth-seeking pass (model and contract in truth_core.h).
+ *
+ * One function per event a packet can be: a counted packet, an IP ID, a
+ * handshake step, an acknowledgment (cumulative, duplicate, SACK, D-SACK), a
+ * window announcement, and data (new, a zero-window probe, or a repeat). A
+ * second, independent pass takes receiver-side RTT samples from timestamp echoes.
+ */
+#include "truth_core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Linux's minimum retransmission timeout is 200 ms; accept 10% early. */
+#define RTO_MIN_NS 180000000LL
+/* Without an RTT estimate, a hole filled within this time is reordering. */
+#define REORDER_DEFAULT_NS 3000000LL
+/* A hole filled within this fraction of the RTT is reordering (1/REORDER_RTT_DIV). */
+#define REORDER_RTT_DIV 2
+/* Segments awaiting their RTT sample, and retransmissions kept for D-SACK
+ * matching, per direction (ring buffers, entries). */
+#define RTT_RING 4096
+#define RETX_RING 512
+/* Holes tracked per direction at once (entries); older ones are forgotten. */
+#define MAX_HOLES 8192
+/* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
+#define TSVAL_RING 64
+/* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
+ * did not come from the socket's counter: a Linux socket numbers every segment it sends
+ * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
+#define IP_ID_OUT_OF_BAND_JUMP 1024
+
+typedef struct { int64_t lo, hi, created_ns, reveal_id; uint32_t reveal_tsval; int has_ts; } hole;
+typedef struct { int64_t end, ts_ns; } rtt_entry;
+typedef struct { int64_t lo, hi, pkt; int spurious, downstream; } retx_entry;
+
+typedef struct {
+    int have_ref;          /* sequence space anchored */
+    int64_t base;          /* first data sequence number (unwrapped) */
+    int64_t hi_end;        /* highest sequence end sent/seen (data only) */
+    int64_t last_tx_ns;
+    /* what the peer's ACKs said about this direction's data */
+    int have_una;
+    int64_t snd_una, last_adv_ns;
+    int64_t dupacks;       /* duplicate ACKs since the cumulative ACK last advanced */
+    int sack_evidence;     /* SACK blocks seen since the last advance */
+    int nsack;
+    int64_t sack_lo[TRUTH_MAX_SACK], sack_hi[TRUTH_MAX_SACK];
+    uint32_t peer_window;  /* raw window of the peer's latest packet */
+    int peer_window_known;
+    /* recovery episodes */
+    int recovery_kind;     /* 0 none, TRUTH_KIND_RETRANS_FAST or TRUTH_KIND_RETRANS_RTO */
+    int64_t recovery_point;
+    int64_t karn_hi;       /* ACKs up to here cover retransmitted data: no RTT sample */
+    /* holes (receiver and in-path modes) */
+    hole *holes; int nholes, cap_holes;
+    /* the highest start of a hole a retransmission filled: a sender repairs holes in
+     * sequence order, so a hole still open below it had its retransmission lost (-1: none) */
+    int64_t retx_fill_lo;
+    /* RTT at the sender */
+    rtt_entry *rtt; int rtt_head, rtt_len;
+    retx_entry retx[RETX_RING]; int retx_head, retx_len;
+    int64_t min_rtt_ns;
+    /* TSval -> first time sent, for the peer's echo (ring of distinct TSvals) */
+    uint32_t tsv[TSVAL_RING]; int64_t tsv_ns[TSVAL_RING]; int tsv_head, tsv_len;
+    uint32_t tsv_last; int tsv_last_valid;
+    /* IP ID unwrapping */
+    int have_id; int64_t id_hi; int64_t last_id;
+    int64_t mss;
+} direction_state;
+
+typedef struct {
+    const truth_input *in;
+    truth_output *out;
+    direction_state *dirs;
+    int out_of_memory;
+} pass;
+
+static inline int64_t unwrap32(int64_t ref, uint32_t raw) {
+    return ref + (int32_t)(raw - (uint32_t)ref);
+}
+
+static int64_t segments_of(int64_t len, int64_t mss) {
+    if (len <= 0) return 0;
+    if (mss <= 0) return 1;
+    return (len + mss - 1) / mss;
+}
+
+static int64_t *stats_of(const pass *ps, int64_t d) { return ps->out->stats + d * S_N_FIELDS; }
+
+/* ---- holes ---- */
+
+/* Remove [lo, hi) from the hole list; returns bytes removed, and the first
+ * overlapping hole's copy in *first (when any). */
+static int64_t holes_cut(pass *ps, direction_state *s, int64_t lo, int64_t hi, hole *first, int *found) {
+    int64_t removed = 0;
+    *found = 0;
+    for (int i = 0; i < s->nholes; i++) {
+        hole *h = &s->holes[i];
+        if (h->hi <= lo) continue;
+        if (h->lo >= hi) break;
+        if (!*found) { *first = *h; *found = 1; }
+        int64_t olo = h->lo > lo ? h->lo : lo, ohi = h->hi < hi ? h->hi : hi;
+        removed += ohi - olo;
+        if (olo == h->lo && ohi == h->hi) {               /* whole hole */
+            memmove(h, h + 1, sizeof(hole) * (size_t)(s->nholes - i - 1));
+            s->nholes--; i--;
+        } else if (olo == h->lo) {
+            h->lo = ohi;
+        } else if (ohi == h->hi) {
+            h->hi = olo;
+        } else {                                          /* split in two */
+            if (s->nholes == s->cap_holes) {
+                int nc = s->cap_holes ? s->cap_holes * 2 : 16;
+                hole *nh = realloc(s->holes, sizeof(hole) * (size_t)nc);
+                if (!nh) { ps->out_of_memory = 1; return removed; }
+                s->holes = nh; s->cap_holes = nc; h = &s->holes[i];
+            }
+            memmove(h + 1, h, sizeof(hole) * (size_t)(s->nholes - i));
+            s->nholes++;
+            s->holes[i].hi = olo;
+            s->holes[i + 1].lo = ohi;
+            i++;
+        }
+    }
+    return removed;
+}
+
+static void holes_append(pass *ps, direction_state *s, hole h) {
+    if (s->nholes == MAX_HOLES) {  /* forget the oldest */
+        memmove(s->holes, s->holes + 1, sizeof(hole) * (MAX_HOLES - 1));
+        s->nholes--;
+    }
+    if (s->nholes == s->cap_holes) {
+        int nc = s->cap_holes ? s->cap_holes * 2 : 16;
+        hole *nh = realloc(s->holes, sizeof(hole) * (size_t)nc);
+        if (!nh) { ps->out_of_memory = 1; return; }
+        s->holes = nh; s->cap_holes = nc;
+    }
+    s->holes[s->nholes++] = h;
+}
+
+/* ---- events ---- */
+
+static void on_packet(pass *ps, int64_t d, int64_t i) {
+    int64_t *S = stats_of(ps, d);
+    uint8_t ttl = ps->in->ttl[i];
+    S[S_PACKETS]++;
+    if (ttl < S[S_TTL_MIN]) S[S_TTL_MIN] = ttl;
+    if (ttl > S[S_TTL_MAX]) S[S_TTL_MAX] = ttl;
+}
+
+static int ip_id_out_of_band(int have_id, int64_t id_hi, uint16_t raw, int64_t payload_len) {
+    if (payload_len > 0)
+        return 0;
+    if (!have_id)
+        return raw == 0;
+    int64_t delta = (int16_t)(uint16_t)(raw - (uint16_t)id_hi);
+    return delta > IP_ID_OUT_OF_BAND_JUMP || delta < -IP_ID_OUT_OF_BAND_JUMP;
+}
+
+/* IP ID: unwrap the 16-bit counter; SYNs may carry 0 before it starts, and segments
+ * without payload that the kernel sends outside the socket (RSTs, TIME-WAIT ACKs, from a
+ * per-namespace control socket) carry 0 or an unrelated ID: keep those out of the
+ * per-socket sequence. A super-segment (TSO/GSO at the sender, GRO/LRO at the receiver)
+ * of k segments carries the first of the k consecutive IDs its segments had. */
+static void on_ip_id(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t len = in->payload_len[i];
+    if (!(in->decode_flags[i] & TRUTH_DECODE_IP_ID_VALID) || (in->tcp_flags[i] & TRUTH_TCP_SYN)
+            || ip_id_out_of_band(s->have_id, s->id_hi, (uint16_t)in->ip_id[i], len))
+        return;
+    uint16_t raw = (uint16_t)in->ip_id[i];
+    int64_t last = segments_of(len, s->mss) - 1;
+    int64_t v;
+    if (last < 0) last = 0;
+    if (raw == 0) S[S_ID_ZERO]++;
+    if (!s->have_id) { v = raw; s->have_id = 1; s->id_hi = v + last; }
+    else {
+        v = s->id_hi + (int16_t)(uint16_t)(raw - (uint16_t)s->id_hi);
+        S[S_ID_STEPS]++;
+        if (v == s->last_id + 1) S[S_ID_STEP1]++;
+        if (v > s->last_id) S[S_ID_FORWARD_STEPS]++;
+        if (v + last > s->id_hi) s->id_hi = v + last;
+    }
+    s->last_id = v + last;
+    ps->out->id64[i] = v;
+}
+
+static void on_handshake(pass *ps, int64_t d, int64_t i) {
+    int64_t *S = stats_of(ps, d), *P = stats_of(ps, d ^ 1);
+    uint16_t f = ps->in->tcp_flags[i];
+    int64_t now = ps->in->ts_ns[i];
+    if ((f & TRUTH_TCP_SYN) && !(f & TRUTH_TCP_ACK) && S[S_SYN_TS] < 0) S[S_SYN_TS] = now;
+    if ((f & TRUTH_TCP_SYN) && (f & TRUTH_TCP_ACK) && S[S_SYNACK_TS] < 0) S[S_SYNACK_TS] = now;
+    if (!(f & (TRUTH_TCP_SYN | TRUTH_TCP_RST)) && (f & TRUTH_TCP_ACK) && S[S_FIRST_ACK_TS] < 0
+            && P[S_SYNACK_TS] >= 0)
+        S[S_FIRST_ACK_TS] = now;
+}
+
+/* The direction's sequence space starts at its SYN, or at its first data or ACK. */
+static void anchor_sequence(pass *ps, int64_t d, int64_t i) {
+    direction_state *s = &ps->dirs[d];
+    uint16_t f = ps->in->tcp_flags[i];
+    if (s->have_ref) return;
+    if (f & TRUTH_TCP_SYN) {
+        s->base = (int64_t)ps->in->seq[i] + 1;
+    } else if (ps->in->payload_len[i] > 0 || (f & TRUTH_TCP_ACK)) {
+        s->base = ps->in->seq[i];
+    } else {
+        return;
+    }
+    s->have_ref = 1;
+    s->hi_end = s->base;
+    s->snd_una = s->base;
+}
+
+/* First pass: whether data jumps forward (a hole) or repeats, as a sender-side pass
+ * would count it, and the windows that mark zero-window probes. */
+static void on_evidence(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+    int64_t *S = stats_of(ps, d);
+    uint16_t f = in->tcp_flags[i];
+    int64_t len = in->payload_len[i];
+    if (!(f & (TRUTH_TCP_SYN | TRUTH_TCP_RST))) { p->peer_window = in->window[i]; p->peer_window_known = 1; }
+    if (len <= 0 || !s->have_ref) return;
+    int64_t lo = unwrap32(s->hi_end, in->seq[i]) + ((f & TRUTH_TCP_SYN) ? 1 : 0);
+    int64_t hi = lo + len;
+    S[S_DATA_PACKETS]++;
+    if (lo > s->hi_end)
+        S[S_FORWARD_JUMPS]++;
+    else if (lo < s->hi_end &&
+             !(len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0))
+        S[S_RETRANS] += segments_of(len, s->mss);
+    if (hi > s->hi_end) s->hi_end = hi;
+}
+
+/* The cumulative ACK advanced: capture gaps, an RTT sample at the sender, recovery end. */
+static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_data) {
+    direction_state *p = &ps->dirs[d ^ 1];
+    int64_t *P = stats_of(ps, d ^ 1);
+    int64_t now = ps->in->ts_ns[i];
+    int first = !p->have_una;
+    p->have_una = 1;
+    if (!first && a_data > p->snd_una && p->nholes > 0) {
+        /* data the peer acknowledges that the capture never saw */
+        hole first_hole; int found;
+        int64_t gap = holes_cut(ps, p, p->snd_una, a_data, &first_hole, &found);
+        if (gap > 0) {
+            P[S_CAPTURE_GAP_BYTES] += gap;
+            P[S_CAPTURE_GAPS] += segments_of(gap, p->mss);
+        }
+    }
+    /* RTT sample: the newest segment this ACK covers (Karn: none while the covered range
+     * holds retransmitted data) */
+    int64_t sample_ts = -1;
+    while (p->rtt_len > 0) {
+        rtt_entry *e = &p->rtt[p->rtt_head];
+        if (e->end > a_data) break;
+        sample_ts = e->ts_ns;
+        p->rtt_head = (p->rtt_head + 1) % RTT_RING; p->rtt_len--;
+    }
+    if (!first && sample_ts >= 0 && p->snd_una >= p->karn_hi && ps->in->mode[d ^ 1] == TRUTH_MODE_SENDER) {
+        int64_t r = now - sample_ts;
+        if (r >= 0) {
+            ps->out->rtt_us[i] = (double)r / 1000.0;
+            ps->out->rtt_direction[i] = (int32_t)(d ^ 1);
+            if (p->min_rtt_ns < 0 || r < p->min_rtt_ns) p->min_rtt_ns = r;
+        }
+    }
+    if (a > p->snd_una || first) p->snd_una = a_data;
+    p->dupacks = 0;
+    p->sack_evidence = 0;
+    p->last_adv_ns = now;
+    if (p->recovery_kind && p->snd_una >= p->recovery_point) p->recovery_kind = 0;
+}
+
+/* SACK blocks: D-SACK when the first block lies below the cumulative ACK or inside the
+ * second block (RFC 2883); a D-SACK marks the newest retransmission inside it as not
+ * needed (in path: not lost downstream either, the receiver had it twice). */
+static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
+    const truth_input *in = ps->in;
+    direction_state *p = &ps->dirs[d ^ 1];
+    int64_t *P = stats_of(ps, d ^ 1);
+    int nb = in->sack_count[i] > TRUTH_MAX_SACK ? TRUTH_MAX_SACK : in->sack_count[i];
+    int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
+    for (int j = 0; j < nb; j++) {
+        L[j] = unwrap32(p->hi_end, in->sack_left[i * TRUTH_MAX_SACK + j]);
+        R[j] = unwrap32(p->hi_end, in->sack_right[i * TRUTH_MAX_SACK + j]);
+    }
+    int first_regular = 0;
+    if (nb > 0 && R[0] > L[0] && (R[0] <= a || (nb > 1 && L[1] <= L[0] && R[0] <= R[1]))) {
+        first_regular = 1;
+        P[S_DSACK_BLOCKS]++;
+        int8_t m = in->mode[d ^ 1];
+        if (m == TRUTH_MODE_SENDER || m == TRUTH_MODE_IN_PATH) {
+            for (int q = 0; q < p->retx_len; q++) {
+                retx_entry *e = &p->retx[(p->retx_head + p->retx_len - 1 - q) % RETX_RING];
+                if (!e->spurious && e->lo >= L[0] && e->hi <= R[0]) {
+                    int64_t segs = segments_of(e->hi - e->lo, p->mss);
+                    e->spurious = 1;
+                    ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
+                    P[S_SPURIOUS] += segs;
+                    if (e->downstream) { P[S_DOWNSTREAM_RETRANS] -= segs; e->downstream = 0; }
+                    break;
+                }
+            }
+        }
+    }
+    if (nb > 0) {
+        int nkeep = 0;
+        for (int j = first_regular; j < nb; j++) {
+            if (R[j] <= L[j]) continue;
+            P[S_SACK_BLOCKS]++;
+            p->sack_lo[nkeep] = L[j]; p->sack_hi[nkeep] = R[j]; nkeep++;
+        }
+        p->nsack = nkeep;
+        if (nkeep > 0) p->sack_evidence = 1;
+    } else {
+        p->nsack = 0;
+    }
+}
+
+/* This packet as an acknowledgment of the peer direction's data. */
+static void on_ack(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *p = &ps->dirs[d ^ 1];
+    int64_t *P = stats_of(ps, d ^ 1);
+    uint16_t f = in->tcp_flags[i];
+    if (!(f & TRUTH_TCP_ACK) || !p->have_ref || (f & TRUTH_TCP_RST)) return;
+    int64_t a = unwrap32(p->hi_end, in->ack[i]);
+    if (a > p->hi_end + 1) a = p->hi_end + 1;    /* the ACK of a FIN is one past the data */
+    int64_t a_data = a > p->hi_end ? p->hi_end : a;
+    if (!p->have_una || a > p->snd_una) {
+        on_ack_advance(ps, d, i, a, a_data);
+    } else if (a == p->snd_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) &&
+               p->hi_end > a && p->peer_window_known && in->window[i] == p->peer_window) {
+        p->dupacks++;
+        P[S_DUP_ACKS]++;
+    }
+    on_sack(ps, d, i, a);
+}
+
+/* This packet announces its sender's receive window: it limits the peer. */
+static void on_window(pass *ps, int64_t d, int64_t i) {
+    direction_state *p = &ps->dirs[d ^ 1];
+    int64_t *P = stats_of(ps, d ^ 1);
+    uint16_t f = ps->in->tcp_flags[i], win = ps->in->window[i];
+    if (f & (TRUTH_TCP_SYN | TRUTH_TCP_RST)) return;
+    if (win == 0 && p->peer_window_known && p->peer_window != 0 && p->hi_end > p->base)
+        P[S_ZERO_WINDOW_EVENTS]++;
+    p->peer_window = win;
+    p->peer_window_known = 1;
+}
+
+/* Data beyond the highest sequence seen; a jump past it leaves a hole. */
+static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t now = in->ts_ns[i];
+    if (lo > s->hi_end) {
+        S[S_FORWARD_JUMPS]++;
+        if (in->mode[d] != TRUTH_MODE_SENDER) {
+            int64_t id = ps->out->id64[i];
+            hole h = {s->hi_end, lo, now, id >= 0 ? id : -1, in->tsval[i], in->has_ts[i] ? 1 : 0};
+            holes_append(ps, s, h);
+        }
+    }
+    ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
+    S[S_UNIQUE_BYTES] += hi - lo;
+    s->hi_end = hi;
+    if (in->mode[d] == TRUTH_MODE_SENDER) {
+        if (s->rtt == NULL) s->rtt = malloc(sizeof(rtt_entry) * RTT_RING);
+        if (s->rtt == NULL) { ps->out_of_memory = 1; return; }
+        if (s->rtt_len == RTT_RING) { s->rtt_head = (s->rtt_head + 1) % RTT_RING; s->rtt_len--; }
+        s->rtt[(s->rtt_head + s->rtt_len) % RTT_RING] = (rtt_entry){hi, now};
+        s->rtt_len++;
+    }
+}
+
+/* A hole filled: a late original or a retransmission? */
+static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *h) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+    int64_t id = ps->out->id64[i];
+    if (in->id_per_packet[d] && id >= 0 && h->reveal_id >= 0)
+        return id < h->reveal_id;
+    if (in->has_ts[i] && h->has_ts && in->tsval[i] != h->reveal_tsval)
+        return (int32_t)(in->tsval[i] - h->reveal_tsval) < 0;
+    int64_t thr = s->min_rtt_ns > 0 ? s->min_rtt_ns / REORDER_RTT_DIV : REORDER_DEFAULT_NS;
+    if (p->min_rtt_ns > 0 && s->min_rtt_ns <= 0) thr = p->min_rtt_ns / REORDER_RTT_DIV;
+    return (in->ts_ns[i] - h->created_ns) < thr;
+}
+
+/* Retransmission kind from the recovery the ACKs show. */
+static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
+    if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
+    if (lo <= s->snd_una && idle_ns >= RTO_MIN_NS) {
+        s->recovery_kind = TRUTH_KIND_RETRANS_RTO; s->recovery_point = s->hi_end;
+        return TRUTH_KIND_RETRANS_RTO;
+    }
+    if (s->recovery_kind == TRUTH_KIND_RETRANS_FAST) return TRUTH_KIND_RETRANS_FAST;
+    if (s->dupacks > 0 || s->sack_evidence) {
+        s->recovery_kind = TRUTH_KIND_RETRANS_FAST; s->recovery_point = s->hi_end;
+        return TRUTH_KIND_RETRANS_FAST;
+    }
+    return hi >= s->hi_end ? TRUTH_KIND_RETRANS_TLP : TRUTH_KIND_RETRANS_OTHER;
+}
+
+/* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
+ * late original. */
+static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t len = hi - lo, now = in->ts_ns[i];
+    int8_t m = in->mode[d];
+    int64_t newpart = hi > s->hi_end ? hi - s->hi_end : 0;
+    if (newpart > 0) { S[S_UNIQUE_BYTES] += newpart; s->hi_end = hi; }
+    int spurious = 0, reordered = 0, filled = 0, downstream = 0;
+    int64_t hole_age_ns = -1;
+    if (m != TRUTH_MODE_SENDER) {
+        hole h; int found;
+        int64_t cut = holes_cut(ps, s, lo, hi, &h, &found);
+        if (cut > 0) {
+            filled = 1;
+            S[S_UNIQUE_BYTES] += cut;
+            reordered = fills_as_reordered(ps, d, i, &h);
+            hole_age_ns = now > h.created_ns ? now - h.created_ns : 0;   /* clock stepped back: 0 */
+        } else if (m == TRUTH_MODE_RECEIVER) {
+            spurious = 1;   /* the receiver already had all of it */
+        } else {
+            /* in path: it passed here before; needed again unless the receiver had
+             * acknowledged or SACKed it by now (then the repeat was not needed) */
+            if (s->have_una && hi <= s->snd_una) spurious = 1;
+            for (int j = 0; j < s->nsack && !spurious; j++)
+                if (lo >= s->sack_lo[j] && hi <= s->sack_hi[j]) spurious = 1;
+            downstream = !spurious;
+        }
+    } else {
+        /* at the sender: already acknowledged or SACKed when sent */
+        if (s->have_una && hi <= s->snd_una) spurious = 1;
+        for (int j = 0; j < s->nsack && !spurious; j++)
+            if (lo >= s->sack_lo[j] && hi <= s->sack_hi[j]) spurious = 1;
+    }
+    if (reordered) {
+        ps->out->kind[i] = TRUTH_KIND_REORDERED;
+        S[S_REORDERED] += segments_of(len, s->mss);
+        return;
+    }
+    int64_t rseg = segments_of(len - newpart, s->mss);
+    int rk = retransmission_kind(s, lo, hi, idle_ns);
+    S[S_RETRANS] += rseg;
+    S[S_RETRANS_BYTES] += len - newpart;
+    S[rk == TRUTH_KIND_RETRANS_FAST ? S_RETRANS_FAST : rk == TRUTH_KIND_RETRANS_RTO ? S_RETRANS_RTO
+      : rk == TRUTH_KIND_RETRANS_TLP ? S_RETRANS_TLP : S_RETRANS_OTHER] += rseg;
+    if (filled) {
+        S[S_HOLE_FILL_RETRANS] += rseg;
+        ps->out->hole_age_ns[i] = hole_age_ns;
+        /* filled below an earlier repair: this hole's first retransmission was lost */
+        if (s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo) S[S_SKIPPED_HOLE_FILLS] += rseg;
+        if (lo > s->retx_fill_lo) s->retx_fill_lo = lo;
+    }
+    if (downstream) S[S_DOWNSTREAM_RETRANS] += rseg;
+    ps->out->kind[i] = spurious ? TRUTH_KIND_SPURIOUS : (uint8_t)rk;
+    if (spurious) S[S_SPURIOUS] += rseg;
+    if (hi > s->karn_hi) s->karn_hi = hi;
+    if (s->retx_len == RETX_RING) { s->retx_head = (s->retx_head + 1) % RETX_RING; s->retx_len--; }
+    s->retx[(s->retx_head + s->retx_len) % RETX_RING] = (retx_entry){lo, hi, i, spurious, downstream};
+    s->retx_len++;
+}
+
+/* This packet as data of its direction. */
+static void on_data(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t len = in->payload_len[i], now = in->ts_ns[i];
+    if (len <= 0 || !s->have_ref) return;
+    int64_t lo = unwrap32(s->hi_end, in->seq[i]) + ((in->tcp_flags[i] & TRUTH_TCP_SYN) ? 1 : 0);
+    int64_t hi = lo + len;
+    int64_t nseg = segments_of(len, s->mss);
+    S[S_DATA_PACKETS]++;
+    S[S_DATA_SEGMENTS] += nseg;
+    S[S_PAYLOAD_BYTES] += len;
+    if (len > S[S_MAX_PAYLOAD]) S[S_MAX_PAYLOAD] = len;
+    if (nseg > 1) S[S_SUPER_SEGMENT_FRAMES]++;
+    if (S[S_FIRST_DATA_TS] < 0) S[S_FIRST_DATA_TS] = now;
+    S[S_LAST_DATA_TS] = now;
+    int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
+    int64_t idle_ns = now - idle_ref;
+    s->last_tx_ns = now;
+
+    if (lo >= s->hi_end) {
+        on_new_data(ps, d, i, lo, hi);
+    } else if (len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0) {
+        ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE;   /* a one-byte zero-window probe: not loss */
+        S[S_WINDOW_PROBES]++;
+    } else {
+        on_repeat(ps, d, i, lo, hi, idle_ns);
+    }
+
+    /* bytes in flight after this segment: highest sent - cumulative ACK - SACKed */
+    if (s->have_una) {
+        int64_t flight = s->hi_end - s->snd_una;
+        for (int j = 0; j < s->nsack; j++) {
+            int64_t L = s->sack_lo[j] > s->snd_una ? s->sack_lo[j] : s->snd_una;
+            int64_t R = s->sack_hi[j] < s->hi_end ? s->sack_hi[j] : s->hi_end;
+            if (R > L) flight -= R - L;
+        }
+        ps->out->in_flight[i] = flight > 0 ? flight : 0;
+    }
+}
+
+/* Receiver-side RTT: the peer's ACK TSval echoed in this side's TSecr. */
+static void receiver_rtt_pass(pass *ps) {
+    const truth_input *in = ps->in;
+    for (int64_t d = 0; d < in->n_directions; d++) { ps->dirs[d].tsv_head = 0; ps->dirs[d].tsv_len = 0; }
+    for (int64_t i = 0; i < in->n_packets; i++) {
+        int32_t d = in->direction[i];
+        if (d < 0 || d >= in->n_directions || !in->has_ts[i]) continue;
+        if (in->decode_flags[i] & (TRUTH_DECODE_IP_FRAGMENT | TRUTH_DECODE_IN_ICMP_ERROR)) continue;
+        direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+        /* as the receiver (the peer direction is seen at its receiver): record our TSval */
+        if (in->mode[d ^ 1] >= TRUTH_MODE_RECEIVER && in->payload_len[i] == 0) {
+            if (!s->tsv_last_valid || s->tsv_last != in->tsval[i]) {
+                s->tsv_last = in->tsval[i]; s->tsv_last_valid = 1;
+                if (s->tsv_len == TSVAL_RING) { s->tsv_head = (s->tsv_head + 1) % TSVAL_RING; s->tsv_len--; }
+                int at = (s->tsv_head + s->tsv_len) % TSVAL_RING;
+                s->tsv[at] = in->tsval[i]; s->tsv_ns[at] = in->ts_ns[i]; s->tsv_len++;
+            }
+        }
+        /* as the data sender seen from the receiver: our TSecr echoes the peer */
+        if (in->mode[d] >= TRUTH_MODE_RECEIVER && in->payload_len[i] > 0 && in->tsecr[i] != 0) {
+            while (p->tsv_len > 0 && (int32_t)(p->tsv[p->tsv_head] - in->tsecr[i]) < 0) {
+                p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
+            }
+            if (p->tsv_len > 0 && p->tsv[p->tsv_head] == in->tsecr[i]) {
+                int64_t r = in->ts_ns[i] - p->tsv_ns[p->tsv_head];
+                if (r >= 0) { ps->out->rtt_us[i] = (double)r / 1000.0; ps->out->rtt_direction[i] = d; }
+                p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
+            }
+        }
+    }
+}
+
+int truth_analyze(const truth_input *in, truth_output *out) {
+    int64_t n_dirs = in->n_directions;
+    pass ps = {in, out, NULL, 0};
+    if (n_dirs < 0 || n_dirs % 2 != 0) return -2;
+    ps.dirs = calloc((size_t)(n_dirs > 0 ? n_dirs : 1), sizeof(direction_state));
+    if (!ps.dirs) return -1;
+    for (int64_t d = 0; d < n_dirs; d++) {
+        int64_t *S = stats_of(&ps, d);
+        memset(S, 0, sizeof(int64_t) * S_N_FIELDS);
+        S[S_FIRST_DATA_TS] = S[S_LAST_DATA_TS] = S[S_SYN_TS] = S[S_SYNACK_TS] = S[S_FIRST_ACK_TS] = -1;
+        S[S_TTL_MIN] = 256; S[S_TTL_MAX] = -1;
+        ps.dirs[d].mss = in->mss[d];
+        ps.dirs[d].min_rtt_ns = -1;
+        ps.dirs[d].retx_fill_lo = -1;
+    }
+    for (int64_t i = 0; i < in->n_packets; i++) {
+        out->kind[i] = TRUTH_KIND_NONE; out->rtt_us[i] = NAN; out->rtt_direction[i] = -1;
+        out->in_flight[i] = -1; out->id64[i] = -1; out->hole_age_ns[i] = -1;
+        int32_t d = in->direction[i];
+        if (d < 0 || d >= n_dirs) continue;
+        if (in->decode_flags[i] & (TRUTH_DECODE_IP_FRAGMENT | TRUTH_DECODE_IN_ICMP_ERROR)) continue;
+        on_packet(&ps, d, i);
+        on_ip_id(&ps, d, i);
+        on_handshake(&ps, d, i);
+        anchor_sequence(&ps, d, i);
+        if (in->mode[d] == TRUTH_MODE_EVIDENCE) {
+            on_evidence(&ps, d, i);
+            continue;
+        }
+        on_ack(&ps, d, i);
+        on_window(&ps, d, i);
+        on_data(&ps, d, i);
+    }
+    receiver_rtt_pass(&ps);
+    for (int64_t d = 0; d < n_dirs; d++) {
+        int64_t unfilled = 0;
+        for (int j = 0; j < ps.dirs[d].nholes; j++) unfilled += ps.dirs[d].holes[j].hi - ps.dirs[d].holes[j].lo;
+        stats_of(&ps, d)[S_UNFILLED_HOLE_BYTES] = unfilled;
+        free(ps.dirs[d].holes);
+        free(ps.dirs[d].rtt);
+    }
+    free(ps.dirs);
+    return ps.out_of_memory ? -1 : 0;
+}

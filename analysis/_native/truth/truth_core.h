@@ -1,0 +1,117 @@
+/*
+ * truth_core.h -- truth-seeking TCP classification over a packet table, in pure C.
+ *
+ * The model. One pass over the packet table in file order keeps one state per
+ * flow direction (a "direction" is stream * 2 + 0 or 1; its data is sent by one
+ * endpoint, and the packets of the reverse direction carry the acknowledgments,
+ * SACK blocks and timestamp echoes about it). Sequence numbers are unwrapped to
+ * 64 bits against the highest value seen, so transfers over 4 GB keep counting.
+ *
+ * What the capture can see depends on where it was taken (the direction's mode):
+ *  - at the sender (TRUTH_MODE_SENDER): every segment leaves in order; one that
+ *    repeats sequence space already sent is a retransmission, spurious when the
+ *    receiver had already ACKed or SACKed it, or later reports it with a D-SACK;
+ *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
+ *    segment filling a hole is a retransmission unless the evidence says it is a
+ *    late original (its IP ID below that of the segment that revealed the hole
+ *    when the sender numbers packets one by one, else an older TSval, else arrival
+ *    within a fraction of the RTT); data seen twice is a spurious retransmission;
+ *  - in between (TRUTH_MODE_IN_PATH): holes for loss upstream, and a repeat of data
+ *    that passed here and was not yet ACKed was lost downstream.
+ * Retransmissions are sub-typed from the ACKs the capture saw: RTO (the lowest
+ * unacked segment after ~the minimum RTO of silence, and the rest of that
+ * recovery), TLP (the highest segment again without duplicate-ACK or SACK
+ * evidence), fast (duplicate ACKs or SACK announced a hole), other.
+ * Data the peer acknowledges that the capture never saw is a capture gap: the
+ * capture dropped it, the network did not.
+ *
+ * No Python here: the same code runs under libFuzzer (fuzz/fuzz_truth.c). Every
+ * array index is checked against the counts in truth_input; memory is allocated
+ * per direction and freed before truth_analyze returns.
+ */
+#ifndef SPLINE_TRUTH_CORE_H
+#define SPLINE_TRUTH_CORE_H
+
+#include <stdint.h>
+
+/* TCP header flags (the packet table's tcp_flags). */
+#define TRUTH_TCP_FIN 0x001
+#define TRUTH_TCP_SYN 0x002
+#define TRUTH_TCP_RST 0x004
+#define TRUTH_TCP_ACK 0x010
+
+/* Packet-table decode_flags this pass reads (analysis/columns.py, decode.h). */
+#define TRUTH_DECODE_IP_FRAGMENT 0x02
+#define TRUTH_DECODE_IN_ICMP_ERROR 0x04
+#define TRUTH_DECODE_IP_ID_VALID 0x40
+
+/* SACK blocks per packet in the packet table. */
+#define TRUTH_MAX_SACK 4
+
+/* Where the capture sat relative to a direction's data (truth.py MODE_*). */
+enum truth_mode {
+    TRUTH_MODE_EVIDENCE = -1, /* first pass: vantage evidence only (TTLs, handshake, IDs, jumps) */
+    TRUTH_MODE_SENDER = 0,
+    TRUTH_MODE_RECEIVER = 1,
+    TRUTH_MODE_IN_PATH = 2,
+};
+
+/* What each data packet is (truth.py SEGMENT_KINDS). */
+enum truth_kind {
+    TRUTH_KIND_NONE = 0, TRUTH_KIND_ORIGINAL = 1, TRUTH_KIND_RETRANS_FAST = 2,
+    TRUTH_KIND_RETRANS_RTO = 3, TRUTH_KIND_RETRANS_TLP = 4, TRUTH_KIND_RETRANS_OTHER = 5,
+    TRUTH_KIND_SPURIOUS = 6, TRUTH_KIND_REORDERED = 7, TRUTH_KIND_WINDOW_PROBE = 8,
+};
+
+/* Per-direction statistics, int64 each, in this order (truth.py STAT_FIELDS). */
+enum truth_stat {
+    S_PACKETS, S_DATA_PACKETS, S_DATA_SEGMENTS, S_PAYLOAD_BYTES, S_UNIQUE_BYTES,
+    S_RETRANS, S_RETRANS_FAST, S_RETRANS_RTO, S_RETRANS_TLP, S_RETRANS_OTHER,
+    S_RETRANS_BYTES, S_SPURIOUS, S_REORDERED, S_HOLE_FILL_RETRANS, S_CAPTURE_GAPS,
+    S_CAPTURE_GAP_BYTES, S_DUP_ACKS, S_SACK_BLOCKS, S_DSACK_BLOCKS, S_ZERO_WINDOW_EVENTS,
+    S_WINDOW_PROBES, S_FIRST_DATA_TS, S_LAST_DATA_TS, S_FORWARD_JUMPS, S_SYN_TS,
+    S_SYNACK_TS, S_FIRST_ACK_TS, S_TTL_MIN, S_TTL_MAX, S_ID_STEP1, S_ID_STEPS,
+    S_UNFILLED_HOLE_BYTES, S_MAX_PAYLOAD, S_SUPER_SEGMENT_FRAMES, S_DOWNSTREAM_RETRANS,
+    S_ID_FORWARD_STEPS, S_ID_ZERO, S_SKIPPED_HOLE_FILLS,
+    S_N_FIELDS
+};
+
+/* The packet table's columns this pass reads (n_packets rows each; the SACK columns
+ * TRUTH_MAX_SACK per row), and per direction its mode, MSS (bytes) and whether its
+ * sender numbers IP IDs one by one. n_directions is even; direction[i] < 0 or >= n_directions: not TCP of
+ * a known stream, skipped. */
+typedef struct truth_input {
+    int64_t n_packets, n_directions;
+    const int32_t *direction;
+    const int64_t *ts_ns;
+    const uint32_t *seq, *ack;
+    const uint16_t *tcp_flags;
+    const uint32_t *payload_len;
+    const uint16_t *window;
+    const uint32_t *ip_id;
+    const uint8_t *decode_flags, *ttl, *has_ts;
+    const uint32_t *tsval, *tsecr;
+    const uint8_t *sack_count;
+    const uint32_t *sack_left, *sack_right;
+    const int8_t *mode;
+    const int64_t *mss;
+    const uint8_t *id_per_packet;
+} truth_input;
+
+/* Caller-owned outputs: per packet (n_packets each) and per direction (stats:
+ * n_directions * S_N_FIELDS, row-major). */
+typedef struct truth_output {
+    uint8_t *kind;          /* enum truth_kind */
+    double *rtt_us;         /* RTT sample this packet gives, NaN none */
+    int32_t *rtt_direction; /* direction the sample is about, -1 none */
+    int64_t *in_flight;     /* bytes in flight after a data packet at the sender, -1 unknown */
+    int64_t *id64;          /* IP ID unwrapped per direction, -1 unusable */
+    int64_t *hole_age_ns;   /* a retransmission filling a hole: how long the hole was open, else -1 */
+    int64_t *stats;
+} truth_output;
+
+/* Runs the pass. Returns 0; -1 when memory ran out (outputs then incomplete); -2 when
+ * n_directions is odd (direction d's peer is d ^ 1, so they come in pairs). */
+int truth_analyze(const truth_input *in, truth_output *out);
+
+#endif
