@@ -604,6 +604,16 @@ def _part(parts: Any, name: str) -> Any:
     return getattr(parts, name, None)
 
 
+def with_warning_codes(title: str, warnings: Any) -> str:
+    """The title with a second line naming the capture-integrity warnings (codes, as in the
+    report), so a figure shown alone still says what to distrust. `warnings`: the coded
+    warning objects, or a callable returning them (Analysis.warnings), or None."""
+    if callable(warnings):
+        warnings = warnings()
+    codes = sorted({w["code"] for w in warnings or ()})
+    return f"{title}\ncapture warnings: {', '.join(codes)}" if codes else title
+
+
 def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str, *,
                       dpi: int = 120) -> List[Path]:
     """Write the PNGs of one capture into `out_dir` and return their paths:
@@ -614,7 +624,8 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
 
     `analysis_parts`: a mapping or object with `packets`, `flows`, `directions`
     and optionally `series` (a `timeseries.series` DataFrame; computed with
-    `choose_interval_s` when absent) and `title`.
+    `choose_interval_s` when absent), `title` and `warnings` (their codes go into
+    every figure's title).
     """
     from .timeseries import series as make_series
     from .truth import main_direction
@@ -624,7 +635,7 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
         raise ValueError("analysis_parts needs packets, flows and directions")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    title = _part(analysis_parts, "title") or stem
+    title = with_warning_codes(_part(analysis_parts, "title") or stem, _part(analysis_parts, "warnings"))
     series_df = _part(analysis_parts, "series")
     if series_df is None:
         ts_ns = np.asarray(packets["ts_ns"], dtype=np.int64)
@@ -652,4 +663,4 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
 
 __all__ = ["plot_timeseries", "plot_sequence", "plot_rtt_cdf", "plot_compare", "plot_throughput_vs_loss",
            "plot_fairness", "save_report_plots", "flow_label", "flow_labels", "rtt_samples_ms",
-           "choose_interval_s", "jain_index", "SEQUENCE_MAX_POINTS", "TIMESERIES_PANELS"]
+           "choose_interval_s", "jain_index", "with_warning_codes", "SEQUENCE_MAX_POINTS", "TIMESERIES_PANELS"]

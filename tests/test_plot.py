@@ -388,6 +388,23 @@ def test_save_report_plots_writes_the_three_pngs_of_a_capture(tmp_path):
         assert path.read_bytes().startswith(PNG_SIGNATURE) and path.stat().st_size > 5000
 
 
+def test_every_report_figure_names_the_capture_warnings_in_its_title(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+    packets, flows, directions = crafted_capture()
+    titles = []
+    original = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: (titles.append(fig._suptitle.get_text()),
+                                                                 original(fig, *a, **k)))
+    warnings = [{"code": "super_segments", "message": "m"}, {"code": "capture_drops", "message": "m"}]
+    parts = {"packets": packets, "flows": flows, "directions": directions, "warnings": lambda: warnings}
+    assert len(plot.save_report_plots(parts, tmp_path, "crafted")) == 3
+    assert len(titles) == 3
+    assert all("capture warnings: capture_drops, super_segments" in t for t in titles), titles
+    titles.clear()
+    plot.save_report_plots({**parts, "warnings": []}, tmp_path, "clean")
+    assert titles and not any("warnings" in t for t in titles)
+
+
 def test_save_report_plots_without_data_writes_only_the_time_series(tmp_path):
     from tcpcraft import Conversation
     from spline_analysis.flows import assign_streams
