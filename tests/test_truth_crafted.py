@@ -248,6 +248,28 @@ def test_holes_repaired_in_sequence_order_count_no_lost_retransmission():
     assert r["retransmissions"] == 2 and r["lost_segments"] == 2
 
 
+def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_is_shorter():
+    """Sub-millisecond paths (a LAN, namespaces): the repair carries the revealing segment's
+    TSval, and IDs are random; the receiver's own RTT samples (ACK TSval echoed by data,
+    here 0.2 ms) say a repair 1 ms after the hole is no late original."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.0002, 0.00002, ttl_a=64, ttl_b=61)
+    base, rng = 1001, np.random.default_rng(5)
+    arrivals = [0, 1, 2, 3, 5, 6, 7, 4] + list(range(8, 20))      # segment 4 lost, repaired after 7
+    for n, k in enumerate(arrivals):
+        when = t + 0.0001 * (n + 1) + (0.0007 if n >= 7 else 0.0)
+        f.add(when, 1, base + k * MSS, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61,
+              tsval=777, tsecr=50 + n)
+        acked = base + (min(k, 4) if n >= 4 and n < 7 else k + 1) * MSS
+        f.add(when + 0.00005, 0, 5001, acked if n < 7 else base + (k + 1 if n > 7 else 8) * MSS, ttl=64,
+              tsval=51 + n, tsecr=777)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert r["reordered_segments"] == 0
+    assert r["retransmissions"] == 1 and r["lost_segments"] == 1
+
+
 def test_tail_loss_is_probed_by_tlp_then_recovered_by_rto():
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 0.010, 0.00001, ttl_a=63, ttl_b=64)

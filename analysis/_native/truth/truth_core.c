@@ -3,8 +3,8 @@
  *
  * One function per event a packet can be: a counted packet, an IP ID, a
  * handshake step, an acknowledgment (cumulative, duplicate, SACK, D-SACK), a
- * window announcement, and data (new, a zero-window probe, or a repeat). A
- * second, independent pass takes receiver-side RTT samples from timestamp echoes.
+ * window announcement, a timestamp echo (receiver-side RTT), and data (new, a
+ * zero-window probe, or a repeat).
  */
 #include "truth_core.h"
 
@@ -517,34 +517,35 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     }
 }
 
-/* Receiver-side RTT: the peer's ACK TSval echoed in this side's TSecr. */
-static void receiver_rtt_pass(pass *ps) {
+/* Receiver-side RTT: the receiver's ACK TSval echoed in the data's TSecr. The sample
+ * also keeps the data direction's minimum RTT, which tells a late original from a
+ * retransmission where IP IDs and TSvals cannot (RTTs under the 1 ms TSval tick). */
+static void on_timestamp_echo(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
-    for (int64_t d = 0; d < in->n_directions; d++) { ps->dirs[d].tsv_head = 0; ps->dirs[d].tsv_len = 0; }
-    for (int64_t i = 0; i < in->n_packets; i++) {
-        int32_t d = in->direction[i];
-        if (d < 0 || d >= in->n_directions || !in->has_ts[i]) continue;
-        if (in->decode_flags[i] & (TRUTH_DECODE_IP_FRAGMENT | TRUTH_DECODE_IN_ICMP_ERROR)) continue;
-        direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
-        /* as the receiver (the peer direction is seen at its receiver): record our TSval */
-        if (in->mode[d ^ 1] >= TRUTH_MODE_RECEIVER && in->payload_len[i] == 0) {
-            if (!s->tsv_last_valid || s->tsv_last != in->tsval[i]) {
-                s->tsv_last = in->tsval[i]; s->tsv_last_valid = 1;
-                if (s->tsv_len == TSVAL_RING) { s->tsv_head = (s->tsv_head + 1) % TSVAL_RING; s->tsv_len--; }
-                int at = (s->tsv_head + s->tsv_len) % TSVAL_RING;
-                s->tsv[at] = in->tsval[i]; s->tsv_ns[at] = in->ts_ns[i]; s->tsv_len++;
-            }
+    if (!in->has_ts[i]) return;
+    direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+    /* as the receiver (the peer direction is seen at its receiver): record our TSval */
+    if (in->mode[d ^ 1] >= TRUTH_MODE_RECEIVER && in->payload_len[i] == 0) {
+        if (!s->tsv_last_valid || s->tsv_last != in->tsval[i]) {
+            s->tsv_last = in->tsval[i]; s->tsv_last_valid = 1;
+            if (s->tsv_len == TSVAL_RING) { s->tsv_head = (s->tsv_head + 1) % TSVAL_RING; s->tsv_len--; }
+            int at = (s->tsv_head + s->tsv_len) % TSVAL_RING;
+            s->tsv[at] = in->tsval[i]; s->tsv_ns[at] = in->ts_ns[i]; s->tsv_len++;
         }
-        /* as the data sender seen from the receiver: our TSecr echoes the peer */
-        if (in->mode[d] >= TRUTH_MODE_RECEIVER && in->payload_len[i] > 0 && in->tsecr[i] != 0) {
-            while (p->tsv_len > 0 && (int32_t)(p->tsv[p->tsv_head] - in->tsecr[i]) < 0) {
-                p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
+    }
+    /* as the data sender seen from the receiver: our TSecr echoes the peer */
+    if (in->mode[d] >= TRUTH_MODE_RECEIVER && in->payload_len[i] > 0 && in->tsecr[i] != 0) {
+        while (p->tsv_len > 0 && (int32_t)(p->tsv[p->tsv_head] - in->tsecr[i]) < 0) {
+            p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
+        }
+        if (p->tsv_len > 0 && p->tsv[p->tsv_head] == in->tsecr[i]) {
+            int64_t r = in->ts_ns[i] - p->tsv_ns[p->tsv_head];
+            if (r >= 0) {
+                ps->out->rtt_us[i] = (double)r / 1000.0;
+                ps->out->rtt_direction[i] = (int32_t)d;
+                if (s->min_rtt_ns < 0 || r < s->min_rtt_ns) s->min_rtt_ns = r;
             }
-            if (p->tsv_len > 0 && p->tsv[p->tsv_head] == in->tsecr[i]) {
-                int64_t r = in->ts_ns[i] - p->tsv_ns[p->tsv_head];
-                if (r >= 0) { ps->out->rtt_us[i] = (double)r / 1000.0; ps->out->rtt_direction[i] = d; }
-                p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
-            }
+            p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
         }
     }
 }
@@ -580,9 +581,9 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         }
         on_ack(&ps, d, i);
         on_window(&ps, d, i);
+        on_timestamp_echo(&ps, d, i);
         on_data(&ps, d, i);
     }
-    receiver_rtt_pass(&ps);
     for (int64_t d = 0; d < n_dirs; d++) {
         int64_t unfilled = 0;
         for (int j = 0; j < ps.dirs[d].nholes; j++) unfilled += ps.dirs[d].holes[j].hi - ps.dirs[d].holes[j].lo;
