@@ -78,6 +78,14 @@ IP_ID_SLACK_SEGMENTS = 5
 IN_PATH_HANDSHAKE_RATIO = 0.25
 # Timestamps-option bytes in each segment, subtracted from the announced MSS.
 TIMESTAMPS_OPTION_BYTES = 12
+# Without a handshake the segment size is read from the payload lengths: the most frequent
+# length (or its smallest frequent divisor: GRO/TSO frames are whole multiples of it) of at
+# least the smallest MSS in use (IPv4's default, 536 bytes), seen on at least this share of
+# the direction's frames, and of which most longer frames are exact multiples.
+MIN_SEGMENT_BYTES = 536
+MSS_CANDIDATE_SHARE = 0.01
+MSS_MULTIPLE_SHARE = 0.5
+MSS_MAX_DIVISOR = 64
 
 
 @dataclass
@@ -149,15 +157,55 @@ def _group_order(owner: np.ndarray) -> np.ndarray:
     return np.argsort(owner, kind="stable")
 
 
+def _mss_from_payloads(payload: np.ndarray, slot: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot: the segment size its payload lengths show (0 where they do not show one;
+    MIN_SEGMENT_BYTES and the shares above). GRO at a receiver and TSO at a sender make
+    frames of several segments, so the largest payload is no segment size."""
+    mss = np.zeros(n_slots, dtype=np.int64)
+    used = (slot >= 0) & (payload >= MIN_SEGMENT_BYTES)
+    if not used.any():
+        return mss
+    keys, counts = np.unique((slot[used].astype(np.int64) << 32) | payload[used].astype(np.int64),
+                             return_counts=True)
+    key_slot, key_len = keys >> 32, keys & 0xFFFFFFFF
+    frames = np.bincount(key_slot, weights=counts, minlength=n_slots)
+    common = counts >= np.maximum(2, MSS_CANDIDATE_SHARE * frames[key_slot])
+    # the most frequent length of each slot
+    order = np.lexsort((-counts, key_slot))
+    first = order[np.r_[True, key_slot[order][1:] != key_slot[order][:-1]]]
+    mode_slot, mode_len = key_slot[first], key_len[first]
+    best = mode_len.copy()
+    common_keys = keys[common]
+    for divisor in range(2, MSS_MAX_DIVISOR + 1):
+        candidate = mode_len // divisor
+        fits = (mode_len % divisor == 0) & (candidate >= MIN_SEGMENT_BYTES)
+        fits &= np.isin((mode_slot << 32) | candidate, common_keys)
+        best = np.where(fits, np.minimum(best, candidate), best)
+    # most frames longer than it must be whole multiples of it
+    candidate_of = np.zeros(n_slots, dtype=np.int64)
+    candidate_of[mode_slot] = best
+    c = candidate_of[key_slot]
+    longer = key_len > c
+    longer_frames = np.bincount(key_slot, weights=counts * longer, minlength=n_slots)
+    multiple_frames = np.bincount(key_slot, weights=counts * (longer & (key_len % np.maximum(c, 1) == 0)),
+                                  minlength=n_slots)
+    holds = multiple_frames >= MSS_MULTIPLE_SHARE * longer_frames
+    mss[holds] = candidate_of[holds]
+    return mss
+
+
 def _mss_per_slot(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
                   first_syn_index: np.ndarray) -> np.ndarray:
-    """Segment size each slot sends with: the peer's announced MSS less the
-    timestamps option when used, else the largest payload seen (0 unknown)."""
+    """Segment size each slot sends with: the peer's announced MSS less the timestamps
+    option when used, else the one its payload lengths show, else the largest payload
+    seen (0 unknown)."""
     mss = np.zeros(n_slots, dtype=np.int64)
-    payload = packets["tcp_payload_len"]
+    payload = np.asarray(packets["tcp_payload_len"])
     valid = slot >= 0
     if valid.any():
         np.maximum.at(mss, slot[valid], payload[valid].astype(np.int64))
+        shown = _mss_from_payloads(payload, slot, n_slots)
+        mss = np.where(shown > 0, shown, mss)
     announced = np.zeros(n_slots, dtype=np.int64)
     has_syn = first_syn_index >= 0
     announced[has_syn] = packets["opt_mss"][first_syn_index[has_syn]]

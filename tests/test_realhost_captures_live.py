@@ -115,3 +115,24 @@ def test_router_capture_on_any_interface_is_not_read_as_retransmissions(transfer
     codes = {w["code"] for w in document["warnings"]}
     assert {"duplicate_frames", "forwarding_drops"} <= codes
 
+
+
+def without_first_records(source: Path, target: Path, skip: int) -> None:
+    """Copy a pcap without its first `skip` records: a capture started mid-transfer."""
+    raw = source.read_bytes()
+    offset, kept = 24, bytearray(raw[:24])
+    for _ in range(skip):
+        offset += 16 + int.from_bytes(raw[offset + 8:offset + 12], "little")
+    kept += raw[offset:]
+    target.write_bytes(bytes(kept))
+
+
+def test_receiver_capture_started_mid_transfer_reads_the_segment_size_through_gro(transfer, tmp_path):
+    out, _, _ = transfer
+    _, whole = data_direction(out / "receiver.pcap")
+    without_first_records(out / "receiver.pcap", tmp_path / "mid.pcap", 2000)
+    document, d = data_direction(tmp_path / "mid.pcap")
+    assert d["mss"] == whole["mss"]
+    assert d["super_segment_frames"] > 0 and d["data_segments"] > d["data_packets"]
+    assert 0 < d["lost_segments"] <= whole["lost_segments"]
+    assert {"no_handshake", "super_segments"} <= {w["code"] for w in document["warnings"]}

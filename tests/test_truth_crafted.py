@@ -416,3 +416,22 @@ def test_time_wait_ack_with_ip_id_zero_is_not_counted_as_lost_ids():
     r = row_of(d, 0, 1)
     assert r["loss_method"] == "ip_id_gaps"
     assert r["lost_segments"] == 1 and r["retransmissions"] == 1
+
+
+def mss_shown(lengths_per_slot):
+    lengths = np.concatenate([np.asarray(v, dtype=np.uint32) for v in lengths_per_slot])
+    slot = np.concatenate([np.full(len(v), k, dtype=np.int32) for k, v in enumerate(lengths_per_slot)])
+    return truth._mss_from_payloads(lengths, slot, len(lengths_per_slot)).tolist()
+
+
+def test_segment_size_without_handshake_is_read_through_gro_and_tso_frames():
+    gro = [1448] * 50 + [2896] * 30 + [4344] * 10 + [14480] * 3 + [600]      # receiver, GRO on
+    heavy_gro = [1428] * 5 + [2856] * 40 + [5712] * 40 + [42840] * 10          # frames mostly merged
+    tso = [65160] * 40 + [1448] * 3 + [28960] * 5                            # sender, TSO on
+    assert mss_shown([gro, heavy_gro, tso]) == [1448, 1428, 1448]
+
+
+def test_segment_size_without_handshake_is_not_made_up_from_short_or_odd_writes():
+    nagle = [1000] * 50 + [1448] * 20          # 1448 is no multiple of 1000: no segment size shown
+    interactive = [100, 200, 50, 300]          # below any MSS in use
+    assert mss_shown([nagle, interactive]) == [0, 0]
