@@ -112,6 +112,12 @@ def find_forwarded_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n
     delay = ts[pair_out] - ts[pair_in]
     real = (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
     pair_in, pair_out = pair_in[real], pair_out[real]
+    # a super-segment that came in (TSO at the sender, GRO on the way in) may leave cut into
+    # segments: those pair by sequence range instead
+    seq = np.asarray(packets["seq"])[rows].astype(np.int64)
+    payload_len = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
+    split_in, split_out = _pair_segmented(row_slot, seq, payload_len, ts, incoming, pair_in, pair_out)
+    pair_in, pair_out = np.concatenate([pair_in, split_in]), np.concatenate([pair_out, split_out])
 
     # A direction is forwarded through this host when most of its packets pair up; two TTLs
     # alone also come from a TTL change of the sender (or a crafted file) and prove nothing.
@@ -125,6 +131,7 @@ def find_forwarded_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n
 
     forwarded = np.zeros(len(rows), dtype=bool)
     forwarded[pair_in] = True
+    pair_in = np.unique(pair_in)       # a super-segment cut into k segments pairs k times
     # every incoming copy leaves the view: forwarded ones are seen again leaving, the others
     # never left (dropped here, or still queued when the capture stopped)
     hidden[rows[incoming]] = True
@@ -139,3 +146,33 @@ def find_forwarded_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n
     segments = np.where(payload > 0, (payload + slot_mss - 1) // slot_mss, 1)
     np.add.at(forwarded_drops, row_slot[dropped], segments)
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+
+
+def _pair_segmented(row_slot: np.ndarray, seq: np.ndarray, payload_len: np.ndarray, ts: np.ndarray,
+                    incoming: np.ndarray, pair_in: np.ndarray, pair_out: np.ndarray):
+    """Pairs (incoming row, outgoing row) where an outgoing data packet not yet paired lies
+    inside the sequence range of an unpaired incoming one of its direction that came in
+    before it (within MAX_FORWARDING_DELAY_NS): a super-segment forwarded in pieces."""
+    paired = np.zeros(len(row_slot), dtype=bool)
+    paired[pair_in] = True
+    paired[pair_out] = True
+    data = (payload_len > 0) & ~paired
+    in_rows = np.flatnonzero(data & incoming & (payload_len > 0))
+    out_rows = np.flatnonzero(data & ~incoming)
+    none = np.zeros(0, dtype=np.int64)
+    if len(in_rows) == 0 or len(out_rows) == 0:
+        return none, none
+    # incoming sorted by (direction, sequence start, time); each outgoing finds the last
+    # incoming of its direction starting at or below its own start
+    in_key = (row_slot[in_rows] << 32) | seq[in_rows]
+    order = np.lexsort((ts[in_rows], in_key))
+    in_rows, in_key = in_rows[order], in_key[order]
+    out_key = (row_slot[out_rows] << 32) | seq[out_rows]
+    at = np.searchsorted(in_key, out_key, side="right") - 1
+    ok = at >= 0
+    cand = in_rows[np.maximum(at, 0)]
+    ok &= row_slot[cand] == row_slot[out_rows]
+    ok &= seq[out_rows] + payload_len[out_rows] <= seq[cand] + payload_len[cand]
+    delay = ts[out_rows] - ts[cand]
+    ok &= (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
+    return cand[ok].astype(np.int64), out_rows[ok].astype(np.int64)

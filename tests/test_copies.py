@@ -1,0 +1,55 @@
+"""Packets captured twice on a forwarding host (`tcpdump -i any`), one rule per test.
+
+The host sees each packet come in (TTL 64) and leave (TTL 63). Copies that left are the
+view; what came in and never left while later packets did is the host's own drops.
+"""
+from __future__ import annotations
+
+from spline_analysis.columns import TCP_ACK, TCP_SYN
+from test_truth_crafted import MSS, Flow, analyze, row_of
+
+
+def forwarded_transfer(segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True) -> Flow:
+    """b (server) sends `frames` super-segments of `segments_per_frame` MSS through the host;
+    each leaves cut into single segments (a TSO sender, a router without TSO out) or whole."""
+    f = Flow()
+    # the handshake passes the host too: each packet in, then out one hop later
+    for when, direction, seq, ack, flags in ((0.0, 0, 5000, 0, TCP_SYN), (0.010, 1, 1000, 5001, TCP_SYN | TCP_ACK),
+                                             (0.020, 0, 5001, 1001, TCP_ACK)):
+        f.add(when, direction, seq, ack, flags=flags, ttl=64, ip_id=7 + direction, mss_option=1460)
+        f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=63, ip_id=7 + direction, mss_option=1460)
+    t = 0.020
+    base, ip_id = 1001, 100
+    for frame in range(frames):
+        when = t + 0.001 * (frame + 1)
+        start = base + frame * segments_per_frame * MSS
+        f.add(when, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=64)
+        if frame not in drop_frames:
+            if split_on_the_way_out:
+                for k in range(segments_per_frame):
+                    f.add(when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=63)
+            else:
+                f.add(when + 0.0001, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=63)
+        ip_id += segments_per_frame
+    return f
+
+
+def test_super_segments_forwarded_in_pieces_are_copies_not_retransmissions():
+    _, _, d = analyze(forwarded_transfer(4, 30))
+    r = row_of(d, 0, 1)
+    assert r["duplicate_frames"] == 31          # 30 frames and the SYN/ACK
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0 and r["forwarded_drops"] == 0
+    assert r["data_segments"] == 120
+
+
+def test_super_segment_that_came_in_and_never_left_counts_its_segments_as_the_hosts_drops():
+    _, _, d = analyze(forwarded_transfer(4, 30, drop_frames=(10, 20)))
+    r = row_of(d, 0, 1)
+    assert r["forwarded_drops"] == 8 and r["lost_segments"] == 8
+    assert r["retransmissions"] == 0
+
+
+def test_whole_copies_pair_as_before():
+    _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5,), split_on_the_way_out=False))
+    r = row_of(d, 0, 1)
+    assert r["duplicate_frames"] == 40 and r["forwarded_drops"] == 1 and r["retransmissions"] == 0
