@@ -45,7 +45,7 @@ STAT_FIELDS = (
     "first_data_ts_ns", "last_data_ts_ns", "forward_jumps", "syn_ts_ns", "synack_ts_ns",
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
-    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "skipped_hole_fills",
+    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -432,10 +432,10 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     spurious = table["spurious_retransmissions"]
     is_sender_mode = mode[data_slots] == MODE_SENDER
     mss_rows = np.maximum(table["mss"], 1)
-    # every hole is a loss, and so is each repair that came after a repair above it (the
-    # sender repairs in sequence order: the first retransmission of the lower hole was lost)
-    hole_based = table["hole_fill_retransmissions"] + table["skipped_hole_fills"] + \
-        (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
+    # every hole is a loss, and so is each repair that shows an earlier one was lost: it came
+    # after a repair above it (senders repair in sequence order) or over two round trips late
+    holes_seen = table["hole_fill_retransmissions"] + (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
+    hole_based = holes_seen + table["lost_repairs"]
     # IDs missing from the capture, less those the peer ACKed
     id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0)
     # IDs number every packet, pure ACKs too: they count data loss where data dominates
@@ -444,9 +444,10 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     table["hole_lost_segments"] = hole_based.astype(np.int64)
     table["ip_id_lost_segments"] = np.where(ids_count_data, id_based, -1).astype(np.int64)
     # The ID count is used where the sender numbers each connection's packets and the holes
-    # do not contradict it: holes are a floor (every hole is a loss) and miss little.
+    # do not contradict it: the holes seen are a floor (every hole is a loss), and with the
+    # lost repairs they miss little.
     contradicted = ids_count_data & ~is_sender_mode & (
-        (id_based < IP_ID_BELOW_HOLES_FRACTION * hole_based - IP_ID_SLACK_SEGMENTS) |
+        (id_based < IP_ID_BELOW_HOLES_FRACTION * holes_seen - IP_ID_SLACK_SEGMENTS) |
         (id_based > IP_ID_ABOVE_HOLES_FACTOR * hole_based + IP_ID_SLACK_SEGMENTS))
     table["ip_id_contradicted"] = contradicted
     use_ids = ids_count_data & ~contradicted
@@ -545,7 +546,7 @@ JSON_FIELDS = (
     "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes", "mss",
     "delivered_bytes", "capture_gap_bytes", "super_segment_frames", "duplicate_frames",
     "forwarded_drops", "downstream_retransmissions", "ip_id_policy", "handshake_seen",
-    "ip_id_lost_segments", "hole_lost_segments", "ip_id_unusable", "ip_id_contradicted",
+    "ip_id_lost_segments", "hole_lost_segments", "lost_repairs", "ip_id_unusable", "ip_id_contradicted",
 )
 
 

@@ -270,6 +270,46 @@ def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_
     assert r["retransmissions"] == 1 and r["lost_segments"] == 1
 
 
+def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001) -> Flow:
+    """At the receiver a, IPv4 IDs random: b's segment 4 is lost, and its repair arrives
+    `repair_after_s` after the segment that revealed the hole. a ACKs each arrival at once;
+    each data segment echoes the TSval of a's newest ACK sent at least `rtt_s` before it
+    arrived (the receiver-side RTT)."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
+    base, rng, step = 1001, np.random.default_rng(9), 0.0001
+    order = [0, 1, 2, 3] + list(range(5, 30))
+    arrivals = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
+    repair_at = arrivals[4][1] + repair_after_s
+    arrivals = sorted(arrivals + [(4, repair_at)], key=lambda a: a[1])
+    acks: List[Tuple[float, int]] = []      # (time sent, TSval)
+    received: set = set()
+    for n, (k, when) in enumerate(arrivals):
+        echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
+        f.add(when, 1, base + k * MSS, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61,
+              tsval=1000 + n, tsecr=echo)
+        received.add(k)
+        in_order = 0
+        while in_order in received:
+            in_order += 1
+        acks.append((when + 0.00001, 100 + n))
+        f.add(when + 0.00001, 0, 5001, base + in_order * MSS, ttl=64, tsval=100 + n, tsecr=1000 + n)
+    return f
+
+
+def test_repair_over_two_round_trips_late_with_none_in_between_counts_a_lost_repair():
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0035))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
+def test_repair_about_one_round_trip_after_the_hole_is_the_first_one():
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0013))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
 def test_tail_loss_is_probed_by_tlp_then_recovered_by_rto():
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 0.010, 0.00001, ttl_a=63, ttl_b=64)

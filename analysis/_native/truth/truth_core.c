@@ -24,6 +24,13 @@
 #define RETX_RING 512
 /* Holes tracked per direction at once (entries); older ones are forgotten. */
 #define MAX_HOLES 8192
+/* A repair that fills a hole more than LATE_REPAIR_RTTS round trips (the largest of the
+ * newest RECENT_RTT_SAMPLES receiver-side samples: queues included) after the hole opened,
+ * with no other repair in the round trip before it, came after an earlier repair was lost:
+ * the first arrives about one round trip after the segments that revealed the hole, and a
+ * sender that is still repairing others (slowly, in a long recovery) repairs in turn. */
+#define LATE_REPAIR_RTTS 2
+#define RECENT_RTT_SAMPLES 8
 /* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
 #define TSVAL_RING 64
 /* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
@@ -62,6 +69,9 @@ typedef struct {
     rtt_entry *rtt; int rtt_head, rtt_len;
     retx_entry retx[RETX_RING]; int retx_head, retx_len;
     int64_t min_rtt_ns;
+    /* the newest receiver-side RTT samples (ns): what a repair's wait is measured against */
+    int64_t recent_rtt_ns[RECENT_RTT_SAMPLES]; int recent_rtt_next, recent_rtt_len;
+    int64_t last_repair_ns;   /* when a retransmission last filled a hole */
     /* TSval -> first time sent, for the peer's echo (ring of distinct TSvals) */
     uint32_t tsv[TSVAL_RING]; int64_t tsv_ns[TSVAL_RING]; int tsv_head, tsv_len;
     uint32_t tsv_last; int tsv_last_valid;
@@ -397,6 +407,13 @@ static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *
     return (in->ts_ns[i] - h->created_ns) < thr;
 }
 
+static int64_t recent_rtt_max_ns(const direction_state *s) {
+    int64_t m = 0;
+    for (int j = 0; j < s->recent_rtt_len; j++)
+        if (s->recent_rtt_ns[j] > m) m = s->recent_rtt_ns[j];
+    return m;
+}
+
 /* Retransmission kind from the recovery the ACKs show. */
 static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
     if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
@@ -462,8 +479,15 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     if (filled) {
         S[S_HOLE_FILL_RETRANS] += rseg;
         ps->out->hole_age_ns[i] = hole_age_ns;
-        /* filled below an earlier repair: this hole's first retransmission was lost */
-        if (s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo) S[S_SKIPPED_HOLE_FILLS] += rseg;
+        /* filled below an earlier repair, or long after the hole opened: this hole's
+         * first retransmission was lost */
+        int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo;
+        int64_t rtt_ns = recent_rtt_max_ns(s);
+        int64_t opened_ns = now - hole_age_ns;
+        int64_t quiet_ns = now - (s->last_repair_ns > opened_ns ? s->last_repair_ns : opened_ns);
+        int late = s->recent_rtt_len > 0 && hole_age_ns > LATE_REPAIR_RTTS * rtt_ns && quiet_ns > rtt_ns;
+        if (skipped || late) S[S_LOST_REPAIRS] += rseg;
+        s->last_repair_ns = now;
         if (lo > s->retx_fill_lo) s->retx_fill_lo = lo;
     }
     if (downstream) S[S_DOWNSTREAM_RETRANS] += rseg;
@@ -544,6 +568,9 @@ static void on_timestamp_echo(pass *ps, int64_t d, int64_t i) {
                 ps->out->rtt_us[i] = (double)r / 1000.0;
                 ps->out->rtt_direction[i] = (int32_t)d;
                 if (s->min_rtt_ns < 0 || r < s->min_rtt_ns) s->min_rtt_ns = r;
+                s->recent_rtt_ns[s->recent_rtt_next] = r;
+                s->recent_rtt_next = (s->recent_rtt_next + 1) % RECENT_RTT_SAMPLES;
+                if (s->recent_rtt_len < RECENT_RTT_SAMPLES) s->recent_rtt_len++;
             }
             p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
         }
