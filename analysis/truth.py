@@ -204,8 +204,6 @@ def _mss_per_slot(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: 
     valid = slot >= 0
     if valid.any():
         np.maximum.at(mss, slot[valid], payload[valid].astype(np.int64))
-        shown = _mss_from_payloads(payload, slot, n_slots)
-        mss = np.where(shown > 0, shown, mss)
     announced = np.zeros(n_slots, dtype=np.int64)
     has_syn = first_syn_index >= 0
     announced[has_syn] = packets["opt_mss"][first_syn_index[has_syn]]
@@ -215,6 +213,12 @@ def _mss_per_slot(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: 
     peer_mss = announced[peer] - np.where(uses_ts[peer] & uses_ts, TIMESTAMPS_OPTION_BYTES, 0)
     use_peer = (announced[peer] > 0) & (peer_mss > 0)
     mss[use_peer] = peer_mss[use_peer]
+    # the payloads of slots without an announced MSS (most captures have none)
+    unknown = np.append(~use_peer, False)
+    rows = np.flatnonzero(unknown[np.where(valid, slot, n_slots)])
+    if len(rows):
+        shown = _mss_from_payloads(payload[rows], slot[rows], n_slots)
+        mss = np.where(shown > 0, shown, mss)
     return mss
 
 
