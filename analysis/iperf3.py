@@ -23,6 +23,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 NS_PER_S = 1_000_000_000
+# iperf3 opens each data stream with a cookie of this many bytes (COOKIE_SIZE in iperf3).
+COOKIE_BYTES = 37
 
 
 @dataclass(frozen=True)
@@ -108,19 +110,27 @@ def match_direction(tests: Sequence[Iperf3Test], sport: int, dport: int) -> Opti
 
 def retransmissions_in_window(ts_ns: np.ndarray, is_retransmission: np.ndarray,
                               segment_weight: np.ndarray, slot: np.ndarray,
-                              data_slot: int, window_s: float) -> Tuple[int, int, float]:
+                              data_slot: int, window_s: float,
+                              payload_len: Optional[np.ndarray] = None) -> Tuple[int, int, float]:
     """Retransmitted segments of one direction inside [first data, first data + window_s].
 
     Returns (inside, after, window_start_s). `segment_weight` counts a
-    super-segment as the MSS-sized segments it carries.
+    super-segment as the MSS-sized segments it carries. With `payload_len`, a first
+    data segment that is iperf3's cookie (COOKIE_BYTES, sent when the stream connects,
+    up to a second before the test starts with -P) does not start the window.
     """
     mine = slot == data_slot
     if not np.any(mine):
         return 0, 0, float("nan")
-    data_ts = ts_ns[mine & (segment_weight > 0)]
-    if data_ts.size == 0:
+    data = mine & (segment_weight > 0)
+    data_rows = np.flatnonzero(data)
+    if data_rows.size == 0:
         return 0, 0, float("nan")
-    start_ns = int(data_ts.min())
+    first = data_rows[np.argmin(ts_ns[data_rows])]
+    if payload_len is not None and payload_len[first] == COOKIE_BYTES and data_rows.size > 1:
+        later = data_rows[data_rows != first]
+        first = later[np.argmin(ts_ns[later])]
+    start_ns = int(ts_ns[first])
     end_ns = start_ns + int(round(window_s * NS_PER_S))
     retrans = mine & is_retransmission
     inside = int(segment_weight[retrans & (ts_ns <= end_ns)].sum())
@@ -157,7 +167,8 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
         test = match_direction(tests, int(table["sport"][r]), int(table["dport"][r]))
         if test is not None:
             inside, after, start_s = retransmissions_in_window(
-                ts_ns, is_retransmission, segment_weight, slot, int(table["slot"][r]), test.sender_seconds)
+                ts_ns, is_retransmission, segment_weight, slot, int(table["slot"][r]), test.sender_seconds,
+                payload_len=payload)
             windows[r] = TestWindow(test, inside, after, start_s)
     return windows
 

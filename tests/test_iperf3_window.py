@@ -57,6 +57,19 @@ def test_retransmissions_after_the_window_are_counted_apart():
     assert (inside, after, start_s) == (1, 2, 0.0)
 
 
+def test_window_of_a_parallel_stream_starts_after_its_early_cookie_not_at_it():
+    """iperf3 -P: the first stream sends its 37-byte cookie on connecting, up to a second
+    before the test (and the other streams) start; its window must start with the test."""
+    ts_ns = np.array([0, 1000, 1001, 1002, 1003, 1004], dtype=np.int64) * 1_000_000
+    payload = np.array([37, 1448, 1448, 1448, 1448, 1448])
+    is_retrans = np.array([False, False, False, False, False, True])
+    weight = np.ones(6, dtype=np.int64)
+    slot = np.zeros(6, dtype=np.int64)
+    inside, after, start_s = iperf3.retransmissions_in_window(ts_ns, is_retrans, weight, slot, 0, 0.0045,
+                                                              payload_len=payload)
+    assert (inside, after, start_s) == (1, 0, 1.0)
+
+
 @pytest.mark.parametrize("name", ["dev_bbr_3pct", "dev_cubic_1pct"])
 def test_sender_retransmissions_in_iperf3_window_equal_tcp_info(name):
     truth_path = GROUNDTRUTH / f"{name}.truth.json"
