@@ -3,6 +3,7 @@
     spline-testbed run --cca cubic,bbr --rate 50mbit --loss 0,2% --duration 5 --out DIR
     spline-testbed run --config experiment.toml --out DIR
     spline-testbed check            # what this host can emulate
+    spline-testbed realhost --matrix capture/experiments/realhost-matrix.toml --out DIR
 
 This is the only module of the testbed that prints (to stderr, except `check`).
 """
@@ -155,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=command_run)
     check = commands.add_parser("check", help="say what this host can emulate")
     check.set_defaults(handler=command_check)
+    from .realhost_cli import add_parser as add_realhost_parser
+    add_realhost_parser(commands)
     return parser
 
 

@@ -1,0 +1,409 @@
+"""One real-host transfer: hosts with their ordinary offloads, captured where users capture.
+
+Topology, three network namespaces of our own (`rhsnd-<tag>`, `rhrtr-<tag>`, `rhrcv-<tag>`):
+
+    sender rhs0 --veth-- rhr0 router rhr1 --veth-- rhc0 receiver
+    10.72.1.1           10.72.1.2   10.72.2.2      10.72.2.1
+    fd72:1::1           fd72:1::2   fd72:2::2      fd72:2::1
+                                   egress rhr1: tbf (the bottleneck, unless unshaped)
+                        FORWARD: random drop of data (rhr0 -> rhr1) and of pure ACKs (rhr1 -> rhr0)
+
+iperf3 -P N runs in the sender (data flows sender -> receiver) from client ports
+CLIENT_PORT .. CLIENT_PORT + N - 1, so the rules can tell its data connections from
+its control connection. Offloads: every veth starts with TSO, GSO and GRO off; `gro`
+turns GRO on at the receiver's rhc0 (its capture then holds coalesced frames), `tso`
+turns TSO and GSO on at the sender's rhs0 (its capture holds the unsplit packets, and
+the router forwards them whole: veth passes GSO packets on unsplit).
+
+Ground truth, in segments:
+  data drops   the router drops data packets at random (iptables/ip6tables statistic).
+               A dropped packet jumps to a chain of length buckets: bucket k counts
+               packets carrying k segments (payload in ((k-1)*MSS, k*MSS]), so the drop
+               count is in segments also where the sender's GSO packets pass whole;
+  ACK drops    pure ACKs dropped the same way in the other direction (packets);
+  queue drops  `tc -s qdisc` of the router's egress to the receiver;
+  TCP_INFO     iperf3's per-stream retransmissions (total_retrans at the sender's timer end)
+               and `ss -ti` sampled at the sender until each socket closes (total_retrans,
+               segs_out, bytes_acked);
+  delivered    iperf3's receiver figures (bytes the receiving application read);
+  capture      each tcpdump's own counters (captured, dropped by kernel).
+Every capture point writes `<vantage>/trace.pcap` and `<vantage>/meta.json`; iperf3's
+JSON sits in the run folder as `iperf3.json`, where `spline-analyze` finds it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from . import netns
+from .errors import TestbedError
+from .realhost_spec import Transfer
+from .run import parse_tcpdump_counters, utc_now
+
+SERVER_PORT = 5201
+CLIENT_PORT = 41001
+MTU_BYTES = 1500
+TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32      # Linux sends timestamps on every data segment here
+IP_HEADER_BYTES = {4: 20, 6: 40}
+MAX_SEGMENTS_PER_PACKET = 46               # a 64 KiB GSO packet of 1,428-byte segments
+PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}    # IP + TCP header with every option (SACK blocks)
+ROUTER_QUEUE_MS = 100.0
+SNAPLEN_BYTES = 128
+SS_POLL_S = 0.1
+IPERF3_GRACE_S = 25.0
+CAPTURE_TAIL_S = 1.5                # > tcpdump's 1 s buffer timeout, so its last block is written
+
+ADDRESSES = {
+    4: {"sender": "10.72.1.1", "router_s": "10.72.1.2", "router_r": "10.72.2.2", "receiver": "10.72.2.1",
+        "prefix": 24},
+    6: {"sender": "fd72:1::1", "router_s": "fd72:1::2", "router_r": "fd72:2::2", "receiver": "fd72:2::1",
+        "prefix": 64},
+}
+DEVICES = {"sender": "rhs0", "router_s": "rhr0", "router_r": "rhr1", "receiver": "rhc0"}
+# capture point -> (namespace role, tcpdump -i)
+CAPTURE_POINTS = {"sender": ("snd", "rhs0"), "receiver": ("rcv", "rhc0"), "router-any": ("rtr", "any"),
+                  "router-out": ("rtr", "rhr1")}
+
+
+def mss_bytes(family: int) -> int:
+    """Payload bytes of a full segment on a 1500-byte MTU with TCP timestamps."""
+    return MTU_BYTES - IP_HEADER_BYTES[family] - TCP_HEADER_WITH_TIMESTAMPS_BYTES
+
+
+def segment_buckets(family: int) -> List[Tuple[int, int, int]]:
+    """(segments, lowest IP length, highest IP length) of packets carrying 1..MAX segments.
+
+    iptables' length match reads the IP length: IPv4 total length, IPv6 payload length
+    plus the 40-byte header; for a GSO packet that is the whole unsplit packet.
+    """
+    header = IP_HEADER_BYTES[family] + TCP_HEADER_WITH_TIMESTAMPS_BYTES
+    mss = mss_bytes(family)
+    buckets = []
+    for k in range(1, MAX_SEGMENTS_PER_PACKET + 1):
+        low, high = header + (k - 1) * mss + 1, min(65535, header + k * mss)
+        if low > 65535:
+            break
+        buckets.append((k, low, high))
+    return buckets
+
+
+def segments_from_buckets(counters: Dict[str, int]) -> int:
+    """Segments dropped, from the `seg<k>` bucket counters."""
+    return sum(int(name[3:]) * packets for name, packets in counters.items()
+               if re.fullmatch(r"seg\d+", name))
+
+
+@dataclass
+class CaptureRecord:
+    """One capture point's file and tcpdump's own counters."""
+
+    vantage: str
+    pcap: str
+    buffer_kib: int
+    counters: Dict[str, Optional[int]]
+
+
+@dataclass
+class TransferTruth:
+    """What the hosts themselves counted during one transfer."""
+
+    data_drop_packets: int
+    data_drop_segments: int
+    ack_drop_packets: int
+    queue_drops: int
+    data_packets_forwarded: int
+    tcpinfo_retransmissions: int            # iperf3, summed over streams (sender's timer end)
+    tcpinfo_per_stream: Dict[int, int]      # client port -> iperf3 retransmissions
+    ss_last: Dict[int, Dict[str, int]]      # client port -> last `ss -ti` sample before close
+    delivered_bytes: int                    # iperf3 receiver, summed over streams
+    delivered_seconds: float
+    delivered_bps: float
+    sent_bytes: int
+    cca_reported: Optional[str]
+
+    @property
+    def lost_segments(self) -> int:
+        """Data segments that never reached the receiver: the router's drops and queue drops."""
+        return self.data_drop_segments + self.queue_drops
+
+    @property
+    def ss_total_retrans(self) -> Optional[int]:
+        values = [s.get("total_retrans") for s in self.ss_last.values()]
+        return sum(values) if values and all(v is not None for v in values) else None
+
+
+@dataclass
+class TransferRecord:
+    """A finished transfer: its spec, folder, captures and truth."""
+
+    transfer: Transfer
+    run_dir: str
+    sender_address: str
+    client_ports: List[int]
+    captures: Dict[str, CaptureRecord]
+    truth: TransferTruth
+    rules_text: str
+    qdisc_text: str
+    wall_time_s: float = 0.0
+
+    def to_json(self) -> Dict:
+        document = asdict(self)
+        document["transfer"] = asdict(self.transfer)
+        document["truth"]["lost_segments"] = self.truth.lost_segments
+        document["truth"]["ss_total_retrans"] = self.truth.ss_total_retrans
+        return document
+
+
+def firewall_binary(family: int) -> str:
+    return "iptables" if family == 4 else "ip6tables"
+
+
+def add_rule(namespace_name: str, family: int, rule: List[str]) -> None:
+    netns.run_command([firewall_binary(family), "-w", *rule], namespace=namespace_name)
+
+
+def rule_counters(namespace_name: str, family: int, chain: str) -> Tuple[Dict[str, int], str]:
+    """`{comment: packets}` for the rules of `chain` that carry a comment, and the listing."""
+    text = netns.run_command([firewall_binary(family), "-w", "-L", chain, "-v", "-x", "-n"],
+                             namespace=namespace_name).stdout
+    counters: Dict[str, int] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if "/*" in line and words and words[0].isdigit():
+            counters[line.split("/*", 1)[1].split("*/", 1)[0].strip()] = int(words[0])
+    return counters, text
+
+
+def build_hosts(stack: ExitStack, tag: str) -> Dict[str, str]:
+    """The three namespaces, both address families, every offload off; removed when `stack` closes."""
+    names = {role: stack.enter_context(netns.namespace(f"rh{role}-{tag}")) for role in ("snd", "rtr", "rcv")}
+    netns.add_veth_pair(names["snd"], DEVICES["sender"], names["rtr"], DEVICES["router_s"])
+    netns.add_veth_pair(names["rtr"], DEVICES["router_r"], names["rcv"], DEVICES["receiver"])
+    placement = {"sender": "snd", "router_s": "rtr", "router_r": "rtr", "receiver": "rcv"}
+    for role, device in DEVICES.items():
+        ns = names[placement[role]]
+        for family, addresses in ADDRESSES.items():
+            extra = ["nodad"] if family == 6 else []
+            netns.run_command(["ip", f"-{family}", "addr", "add", f"{addresses[role]}/{addresses['prefix']}",
+                               "dev", device, *extra], namespace=ns)
+        netns.run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"], namespace=ns)
+        netns.run_command(["ip", "link", "set", device, "up"], namespace=ns)
+    for family, addresses in ADDRESSES.items():
+        netns.run_command(["ip", f"-{family}", "route", "add", "default", "via", addresses["router_s"]],
+                          namespace=names["snd"])
+        netns.run_command(["ip", f"-{family}", "route", "add", "default", "via", addresses["router_r"]],
+                          namespace=names["rcv"])
+    netns.run_command(["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"], namespace=names["rtr"])
+    netns.run_command(["sysctl", "-q", "-w", "net.ipv6.conf.all.forwarding=1"], namespace=names["rtr"])
+    return names
+
+
+def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
+    if transfer.receiver_gro:
+        netns.run_command(["ethtool", "-K", DEVICES["receiver"], "gro", "on"], namespace=names["rcv"])
+    if transfer.sender_tso:
+        netns.run_command(["ethtool", "-K", DEVICES["sender"], "tso", "on", "gso", "on"], namespace=names["snd"])
+
+
+def install_rules(router: str, transfer: Transfer, client_ports: List[int]) -> None:
+    """Counting and random-drop rules for the transfer's data connections (never its control one)."""
+    family = transfer.family
+    ports = f"{client_ports[0]}:{client_ports[-1]}"
+    header = IP_HEADER_BYTES[family] + TCP_HEADER_WITH_TIMESTAMPS_BYTES
+    data = ["-i", DEVICES["router_s"], "-o", DEVICES["router_r"], "-p", "tcp", "--sport", ports,
+            "--dport", str(SERVER_PORT), "-m", "length", "--length", f"{header + 1}:65535"]
+    acks = ["-i", DEVICES["router_r"], "-o", DEVICES["router_s"], "-p", "tcp", "--sport", str(SERVER_PORT),
+            "--dport", ports, "--tcp-flags", "SYN,RST,FIN", "NONE",
+            "-m", "length", "--length", f"0:{PURE_ACK_MAX_IP_BYTES[family]}"]
+    add_rule(router, family, ["-N", "RHDROP"])
+    for k, low, high in segment_buckets(family):
+        add_rule(router, family, ["-A", "RHDROP", "-m", "length", "--length", f"{low}:{high}",
+                                  "-m", "comment", "--comment", f"seg{k}"])
+    add_rule(router, family, ["-A", "RHDROP", "-m", "comment", "--comment", "data-drop", "-j", "DROP"])
+    add_rule(router, family, ["-A", "FORWARD", *data, "-m", "comment", "--comment", "data-seen"])
+    if transfer.data_loss > 0:
+        add_rule(router, family, ["-A", "FORWARD", *data, "-m", "statistic", "--mode", "random",
+                                  "--probability", f"{transfer.data_loss:.6f}", "-j", "RHDROP"])
+    if transfer.ack_loss > 0:
+        add_rule(router, family, ["-A", "FORWARD", *acks, "-m", "statistic", "--mode", "random",
+                                  "--probability", f"{transfer.ack_loss:.6f}",
+                                  "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+
+
+def start_capture(stack: ExitStack, namespace_name: str, interface: str, pcap: Path,
+                  buffer_kib: int) -> netns.Process:
+    """tcpdump as users run it (no immediate mode), TCP only; returns once it listens."""
+    log = pcap.with_name("tcpdump.log")
+    proc = stack.enter_context(netns.process(
+        ["tcpdump", "-i", interface, "-n", "-s", str(SNAPLEN_BYTES), "-B", str(buffer_kib), "-Z", "root",
+         "-w", str(pcap), "tcp"], namespace_name, pcap.with_name("tcpdump.stdout"), log))
+    if not netns.wait_until(lambda: "listening on" in log.read_text(errors="replace") or not proc.running(), 10):
+        raise TestbedError(f"tcpdump did not start on {interface} in {namespace_name}")
+    if not proc.running():
+        raise TestbedError(f"tcpdump failed on {interface}: {log.read_text(errors='replace').strip()}")
+    return proc
+
+
+def parse_ss_info(text: str) -> Dict[int, Dict[str, int]]:
+    """`{local port: {total_retrans, segs_out, bytes_acked, ...}}` from `ss -tinH` output."""
+    samples: Dict[int, Dict[str, int]] = {}
+    port: Optional[int] = None
+    for line in text.splitlines():
+        head = re.match(r"^\S+\s+\d+\s+\d+\s+(\S+):(\d+)\s+\S+", line)
+        if head:
+            port = int(head.group(2))
+            continue
+        if port is None:
+            continue
+        sample: Dict[str, int] = {}
+        retrans = re.search(r"\bretrans:\d+/(\d+)", line)
+        sample["total_retrans"] = int(retrans.group(1)) if retrans else 0
+        for key in ("segs_out", "data_segs_out", "bytes_acked", "bytes_sent", "bytes_retrans"):
+            found = re.search(rf"\b{key}:(\d+)", line)
+            if found:
+                sample[key] = int(found.group(1))
+        if "segs_out" in sample:
+            samples[port] = sample
+        port = None
+    return samples
+
+
+class SsSampler:
+    """Samples `ss -ti` of the sender's data sockets until stopped; keeps each socket's last sample."""
+
+    def __init__(self, namespace_name: str, ports: List[int]) -> None:
+        self.namespace_name, self.ports = namespace_name, set(ports)
+        self.last: Dict[int, Dict[str, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "SsSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            completed = netns.run_command(["ss", "-tinH", "state", "all", f"dport = :{SERVER_PORT}"],
+                                          namespace=self.namespace_name, check=False, timeout_s=5)
+            for port, sample in parse_ss_info(completed.stdout).items():
+                if port in self.ports:
+                    self.last[port] = sample
+            self._stop.wait(SS_POLL_S)
+
+
+def iperf3_truth(document: Dict) -> Dict[str, object]:
+    """Sender retransmissions per stream and the receiver's delivered bytes from an iperf3 -J client result."""
+    end = document.get("end") or {}
+    per_stream = {}
+    for stream in end.get("streams") or []:
+        sender = stream.get("sender") or {}
+        if isinstance(sender.get("retransmits"), int):
+            port = next((c["local_port"] for c in (document.get("start") or {}).get("connected") or []
+                         if c.get("socket") == sender.get("socket")), sender.get("socket"))
+            per_stream[int(port)] = int(sender["retransmits"])
+    received = end.get("sum_received") or {}
+    sent = end.get("sum_sent") or {}
+    return {"tcpinfo_retransmissions": int(sent.get("retransmits") or 0), "tcpinfo_per_stream": per_stream,
+            "delivered_bytes": int(received.get("bytes") or 0),
+            "delivered_seconds": float(received.get("seconds") or 0.0),
+            "delivered_bps": float(received.get("bits_per_second") or 0.0),
+            "sent_bytes": int(sent.get("bytes") or 0), "cca_reported": end.get("sender_tcp_congestion")}
+
+
+def write_meta(path: Path, vantage: str, interface: str, transfer: Transfer, buffer_kib: int,
+               counters: Dict[str, Optional[int]], start_utc: str, end_utc: str, server: str) -> None:
+    """meta.json in the schema capture/record.sh writes (spline-analyze reads its drop counters)."""
+    path.write_text(json.dumps({
+        "schema": "spline-capture-meta/1", "tool": "spline-testbed realhost", "interface": interface,
+        "namespace": vantage, "server": server, "filter": "tcp", "cca": transfer.cca,
+        "snaplen_bytes": SNAPLEN_BYTES, "buffer_kib": buffer_kib, "start_utc": start_utc, "end_utc": end_utc,
+        "trace_file": "trace.pcap", "trace_complete": counters.get("captured") is not None,
+        "capture": counters}, indent=2) + "\n", encoding="utf-8")
+
+
+def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
+    """Build the hosts, run `transfer` once, collect captures and truth, remove the hosts."""
+    started_s = time.monotonic()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    family = transfer.family
+    addresses = ADDRESSES[family]
+    client_ports = [CLIENT_PORT + i for i in range(transfer.flows)]
+    captures: Dict[str, CaptureRecord] = {}
+    with ExitStack() as stack:
+        names = build_hosts(stack, tag)
+        set_offloads(names, transfer)
+        if transfer.rate_bps > 0:
+            netns.shape_egress(names["rtr"], DEVICES["router_r"], transfer.rate_bps, ROUTER_QUEUE_MS)
+        install_rules(names["rtr"], transfer, client_ports)
+
+        processes = {}
+        start_utc = utc_now()
+        for vantage in transfer.vantages:
+            role, interface = CAPTURE_POINTS[vantage]
+            folder = run_dir / vantage
+            folder.mkdir(exist_ok=True)
+            processes[vantage] = start_capture(stack, names[role], interface, folder / "trace.pcap",
+                                               transfer.buffer_at(vantage))
+        stack.enter_context(netns.process(["iperf3", "-s", "-1", "-p", str(SERVER_PORT), "-J"], names["rcv"],
+                                          run_dir / "server.json", run_dir / "server.stderr",
+                                          stop_signal=signal.SIGTERM))
+        if not netns.wait_until(lambda: netns.tcp_port_listening(names["rcv"], SERVER_PORT), 10):
+            raise TestbedError("iperf3 server did not start")
+        with SsSampler(names["snd"], client_ports) as sampler:
+            client = stack.enter_context(netns.process(
+                ["iperf3", "-c", addresses["receiver"], "-p", str(SERVER_PORT), "-P", str(transfer.flows),
+                 "--cport", str(client_ports[0]), "-C", transfer.cca, "-t", f"{transfer.duration_s:g}", "-J"],
+                names["snd"], run_dir / "iperf3.json", run_dir / "iperf3.stderr"))
+            status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
+            if status is None:
+                raise TestbedError(f"iperf3 did not finish within {transfer.duration_s + IPERF3_GRACE_S:g} s")
+            time.sleep(CAPTURE_TAIL_S)
+        for proc in processes.values():
+            proc.stop(signal.SIGINT)
+        end_utc = utc_now()
+        drops, rules_text = rule_counters(names["rtr"], family, "RHDROP")
+        forward, forward_text = rule_counters(names["rtr"], family, "FORWARD")
+        qdisc = (netns.qdisc_statistics(names["rtr"], DEVICES["router_r"]) if transfer.rate_bps > 0
+                 else {"dropped": 0, "text": ""})
+
+    try:
+        document = json.loads((run_dir / "iperf3.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TestbedError(f"{transfer.name}: iperf3 wrote no JSON ({exc})") from exc
+    if status != 0 or document.get("error"):
+        raise TestbedError(f"{transfer.name}: iperf3 failed: {document.get('error') or status}")
+    for vantage in transfer.vantages:
+        role, interface = CAPTURE_POINTS[vantage]
+        folder = run_dir / vantage
+        counters = parse_tcpdump_counters((folder / "tcpdump.log").read_text(errors="replace"))
+        write_meta(folder / "meta.json", vantage, interface, transfer, transfer.buffer_at(vantage), counters,
+                   start_utc, end_utc, addresses["receiver"])
+        captures[vantage] = CaptureRecord(vantage, str(folder / "trace.pcap"), transfer.buffer_at(vantage), counters)
+    truth = TransferTruth(
+        data_drop_packets=drops.get("data-drop", 0), data_drop_segments=segments_from_buckets(drops),
+        ack_drop_packets=forward.get("ack-drop", 0), queue_drops=int(qdisc["dropped"]),
+        data_packets_forwarded=forward.get("data-seen", 0), ss_last=dict(sampler.last),
+        **iperf3_truth(document))
+    record = TransferRecord(transfer=transfer, run_dir=str(run_dir), sender_address=addresses["sender"],
+                            client_ports=client_ports, captures=captures, truth=truth,
+                            rules_text=rules_text + forward_text, qdisc_text=str(qdisc["text"]),
+                            wall_time_s=time.monotonic() - started_s)
+    (run_dir / "truth.json").write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def transfer_tag(index: int) -> str:
+    """A short, per-process name part for the namespaces of transfer `index`."""
+    return f"{os.getpid() % 100000}-{index}"

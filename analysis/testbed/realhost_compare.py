@@ -1,0 +1,210 @@
+"""Compare `spline-analyze`'s figures of real-host captures with what the hosts counted.
+
+One row per transfer and capture point: lost segments against the router's drops (in
+segments) plus queue drops; retransmissions against the sender's TCP_INFO (iperf3's
+per-stream total_retrans, whose test window `spline-analyze` applies when iperf3.json sits
+beside the capture); goodput against what the receiving iperf3 read; warnings against what
+the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
+compared again after the analyzer changes (`spline-testbed realhost --reanalyse`).
+"""
+from __future__ import annotations
+
+import csv
+import ipaddress
+import math
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from .realhost_spec import (GOODPUT_TOLERANCE, LOST_TOLERANCE, RETRANSMISSION_TOLERANCE_AT_SENDER, Transfer,
+                            expected_warnings)
+
+Analyser = Callable[[Path], Dict[str, Any]]
+
+
+def analyse_with_library(pcap: Path) -> Dict[str, Any]:
+    """The per-file JSON document `spline-analyze --json` prints for `pcap`."""
+    from spline_analysis.pipeline import analyze
+    return analyze(pcap).to_json()
+
+
+def same_address(a: Any, b: Any) -> bool:
+    try:
+        return ipaddress.ip_address(str(a)) == ipaddress.ip_address(str(b))
+    except ValueError:
+        return str(a) == str(b)
+
+
+def data_directions(document: Dict[str, Any], sender_address: str, client_ports: Sequence[int]
+                    ) -> List[Dict[str, Any]]:
+    """The directions carrying the transfer's data (sender -> receiver on a data connection)."""
+    ports = set(int(p) for p in client_ports)
+    return [d for d in document.get("directions") or []
+            if same_address(d.get("src"), sender_address) and int(d.get("sport", -1)) in ports]
+
+
+def relative_error(measured: Optional[float], truth: Optional[float]) -> Optional[float]:
+    """(measured - truth) / truth; 0 when both are 0; None when unknown or truth is 0 alone."""
+    if measured is None or truth is None or (isinstance(measured, float) and math.isnan(measured)):
+        return None
+    if truth == 0:
+        return 0.0 if measured == 0 else None
+    return (measured - truth) / truth
+
+
+def within(error: Optional[float], tolerance: float) -> bool:
+    return error is not None and abs(error) <= tolerance + 1e-12
+
+
+def total(directions: List[Dict[str, Any]], key: str) -> Optional[float]:
+    values = [d.get(key) for d in directions]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values)
+
+
+def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, Any]) -> Dict[str, Any]:
+    """One result row: truth vs the analyzer for `vantage` of the transfer in `record` (truth.json)."""
+    transfer = Transfer(**{**record["transfer"], "vantages": tuple(record["transfer"]["vantages"])})
+    truth = record["truth"]
+    capture = record["captures"][vantage]
+    kernel_drops = int(capture["counters"].get("kernel_drops") or 0)
+    directions = data_directions(document, record["sender_address"], record["client_ports"])
+    lost = total(directions, "lost_segments")
+    retransmissions = total(directions, "retransmissions")
+    goodput = total(directions, "goodput_bps")
+    lost_error = relative_error(lost, truth["lost_segments"])
+    retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
+    goodput_error = relative_error(goodput, truth["delivered_bps"])
+    codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
+    must, may = expected_warnings(transfer, vantage, kernel_drops)
+    missing = sorted(must - set(codes))
+    unexpected = sorted(set(codes) - must - may)
+    lost_ok = within(lost_error, LOST_TOLERANCE[vantage])
+    retransmissions_ok = within(retransmission_error, RETRANSMISSION_TOLERANCE_AT_SENDER) \
+        if vantage == "sender" else None
+    goodput_ok = within(goodput_error, GOODPUT_TOLERANCE)
+    warnings_ok = not missing and not unexpected
+    row = {
+        "transfer": transfer.name, "vantage": vantage, "offloads": transfer.offloads, "family": transfer.family,
+        "flows": transfer.flows, "cca": transfer.cca, "data_loss": transfer.data_loss,
+        "ack_loss": transfer.ack_loss, "rate_bps": transfer.rate_bps, "buffer_kib": capture["buffer_kib"],
+        "directions_found": len(directions),
+        "truth_lost_segments": truth["lost_segments"], "router_data_drops_packets": truth["data_drop_packets"],
+        "router_ack_drops": truth["ack_drop_packets"], "queue_drops": truth["queue_drops"],
+        "lost_segments": lost, "lost_error": lost_error, "lost_tolerance": LOST_TOLERANCE[vantage],
+        "lost_ok": lost_ok,
+        "truth_retransmissions": truth["tcpinfo_retransmissions"], "ss_total_retrans": truth.get("ss_total_retrans"),
+        "retransmissions": retransmissions,
+        "retransmissions_in_capture": total(directions, "retransmissions_in_capture"),
+        "retransmissions_error": retransmission_error, "retransmissions_ok": retransmissions_ok,
+        "truth_goodput_bps": truth["delivered_bps"], "goodput_bps": goodput, "goodput_error": goodput_error,
+        "goodput_ok": goodput_ok,
+        "truth_delivered_bytes": truth["delivered_bytes"], "delivered_bytes": total(directions, "delivered_bytes"),
+        "tcpdump_captured": capture["counters"].get("captured"), "tcpdump_kernel_drops": kernel_drops,
+        "analyzer_kernel_drops": (document.get("capture_drops") or {}).get("kernel"),
+        "capture_gaps": total(directions, "capture_gaps"),
+        "super_segment_frames": total(directions, "super_segment_frames"),
+        "duplicate_frames": total(directions, "duplicate_frames"),
+        "forwarded_drops": total(directions, "forwarded_drops"),
+        "warnings": " ".join(codes), "warnings_expected": " ".join(sorted(must)),
+        "warnings_missing": " ".join(missing), "warnings_unexpected": " ".join(unexpected),
+        "warnings_ok": warnings_ok,
+    }
+    row["ok"] = bool(lost_ok and goodput_ok and warnings_ok and retransmissions_ok is not False
+                     and len(directions) == transfer.flows)
+    return row
+
+
+def compare_record(record: Dict[str, Any], analyser: Analyser = analyse_with_library) -> List[Dict[str, Any]]:
+    """Rows for every capture point of one transfer; a capture the analyzer cannot read is a failed row."""
+    rows = []
+    for vantage, capture in record["captures"].items():
+        try:
+            document = analyser(Path(capture["pcap"]))
+        except Exception as exc:  # noqa: BLE001 - one bad capture must not stop the matrix
+            document = {"directions": [], "warnings": [{"code": f"analysis_failed:{exc.__class__.__name__}"}]}
+        rows.append(compare_capture(record, vantage, document))
+    return rows
+
+
+def percent(value: Optional[float]) -> str:
+    return "-" if value is None else f"{100 * value:+.2f}%"
+
+
+def mark(ok: Optional[bool]) -> str:
+    return "" if ok is None else ("ok" if ok else "MISS")
+
+
+def format_table(rows: List[Dict[str, Any]]) -> str:
+    """The agreement table, one line per transfer and capture point."""
+    header = (f"{'transfer':<32} {'vantage':<10} {'lost':>6} {'truth':>6} {'err':>8} {'':<4} "
+              f"{'retr':>6} {'tcpinfo':>7} {'err':>8} {'':<4} {'goodput':>8} {'truth':>8} {'err':>8} {'':<4} "
+              f"{'kdrops':>7}  warnings")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        goodput = "-" if r["goodput_bps"] is None else f"{r['goodput_bps'] / 1e6:.2f}"
+        warnings = r["warnings"] or "-"
+        if r["warnings_missing"]:
+            warnings += f"  MISSING {r['warnings_missing']}"
+        if r["warnings_unexpected"]:
+            warnings += f"  UNEXPECTED {r['warnings_unexpected']}"
+        lines.append(
+            f"{r['transfer']:<32} {r['vantage']:<10} {fmt_count(r['lost_segments']):>6} "
+            f"{r['truth_lost_segments']:>6} {percent(r['lost_error']):>8} {mark(r['lost_ok']):<4} "
+            f"{fmt_count(r['retransmissions']):>6} {r['truth_retransmissions']:>7} "
+            f"{percent(r['retransmissions_error']):>8} {mark(r['retransmissions_ok']):<4} "
+            f"{goodput:>8} {r['truth_goodput_bps'] / 1e6:>8.2f} {percent(r['goodput_error']):>8} "
+            f"{mark(r['goodput_ok']):<4} {r['tcpdump_kernel_drops']:>7}  {warnings}")
+    passed = sum(1 for r in rows if r["ok"])
+    lines.append(f"{passed}/{len(rows)} captures within every tolerance "
+                 f"(lost {', '.join(f'{v} {100 * t:g}%' for v, t in LOST_TOLERANCE.items())}; "
+                 f"retransmissions at the sender {100 * RETRANSMISSION_TOLERANCE_AT_SENDER:g}%; "
+                 f"goodput {100 * GOODPUT_TOLERANCE:g}%; expected warnings only)")
+    return "\n".join(lines)
+
+
+def fmt_count(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+ISSUE_CASE_CAPTURE = {"receiver": "receiver side", "router-any": "tcpdump -i any on the router",
+                      "sender": "sender side", "router-out": "router, egress interface"}
+
+
+def format_issue_cases(rows: List[Dict[str, Any]], records: Dict[str, Dict[str, Any]]) -> str:
+    """The issue's table remade: capture, truth in segments, what spline-analyze says."""
+    lines = ["| transfer | capture | truth (segments dropped) | spline-analyze | warnings |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        note = records[r["transfer"]]["transfer"].get("note") or r["transfer"]
+        truth = f"{r['truth_lost_segments']:,}"
+        if r["tcpdump_kernel_drops"]:
+            truth += f" (tcpdump dropped {r['tcpdump_kernel_drops']:,} packets)"
+        figures = (f"lost {fmt_count(r['lost_segments'])} ({percent(r['lost_error'])}), "
+                   f"retransmissions {fmt_count(r['retransmissions'])} vs TCP_INFO {r['truth_retransmissions']}, "
+                   f"goodput {(r['goodput_bps'] or 0) / 1e6:.1f} vs {r['truth_goodput_bps'] / 1e6:.1f} Mbit/s "
+                   f"delivered")
+        if r["forwarded_drops"] is not None and r["vantage"] == "router-any":
+            figures += f", forwarded drops {fmt_count(r['forwarded_drops'])}"
+        lines.append(f"| {note} | {ISSUE_CASE_CAPTURE[r['vantage']]} | {truth} | {figures} | "
+                     f"{r['warnings'] or '-'} |")
+    return "\n".join(lines)
+
+
+CSV_COLUMNS = ["transfer", "vantage", "offloads", "family", "flows", "cca", "data_loss", "ack_loss", "rate_bps",
+               "buffer_kib", "directions_found", "truth_lost_segments", "router_data_drops_packets",
+               "router_ack_drops", "queue_drops", "lost_segments", "lost_error", "lost_tolerance", "lost_ok",
+               "truth_retransmissions", "ss_total_retrans", "retransmissions", "retransmissions_in_capture",
+               "retransmissions_error", "retransmissions_ok", "truth_goodput_bps", "goodput_bps", "goodput_error",
+               "goodput_ok", "truth_delivered_bytes", "delivered_bytes", "tcpdump_captured",
+               "tcpdump_kernel_drops", "analyzer_kernel_drops", "capture_gaps", "super_segment_frames",
+               "duplicate_frames", "forwarded_drops", "warnings", "warnings_expected", "warnings_missing",
+               "warnings_unexpected", "warnings_ok", "ok"]
+
+
+def write_csv(rows: List[Dict[str, Any]], path: Path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_COLUMNS})

@@ -1,0 +1,197 @@
+"""Real-host transfers declared as data: what each host does, and what truth to expect.
+
+A real-host matrix file (TOML) holds a `[defaults]` table and a list of `[[transfer]]`
+tables; each transfer takes the defaults and overrides some of them:
+
+    [defaults]
+    rate = "100mbit"          # tbf on the router's egress to the receiver; "0" = unshaped
+    duration_s = 4
+    vantages = ["sender", "receiver", "router-any", "router-out"]
+    buffer_kib = 8192         # tcpdump -B at every capture point
+
+    [[transfer]]
+    name = "gro-v4-p1-cubic-l1"
+    offloads = "gro"          # off | gro | tso | tso+gro
+    family = 4                # 4 or 6
+    flows = 1                 # iperf3 -P
+    cca = "cubic"
+    data_loss = "1%"          # router FORWARD, sender -> receiver data segments
+    ack_loss = "0%"           # router FORWARD, receiver -> sender pure ACKs
+    receiver_buffer_kib = 64  # tcpdump -B at the receiver only (makes the kernel drop)
+
+Offloads name what is on: `gro` at the receiver's veth (coalesced frames in its capture),
+`tso` = TSO and GSO at the sender's veth (super-segments in the sender's capture and through
+the router, whose drop counters still count segments: see realhost.py).
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from .errors import TestbedError
+from .matrix import parse_duration_s, parse_probability, parse_rate_bps
+
+VANTAGES = ("sender", "receiver", "router-any", "router-out")
+OFFLOADS = ("off", "gro", "tso", "tso+gro")
+FAMILIES = (4, 6)
+CCAS = ("cubic", "bbr", "reno")
+DEFAULT_BUFFER_KIB = 8192
+
+# Tolerances of issue 8, as fractions of the truth.
+LOST_TOLERANCE = {"sender": 0.02, "receiver": 0.03, "router-any": 0.03, "router-out": 0.03}
+RETRANSMISSION_TOLERANCE_AT_SENDER = 0.01
+GOODPUT_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One transfer of the matrix: the hosts' settings and where it is captured."""
+
+    name: str
+    offloads: str = "off"
+    family: int = 4
+    flows: int = 1
+    cca: str = "cubic"
+    data_loss: float = 0.0           # probability per data packet at the router
+    ack_loss: float = 0.0            # probability per pure ACK at the router
+    rate_bps: int = 100_000_000      # 0: not shaped
+    duration_s: float = 4.0
+    vantages: Tuple[str, ...] = VANTAGES
+    buffer_kib: int = DEFAULT_BUFFER_KIB
+    receiver_buffer_kib: Optional[int] = None
+    note: str = ""
+    issue_case: int = 0              # 1-4: the row of issue 8's table this transfer remakes
+
+    @property
+    def receiver_gro(self) -> bool:
+        return "gro" in self.offloads.split("+")
+
+    @property
+    def sender_tso(self) -> bool:
+        return "tso" in self.offloads.split("+")
+
+    def buffer_at(self, vantage: str) -> int:
+        """tcpdump -B (KiB) at `vantage`."""
+        if vantage == "receiver" and self.receiver_buffer_kib is not None:
+            return self.receiver_buffer_kib
+        return self.buffer_kib
+
+
+@dataclass
+class Matrix:
+    """The transfers of a matrix file, in file order."""
+
+    transfers: List[Transfer] = field(default_factory=list)
+
+    def select(self, names: Sequence[str]) -> "Matrix":
+        """The transfers whose name is in `names` or starts with one of them followed by nothing else."""
+        wanted = [n for n in names if n]
+        chosen = [t for t in self.transfers if any(t.name == n or re.fullmatch(n, t.name) for n in wanted)]
+        if wanted and not chosen:
+            raise TestbedError(f"no transfer matches {', '.join(wanted)}")
+        return Matrix(chosen if wanted else list(self.transfers))
+
+
+KNOWN_KEYS = {"name", "offloads", "family", "flows", "cca", "data_loss", "ack_loss", "rate", "duration_s",
+              "vantages", "buffer_kib", "receiver_buffer_kib", "note", "issue_case"}
+
+
+def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> Transfer:
+    """A Transfer from one `[[transfer]]` table over the `[defaults]` table; raises TestbedError."""
+    merged = {**defaults, **values}
+    unknown = set(merged) - KNOWN_KEYS
+    if unknown:
+        raise TestbedError(f"unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(KNOWN_KEYS))}")
+    name = str(merged.get("name") or "")
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+        raise TestbedError(f"transfer name {name!r}: use letters, digits and _.+- (it names a directory)")
+    offloads = str(merged.get("offloads", "off"))
+    if offloads not in OFFLOADS:
+        raise TestbedError(f"{name}: offloads {offloads!r}: one of {', '.join(OFFLOADS)}")
+    family = int(merged.get("family", 4))
+    if family not in FAMILIES:
+        raise TestbedError(f"{name}: family {family}: 4 or 6")
+    flows = int(merged.get("flows", 1))
+    if not 1 <= flows <= 16:
+        raise TestbedError(f"{name}: flows {flows}: 1 to 16")
+    vantages = tuple(str(v) for v in merged.get("vantages", VANTAGES))
+    if not vantages or any(v not in VANTAGES for v in vantages):
+        raise TestbedError(f"{name}: vantages {list(vantages)}: a list of {', '.join(VANTAGES)}")
+    rate_text = str(merged.get("rate", "100mbit"))
+    rate_bps = 0 if rate_text.strip() in ("0", "unshaped", "") else int(parse_rate_bps(rate_text).value)
+    receiver_buffer = merged.get("receiver_buffer_kib")
+    return Transfer(
+        name=name, offloads=offloads, family=family, flows=flows, cca=str(merged.get("cca", "cubic")),
+        data_loss=parse_probability(str(merged.get("data_loss", "0%")), "data_loss").value,
+        ack_loss=parse_probability(str(merged.get("ack_loss", "0%")), "ack_loss").value,
+        rate_bps=rate_bps, duration_s=parse_duration_s(merged.get("duration_s", 4)), vantages=vantages,
+        buffer_kib=int(merged.get("buffer_kib", DEFAULT_BUFFER_KIB)),
+        receiver_buffer_kib=int(receiver_buffer) if receiver_buffer is not None else None,
+        note=str(merged.get("note", "")), issue_case=int(merged.get("issue_case", 0)))
+
+
+def matrix_from_document(document: Dict[str, Any]) -> Matrix:
+    """A Matrix from a parsed TOML document with `[defaults]` and `[[transfer]]`."""
+    defaults = dict(document.get("defaults") or {})
+    tables = document.get("transfer") or []
+    if not isinstance(tables, list) or not tables:
+        raise TestbedError("a real-host matrix needs at least one [[transfer]] table")
+    transfers = [transfer_from_mapping(dict(t), defaults) for t in tables]
+    names = [t.name for t in transfers]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise TestbedError(f"transfer names must be unique: {', '.join(duplicates)}")
+    return Matrix(transfers)
+
+
+def load_matrix(path: Path) -> Matrix:
+    """Read a real-host matrix file (TOML)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python < 3.11
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError as exc:
+            raise TestbedError("reading TOML needs Python >= 3.11 or the 'tomli' package") from exc
+    try:
+        document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TestbedError(f"cannot read real-host matrix {path}: {exc}") from exc
+    return matrix_from_document(document)
+
+
+def with_duration(matrix: Matrix, duration_s: Optional[float]) -> Matrix:
+    """The matrix with every transfer's duration replaced (for quick runs)."""
+    if duration_s is None:
+        return matrix
+    return Matrix([replace(t, duration_s=duration_s) for t in matrix.transfers])
+
+
+def expected_warnings(transfer: Transfer, vantage: str, capture_kernel_drops: int) -> Tuple[FrozenSet[str],
+                                                                                           FrozenSet[str]]:
+    """(codes that must be raised, codes that may be raised) for one capture of `transfer`.
+
+    Anything outside the union is a warning the conditions do not explain. `capture_gaps`
+    needs the capture to have missed data the receiver acknowledged, which small kernel
+    drop counts (or drops of ACKs only) need not cause, so it is allowed, not required.
+    """
+    must, may = set(), set()
+    if vantage == "receiver" and transfer.receiver_gro:
+        must.add("super_segments")
+    if vantage == "sender" and transfer.sender_tso:
+        must.add("super_segments")
+    if vantage == "router-any":
+        must.add("duplicate_frames")
+        if transfer.data_loss > 0 or transfer.ack_loss > 0:
+            may.add("forwarding_drops")
+        if transfer.data_loss > 0:
+            must.add("forwarding_drops")
+        if transfer.sender_tso:
+            may.add("super_segments")      # the GSO packets coming in are set aside, but seen
+    if capture_kernel_drops > 0:
+        must.add("capture_drops")
+        may.add("capture_gaps")
+    return frozenset(must), frozenset(may)

@@ -1,0 +1,147 @@
+"""The real-host matrix: its definition, the truth it reads from the hosts, the agreement rules."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spline_analysis.testbed.errors import TestbedError
+from spline_analysis.testbed.realhost import (iperf3_truth, mss_bytes, parse_ss_info, segment_buckets,
+                                              segments_from_buckets)
+from spline_analysis.testbed.realhost_compare import compare_capture, relative_error
+from spline_analysis.testbed.realhost_spec import (VANTAGES, expected_warnings, load_matrix,
+                                                   matrix_from_document, Transfer)
+
+MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"
+
+
+def test_committed_matrix_spans_offloads_families_flows_ccas_and_loss_in_24_transfers():
+    matrix = load_matrix(MATRIX)
+    plain = [t for t in matrix.transfers if not t.issue_case]
+    assert len(plain) >= 24
+    assert {t.offloads for t in plain} >= {"off", "gro", "tso+gro", "tso"}
+    assert {t.family for t in plain} == {4, 6}
+    assert {t.flows for t in plain} >= {1, 3}
+    assert {t.cca for t in plain} == {"cubic", "bbr", "reno"}
+    assert min(t.data_loss for t in plain) == 0.005 and max(t.data_loss for t in plain) == 0.05
+    assert any(t.ack_loss > 0 for t in plain)
+    assert all(set(t.vantages) == set(VANTAGES) for t in plain)
+    assert sorted(t.issue_case for t in matrix.transfers if t.issue_case) == [1, 2, 3, 4]
+
+
+def test_matrix_rejects_unknown_keys_offloads_and_duplicate_names():
+    with pytest.raises(TestbedError, match="unknown key"):
+        matrix_from_document({"transfer": [{"name": "a", "gro": True}]})
+    with pytest.raises(TestbedError, match="offloads"):
+        matrix_from_document({"transfer": [{"name": "a", "offloads": "lro"}]})
+    with pytest.raises(TestbedError, match="unique"):
+        matrix_from_document({"transfer": [{"name": "a"}, {"name": "a"}]})
+
+
+def test_defaults_apply_and_transfer_overrides_them():
+    matrix = matrix_from_document({"defaults": {"rate": "50mbit", "data_loss": "2%", "buffer_kib": 4096},
+                                   "transfer": [{"name": "a"}, {"name": "b", "rate": "0", "receiver_buffer_kib": 32}]})
+    a, b = matrix.transfers
+    assert (a.rate_bps, a.data_loss, a.buffer_at("receiver")) == (50_000_000, 0.02, 4096)
+    assert (b.rate_bps, b.buffer_at("receiver"), b.buffer_at("sender")) == (0, 32, 4096)
+
+
+@pytest.mark.parametrize("family", [4, 6])
+def test_length_buckets_count_a_gso_packet_as_the_segments_it_is_split_into(family):
+    header = {4: 52, 6: 72}[family]
+    mss = mss_bytes(family)
+    buckets = segment_buckets(family)
+
+    def segments_of(ip_length):
+        return next(k for k, low, high in buckets if low <= ip_length <= high)
+
+    assert segments_of(header + 1) == 1
+    assert segments_of(header + mss) == 1
+    assert segments_of(header + mss + 1) == 2
+    assert segments_of(header + 10 * mss) == 10
+    assert segments_of(65535) == -(-(65535 - header) // mss)
+    assert all(buckets[i][2] + 1 == buckets[i + 1][1] for i in range(len(buckets) - 1))
+
+
+def test_dropped_segments_weigh_each_bucket_by_its_segment_count():
+    assert segments_from_buckets({"seg1": 10, "seg3": 2, "seg45": 1, "data-drop": 13}) == 10 + 6 + 45
+
+
+SS_OUTPUT = """ESTAB 0 1234 10.72.1.1:41001 10.72.2.1:5201
+\t cubic wscale:7,7 rto:204 rtt:1.2/0.3 mss:1448 cwnd:10 bytes_sent:100 bytes_retrans:2896 bytes_acked:90 segs_out:120 segs_in:60 data_segs_out:118 retrans:0/2 lost:0
+FIN-WAIT-1 0 0 [fd72:1::1]:41002 [fd72:2::1]:5201
+\t bbr wscale:7,7 bytes_acked:5 segs_out:7 data_segs_out:5
+TIME-WAIT 0 0 10.72.1.1:41003 10.72.2.1:5201
+"""
+
+
+def test_ss_info_gives_each_sockets_total_retransmissions_and_segments():
+    samples = parse_ss_info(SS_OUTPUT)
+    assert samples[41001] == {"total_retrans": 2, "segs_out": 120, "data_segs_out": 118, "bytes_acked": 90,
+                              "bytes_sent": 100, "bytes_retrans": 2896}
+    assert samples[41002]["total_retrans"] == 0 and samples[41002]["segs_out"] == 7
+    assert 41003 not in samples
+
+
+def test_iperf3_truth_takes_per_stream_retransmissions_and_receiver_bytes():
+    document = {"start": {"connected": [{"socket": 5, "local_port": 41001}, {"socket": 7, "local_port": 41002}]},
+                "end": {"streams": [{"sender": {"socket": 5, "retransmits": 3}},
+                                    {"sender": {"socket": 7, "retransmits": 4}}],
+                        "sum_sent": {"retransmits": 7, "bytes": 1000},
+                        "sum_received": {"bytes": 900, "seconds": 2.0, "bits_per_second": 3600.0},
+                        "sender_tcp_congestion": "bbr"}}
+    truth = iperf3_truth(document)
+    assert truth["tcpinfo_per_stream"] == {41001: 3, 41002: 4}
+    assert (truth["tcpinfo_retransmissions"], truth["delivered_bytes"], truth["delivered_bps"]) == (7, 900, 3600.0)
+
+
+def test_expected_warnings_follow_the_capture_conditions():
+    gro = Transfer(name="a", offloads="gro", data_loss=0.01)
+    assert expected_warnings(gro, "receiver", 0) == ({"super_segments"}, set())
+    assert expected_warnings(gro, "sender", 0) == (set(), set())
+    must, _ = expected_warnings(gro, "router-any", 0)
+    assert must == {"duplicate_frames", "forwarding_drops"}
+    must, may = expected_warnings(Transfer(name="b", offloads="tso"), "sender", 5)
+    assert must == {"super_segments", "capture_drops"} and may == {"capture_gaps"}
+
+
+def record_for(vantage: str, kernel_drops: int = 0) -> dict:
+    transfer = Transfer(name="t", offloads="gro", flows=2, data_loss=0.01)
+    return {"transfer": {**transfer.__dict__, "vantages": list(transfer.vantages)},
+            "sender_address": "10.72.1.1", "client_ports": [41001, 41002],
+            "captures": {vantage: {"pcap": "x", "buffer_kib": 8192, "counters": {"kernel_drops": kernel_drops}}},
+            "truth": {"lost_segments": 200, "data_drop_packets": 200, "ack_drop_packets": 0, "queue_drops": 0,
+                      "tcpinfo_retransmissions": 200, "ss_total_retrans": 201, "delivered_bps": 1e8,
+                      "delivered_bytes": 5e7}}
+
+
+def direction(port: int, lost: int, retransmissions: int, goodput_bps: float, src: str = "10.72.1.1") -> dict:
+    return {"src": src, "sport": port, "lost_segments": lost, "retransmissions": retransmissions,
+            "goodput_bps": goodput_bps, "delivered_bytes": 1, "retransmissions_in_capture": retransmissions}
+
+
+def test_sender_row_sums_the_data_directions_and_applies_the_sender_tolerances():
+    document = {"directions": [direction(41001, 100, 100, 5e7), direction(41002, 103, 101, 5e7),
+                               direction(5201, 0, 0, 1.0, src="10.72.2.1")], "warnings": []}
+    row = compare_capture(record_for("sender"), "sender", document)
+    assert (row["lost_segments"], row["retransmissions"], row["directions_found"]) == (203, 201, 2)
+    assert row["lost_ok"] and row["retransmissions_ok"] and row["goodput_ok"] and row["ok"]
+    document["directions"][1]["lost_segments"] = 105          # 205 vs 200: 2.5% > 2% at the sender
+    assert not compare_capture(record_for("sender"), "sender", document)["ok"]
+
+
+def test_receiver_row_needs_the_expected_warning_and_no_other():
+    directions = [direction(41001, 103, 0, 5e7), direction(41002, 103, 0, 5e7)]
+    row = compare_capture(record_for("receiver"), "receiver", {"directions": directions, "warnings": []})
+    assert row["lost_ok"] and row["retransmissions_ok"] is None
+    assert row["warnings_missing"] == "super_segments" and not row["ok"]
+    warned = [{"code": "super_segments"}, {"code": "ip_id_contradicted"}]
+    row = compare_capture(record_for("receiver"), "receiver", {"directions": directions, "warnings": warned})
+    assert row["warnings_unexpected"] == "ip_id_contradicted" and not row["ok"]
+
+
+def test_relative_error_is_unknown_without_a_figure_and_exact_at_zero():
+    assert relative_error(None, 5) is None
+    assert relative_error(0, 0) == 0.0
+    assert relative_error(3, 0) is None
+    assert relative_error(103, 100) == pytest.approx(0.03)
