@@ -64,7 +64,7 @@ def test_length_buckets_count_a_gso_packet_as_the_segments_it_is_split_into(fami
 
 
 def test_dropped_segments_weigh_each_bucket_by_its_segment_count():
-    assert segments_from_buckets({"seg1": 10, "seg3": 2, "seg45": 1, "data-drop": 13}) == 10 + 6 + 45
+    assert segments_from_buckets({"seg1": 10, "seg3": 2, "seg45": 1, "packets": 13}) == 10 + 6 + 45
 
 
 SS_OUTPUT = """ESTAB 0 1234 10.72.1.1:41001 10.72.2.1:5201
@@ -110,7 +110,8 @@ def record_for(vantage: str, kernel_drops: int = 0) -> dict:
     return {"transfer": {**transfer.__dict__, "vantages": list(transfer.vantages)},
             "sender_address": "10.72.1.1", "client_ports": [41001, 41002],
             "captures": {vantage: {"pcap": "x", "buffer_kib": 8192, "counters": {"kernel_drops": kernel_drops}}},
-            "truth": {"lost_segments": 200, "data_drop_packets": 200, "ack_drop_packets": 0, "queue_drops": 0,
+            "truth": {"lost_segments": 200, "sent_segments": 20000, "data_drop_segments": 190, "data_drop_packets": 190,
+                      "other_drop_segments": 10, "qdisc_drops": 10, "ack_drop_packets": 0,
                       "tcpinfo_retransmissions": 200, "ss_total_retrans": 201, "delivered_bps": 1e8,
                       "delivered_bytes": 5e7}}
 

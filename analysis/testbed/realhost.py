@@ -16,12 +16,15 @@ turns TSO and GSO on at the sender's rhs0 (its capture holds the unsplit packets
 the router forwards them whole: veth passes GSO packets on unsplit).
 
 Ground truth, in segments:
-  data drops   the router drops data packets at random (iptables/ip6tables statistic).
-               A dropped packet jumps to a chain of length buckets: bucket k counts
-               packets carrying k segments (payload in ((k-1)*MSS, k*MSS]), so the drop
-               count is in segments also where the sender's GSO packets pass whole;
-  ACK drops    pure ACKs dropped the same way in the other direction (packets);
-  queue drops  `tc -s qdisc` of the router's egress to the receiver;
+  lost         data segments that left the sender (its OUTPUT chain) and never reached
+               the receiver (its INPUT chain). Each chain counts a packet in a length
+               bucket: bucket k counts packets carrying k segments (payload in
+               ((k-1)*MSS, k*MSS]), so the counts are in segments also where GSO packets
+               (TSO at the sender) or GRO packets (at the receiver) pass whole;
+  data drops   of those, what the router dropped at random (iptables/ip6tables statistic),
+               counted by the same buckets; the rest is the router's queue and the veths
+               (`tc -s qdisc` is kept too, but counts a GSO packet it drops as one);
+  ACK drops    pure ACKs dropped at random in the other direction (packets);
   TCP_INFO     iperf3's per-stream retransmissions (total_retrans at the sender's timer end)
                and `ss -ti` sampled at the sender until each socket closes (total_retrans,
                segs_out, bytes_acked);
@@ -115,11 +118,14 @@ class CaptureRecord:
 class TransferTruth:
     """What the hosts themselves counted during one transfer."""
 
-    data_drop_packets: int
-    data_drop_segments: int
+    sent_segments: int                      # data segments that left the sender (its OUTPUT chain)
+    arrived_segments: int                   # data segments that reached the receiver (its INPUT chain)
+    data_drop_packets: int                  # the router's random drops of data, packets
+    data_drop_segments: int                 # ... in segments
     ack_drop_packets: int
-    queue_drops: int
-    data_packets_forwarded: int
+    qdisc_drops: int                        # `tc -s qdisc` of the router's egress (packets, not segments)
+    sent_packets: int
+    arrived_packets: int
     tcpinfo_retransmissions: int            # iperf3, summed over streams (sender's timer end)
     tcpinfo_per_stream: Dict[int, int]      # client port -> iperf3 retransmissions
     ss_last: Dict[int, Dict[str, int]]      # client port -> last `ss -ti` sample before close
@@ -131,8 +137,13 @@ class TransferTruth:
 
     @property
     def lost_segments(self) -> int:
-        """Data segments that never reached the receiver: the router's drops and queue drops."""
-        return self.data_drop_segments + self.queue_drops
+        """Data segments that left the sender and never reached the receiver."""
+        return self.sent_segments - self.arrived_segments
+
+    @property
+    def other_drop_segments(self) -> int:
+        """Lost segments the random-drop rule did not take: the router's queue, the veths."""
+        return self.lost_segments - self.data_drop_segments
 
     @property
     def ss_total_retrans(self) -> Optional[int]:
@@ -158,6 +169,7 @@ class TransferRecord:
         document = asdict(self)
         document["transfer"] = asdict(self.transfer)
         document["truth"]["lost_segments"] = self.truth.lost_segments
+        document["truth"]["other_drop_segments"] = self.truth.other_drop_segments
         document["truth"]["ss_total_retrans"] = self.truth.ss_total_retrans
         return document
 
@@ -213,29 +225,49 @@ def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
         netns.run_command(["ethtool", "-K", DEVICES["sender"], "tso", "on", "gso", "on"], namespace=names["snd"])
 
 
-def install_rules(router: str, transfer: Transfer, client_ports: List[int]) -> None:
-    """Counting and random-drop rules for the transfer's data connections (never its control one)."""
-    family = transfer.family
-    ports = f"{client_ports[0]}:{client_ports[-1]}"
-    header = IP_HEADER_BYTES[family] + TCP_HEADER_WITH_TIMESTAMPS_BYTES
-    data = ["-i", DEVICES["router_s"], "-o", DEVICES["router_r"], "-p", "tcp", "--sport", ports,
-            "--dport", str(SERVER_PORT), "-m", "length", "--length", f"{header + 1}:65535"]
-    acks = ["-i", DEVICES["router_r"], "-o", DEVICES["router_s"], "-p", "tcp", "--sport", str(SERVER_PORT),
-            "--dport", ports, "--tcp-flags", "SYN,RST,FIN", "NONE",
-            "-m", "length", "--length", f"0:{PURE_ACK_MAX_IP_BYTES[family]}"]
-    add_rule(router, family, ["-N", "RHDROP"])
+def add_segment_chain(namespace_name: str, family: int, chain: str, final: List[str]) -> None:
+    """A chain counting each packet in the bucket of its segment count, ending in `final` (e.g. DROP)."""
+    add_rule(namespace_name, family, ["-N", chain])
     for k, low, high in segment_buckets(family):
-        add_rule(router, family, ["-A", "RHDROP", "-m", "length", "--length", f"{low}:{high}",
-                                  "-m", "comment", "--comment", f"seg{k}"])
-    add_rule(router, family, ["-A", "RHDROP", "-m", "comment", "--comment", "data-drop", "-j", "DROP"])
-    add_rule(router, family, ["-A", "FORWARD", *data, "-m", "comment", "--comment", "data-seen"])
+        add_rule(namespace_name, family, ["-A", chain, "-m", "length", "--length", f"{low}:{high}",
+                                          "-m", "comment", "--comment", f"seg{k}"])
+    add_rule(namespace_name, family, ["-A", chain, "-m", "comment", "--comment", "packets", *final])
+
+
+def data_match(family: int, client_ports: List[int]) -> List[str]:
+    """The transfer's data packets, sender -> receiver: its data connections, payload > 0, no SYN or RST."""
+    header = IP_HEADER_BYTES[family] + TCP_HEADER_WITH_TIMESTAMPS_BYTES
+    return ["-p", "tcp", "--sport", f"{client_ports[0]}:{client_ports[-1]}", "--dport", str(SERVER_PORT),
+            "--tcp-flags", "SYN,RST", "NONE", "-m", "length", "--length", f"{header + 1}:65535"]
+
+
+def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[int]) -> None:
+    """Segment counters where the data leaves the sender and reaches the receiver, random drops between.
+
+    The sender's OUTPUT and the receiver's INPUT see whole GSO and GRO packets; the length
+    buckets count them as the segments they are on the wire. What left and never arrived
+    is the network's loss: the router's random drops, its queue's drops, and any a veth
+    dropped; the random drops have their own counter.
+    """
+    family = transfer.family
+    data = data_match(family, client_ports)
+    add_segment_chain(names["snd"], family, "RHSENT", [])
+    add_rule(names["snd"], family, ["-A", "OUTPUT", "-o", DEVICES["sender"], *data, "-j", "RHSENT"])
+    add_segment_chain(names["rcv"], family, "RHARRIVED", [])
+    add_rule(names["rcv"], family, ["-A", "INPUT", "-i", DEVICES["receiver"], *data, "-j", "RHARRIVED"])
+    add_segment_chain(names["rtr"], family, "RHDROP", ["-j", "DROP"])
     if transfer.data_loss > 0:
-        add_rule(router, family, ["-A", "FORWARD", *data, "-m", "statistic", "--mode", "random",
-                                  "--probability", f"{transfer.data_loss:.6f}", "-j", "RHDROP"])
+        add_rule(names["rtr"], family, ["-A", "FORWARD", "-i", DEVICES["router_s"], "-o", DEVICES["router_r"],
+                                        *data, "-m", "statistic", "--mode", "random",
+                                        "--probability", f"{transfer.data_loss:.6f}", "-j", "RHDROP"])
     if transfer.ack_loss > 0:
-        add_rule(router, family, ["-A", "FORWARD", *acks, "-m", "statistic", "--mode", "random",
-                                  "--probability", f"{transfer.ack_loss:.6f}",
-                                  "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+        acks = ["-p", "tcp", "--sport", str(SERVER_PORT), "--dport", f"{client_ports[0]}:{client_ports[-1]}",
+                "--tcp-flags", "SYN,RST,FIN", "NONE", "-m", "length", "--length",
+                f"0:{PURE_ACK_MAX_IP_BYTES[family]}"]
+        add_rule(names["rtr"], family, ["-A", "FORWARD", "-i", DEVICES["router_r"], "-o", DEVICES["router_s"],
+                                        *acks, "-m", "statistic", "--mode", "random",
+                                        "--probability", f"{transfer.ack_loss:.6f}",
+                                        "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
 
 
 def start_capture(stack: ExitStack, namespace_name: str, interface: str, pcap: Path,
@@ -346,7 +378,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         set_offloads(names, transfer)
         if transfer.rate_bps > 0:
             netns.shape_egress(names["rtr"], DEVICES["router_r"], transfer.rate_bps, ROUTER_QUEUE_MS)
-        install_rules(names["rtr"], transfer, client_ports)
+        install_rules(names, transfer, client_ports)
 
         processes = {}
         start_utc = utc_now()
@@ -375,6 +407,8 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         end_utc = utc_now()
         drops, rules_text = rule_counters(names["rtr"], family, "RHDROP")
         forward, forward_text = rule_counters(names["rtr"], family, "FORWARD")
+        sent, sent_text = rule_counters(names["snd"], family, "RHSENT")
+        arrived, arrived_text = rule_counters(names["rcv"], family, "RHARRIVED")
         qdisc = (netns.qdisc_statistics(names["rtr"], DEVICES["router_r"]) if transfer.rate_bps > 0
                  else {"dropped": 0, "text": ""})
 
@@ -392,13 +426,14 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
                    start_utc, end_utc, addresses["receiver"])
         captures[vantage] = CaptureRecord(vantage, str(folder / "trace.pcap"), transfer.buffer_at(vantage), counters)
     truth = TransferTruth(
-        data_drop_packets=drops.get("data-drop", 0), data_drop_segments=segments_from_buckets(drops),
-        ack_drop_packets=forward.get("ack-drop", 0), queue_drops=int(qdisc["dropped"]),
-        data_packets_forwarded=forward.get("data-seen", 0), ss_last=dict(sampler.last),
+        sent_segments=segments_from_buckets(sent), arrived_segments=segments_from_buckets(arrived),
+        data_drop_packets=drops.get("packets", 0), data_drop_segments=segments_from_buckets(drops),
+        ack_drop_packets=forward.get("ack-drop", 0), qdisc_drops=int(qdisc["dropped"]),
+        sent_packets=sent.get("packets", 0), arrived_packets=arrived.get("packets", 0), ss_last=dict(sampler.last),
         **iperf3_truth(document))
     record = TransferRecord(transfer=transfer, run_dir=str(run_dir), sender_address=addresses["sender"],
                             client_ports=client_ports, captures=captures, truth=truth,
-                            rules_text=rules_text + forward_text, qdisc_text=str(qdisc["text"]),
+                            rules_text="\n".join((sent_text, forward_text, rules_text, arrived_text)), qdisc_text=str(qdisc["text"]),
                             wall_time_s=time.monotonic() - started_s)
     (run_dir / "truth.json").write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
     return record

@@ -1,7 +1,7 @@
 """Compare `spline-analyze`'s figures of real-host captures with what the hosts counted.
 
-One row per transfer and capture point: lost segments against the router's drops (in
-segments) plus queue drops; retransmissions against the sender's TCP_INFO (iperf3's
+One row per transfer and capture point: lost segments against the data segments that
+left the sender and never reached the receiver (counted by both hosts' firewalls); retransmissions against the sender's TCP_INFO (iperf3's
 per-stream total_retrans, whose test window `spline-analyze` applies when iperf3.json sits
 beside the capture); goodput against what the receiving iperf3 read; warnings against what
 the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
@@ -89,8 +89,10 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
         "flows": transfer.flows, "cca": transfer.cca, "data_loss": transfer.data_loss,
         "ack_loss": transfer.ack_loss, "rate_bps": transfer.rate_bps, "buffer_kib": capture["buffer_kib"],
         "directions_found": len(directions),
-        "truth_lost_segments": truth["lost_segments"], "router_data_drops_packets": truth["data_drop_packets"],
-        "router_ack_drops": truth["ack_drop_packets"], "queue_drops": truth["queue_drops"],
+        "truth_lost_segments": truth["lost_segments"], "sent_segments": truth["sent_segments"],
+        "router_drop_segments": truth["data_drop_segments"], "router_drop_packets": truth["data_drop_packets"],
+        "other_drop_segments": truth["other_drop_segments"], "qdisc_drops": truth["qdisc_drops"],
+        "router_ack_drops": truth["ack_drop_packets"],
         "lost_segments": lost, "lost_error": lost_error, "lost_tolerance": LOST_TOLERANCE[vantage],
         "lost_ok": lost_ok,
         "truth_retransmissions": truth["tcpinfo_retransmissions"], "ss_total_retrans": truth.get("ss_total_retrans"),
@@ -192,8 +194,8 @@ def format_issue_cases(rows: List[Dict[str, Any]], records: Dict[str, Dict[str, 
 
 
 CSV_COLUMNS = ["transfer", "vantage", "offloads", "family", "flows", "cca", "data_loss", "ack_loss", "rate_bps",
-               "buffer_kib", "directions_found", "truth_lost_segments", "router_data_drops_packets",
-               "router_ack_drops", "queue_drops", "lost_segments", "lost_error", "lost_tolerance", "lost_ok",
+               "buffer_kib", "directions_found", "truth_lost_segments", "sent_segments", "router_drop_segments",
+               "router_drop_packets", "other_drop_segments", "qdisc_drops", "router_ack_drops", "lost_segments", "lost_error", "lost_tolerance", "lost_ok",
                "truth_retransmissions", "ss_total_retrans", "retransmissions", "retransmissions_in_capture",
                "retransmissions_error", "retransmissions_ok", "truth_goodput_bps", "goodput_bps", "goodput_error",
                "goodput_ok", "truth_delivered_bytes", "delivered_bytes", "tcpdump_captured",
