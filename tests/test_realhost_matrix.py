@@ -118,7 +118,7 @@ def record_for(vantage: str, kernel_drops: int = 0) -> dict:
 
 def direction(port: int, lost: int, retransmissions: int, goodput_bps: float, src: str = "10.72.1.1") -> dict:
     return {"src": src, "sport": port, "lost_segments": lost, "retransmissions": retransmissions,
-            "goodput_bps": goodput_bps, "delivered_bytes": 1, "retransmissions_in_capture": retransmissions}
+            "goodput_bps": goodput_bps, "delivered_bytes": goodput_bps / 2, "retransmissions_in_capture": retransmissions}
 
 
 def test_sender_row_sums_the_data_directions_and_applies_the_sender_tolerances():
@@ -127,6 +127,7 @@ def test_sender_row_sums_the_data_directions_and_applies_the_sender_tolerances()
     row = compare_capture(record_for("sender"), "sender", document)
     assert (row["lost_segments"], row["retransmissions"], row["directions_found"]) == (203, 201, 2)
     assert row["lost_ok"] and row["retransmissions_ok"] and row["goodput_ok"] and row["ok"]
+    assert row["delivered_bytes"] == 5e7 and row["delivered_ok"]
     document["directions"][1]["lost_segments"] = 105          # 205 vs 200: 2.5% > 2% at the sender
     assert not compare_capture(record_for("sender"), "sender", document)["ok"]
 

@@ -26,12 +26,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for
 MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"
 DURATION_S = 3.0
 # transfer -> capture points where spline-analyze disagrees with the hosts today (issue 8, part 2):
-# `-i any` on a router that receives GSO packets whole (TSO at the sender) reads each segment
-# twice, once inside the packet coming in and once going out; an IPv6 capture downstream of
-# the drops counts loss from holes only and misses a third of it at 2%.
+# an IPv6 capture downstream of the drops counts loss from holes only and misses a third of it at 2%.
 SUBSET = {
     "gro-v4-p3-reno-l1-a1": (),
-    "tso-gro-v4-p3-cubic-l1": ("router-any",),
+    "tso-gro-v4-p3-cubic-l1": (),
     "gro-v6-p1-cubic-l2": ("receiver", "router-out"),
 }
 KNOWN_MISS = {(name, vantage) for name, vantages in SUBSET.items() for vantage in vantages}
@@ -67,6 +65,14 @@ CASES = [pytest.param(name, vantage, marks=[pytest.mark.xfail(strict=True, reaso
 
 @pytest.mark.parametrize("name,vantage", CASES)
 def test_spline_analyze_agrees_with_the_hosts_within_the_issue_tolerances(made, name, vantage):
+    """Lost segments, retransmissions at the sender, delivered bytes and warnings.
+
+    Goodput as a rate is left to the matrix report: spline-analyze divides by the span from
+    the first to the last data segment, which a retransmission timer firing after iperf3's
+    3 s (a lost tail) stretches by 0.2 s or more, 7% of so short a test.
+    """
     _, rows = made[name]
     row = rows[vantage]
-    assert row["ok"], "\n" + format_table([row])
+    assert row["directions_found"] == made[name][0].transfer.flows
+    assert row["lost_ok"] and row["retransmissions_ok"] is not False and row["warnings_ok"] and row["delivered_ok"], \
+        "\n" + format_table([row])

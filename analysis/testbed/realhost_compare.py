@@ -3,7 +3,9 @@
 One row per transfer and capture point: lost segments against the data segments that
 left the sender and never reached the receiver (counted by both hosts' firewalls); retransmissions against the sender's TCP_INFO (iperf3's
 per-stream total_retrans, whose test window `spline-analyze` applies when iperf3.json sits
-beside the capture); goodput against what the receiving iperf3 read; warnings against what
+beside the capture); goodput against the rate at which the receiving iperf3 read (over its
+test; spline-analyze's is over the direction's first to last data segment), and delivered
+bytes against what it read; warnings against what
 the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
 compared again after the analyzer changes (`spline-testbed realhost --reanalyse`).
 """
@@ -75,6 +77,8 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
     lost_error = relative_error(lost, truth["lost_segments"])
     retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
     goodput_error = relative_error(goodput, truth["delivered_bps"])
+    delivered = total(directions, "delivered_bytes")
+    delivered_error = relative_error(delivered, truth["delivered_bytes"])
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
     must, may = expected_warnings(transfer, vantage, kernel_drops)
     missing = sorted(must - set(codes))
@@ -101,7 +105,8 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
         "retransmissions_error": retransmission_error, "retransmissions_ok": retransmissions_ok,
         "truth_goodput_bps": truth["delivered_bps"], "goodput_bps": goodput, "goodput_error": goodput_error,
         "goodput_ok": goodput_ok,
-        "truth_delivered_bytes": truth["delivered_bytes"], "delivered_bytes": total(directions, "delivered_bytes"),
+        "truth_delivered_bytes": truth["delivered_bytes"], "delivered_bytes": delivered,
+        "delivered_error": delivered_error, "delivered_ok": within(delivered_error, GOODPUT_TOLERANCE),
         "tcpdump_captured": capture["counters"].get("captured"), "tcpdump_kernel_drops": kernel_drops,
         "analyzer_kernel_drops": (document.get("capture_drops") or {}).get("kernel"),
         "capture_gaps": total(directions, "capture_gaps"),
@@ -198,7 +203,7 @@ CSV_COLUMNS = ["transfer", "vantage", "offloads", "family", "flows", "cca", "dat
                "router_drop_packets", "other_drop_segments", "qdisc_drops", "router_ack_drops", "lost_segments", "lost_error", "lost_tolerance", "lost_ok",
                "truth_retransmissions", "ss_total_retrans", "retransmissions", "retransmissions_in_capture",
                "retransmissions_error", "retransmissions_ok", "truth_goodput_bps", "goodput_bps", "goodput_error",
-               "goodput_ok", "truth_delivered_bytes", "delivered_bytes", "tcpdump_captured",
+               "goodput_ok", "truth_delivered_bytes", "delivered_bytes", "delivered_error", "delivered_ok", "tcpdump_captured",
                "tcpdump_kernel_drops", "analyzer_kernel_drops", "capture_gaps", "super_segment_frames",
                "duplicate_frames", "forwarded_drops", "warnings", "warnings_expected", "warnings_missing",
                "warnings_unexpected", "warnings_ok", "ok"]
