@@ -112,7 +112,7 @@ def record_for(vantage: str, kernel_drops: int = 0) -> dict:
             "captures": {vantage: {"pcap": "x", "buffer_kib": 8192, "counters": {"kernel_drops": kernel_drops}}},
             "truth": {"lost_segments": 200, "sent_segments": 20000, "data_drop_segments": 190, "data_drop_packets": 190,
                       "other_drop_segments": 10, "qdisc_drops": 10, "ack_drop_packets": 0,
-                      "tcpinfo_retransmissions": 200, "ss_total_retrans": 201, "delivered_bps": 1e8,
+                      "tcpinfo_retransmissions": 200, "retransmissions_at_close": 201, "bytes_acked_at_close": None, "delivered_bps": 1e8,
                       "delivered_bytes": 5e7}}
 
 

@@ -26,8 +26,8 @@ Ground truth, in segments:
                (`tc -s qdisc` is kept too, but counts a GSO packet it drops as one);
   ACK drops    pure ACKs dropped at random in the other direction (packets);
   TCP_INFO     iperf3's per-stream retransmissions (total_retrans at the sender's timer end)
-               and `ss -ti` sampled at the sender until each socket closes (total_retrans,
-               segs_out, bytes_acked);
+               and `ss -tiE` at the sender, which prints each socket's TCP_INFO as the
+               kernel destroys it (total_retrans, segs_out, bytes_acked at the very end);
   delivered    iperf3's receiver figures (bytes the receiving application read);
   capture      each tcpdump's own counters (captured, dropped by kernel).
 Every capture point writes `<vantage>/trace.pcap` and `<vantage>/meta.json`; iperf3's
@@ -39,7 +39,6 @@ import json
 import os
 import re
 import signal
-import threading
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -60,7 +59,6 @@ MAX_SEGMENTS_PER_PACKET = 46               # a 64 KiB GSO packet of 1,428-byte s
 PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}    # IP + TCP header with every option (SACK blocks)
 ROUTER_QUEUE_MS = 100.0
 SNAPLEN_BYTES = 128
-SS_POLL_S = 0.1
 IPERF3_GRACE_S = 25.0
 CAPTURE_TAIL_S = 1.5                # > tcpdump's 1 s buffer timeout, so its last block is written
 
@@ -128,7 +126,7 @@ class TransferTruth:
     arrived_packets: int
     tcpinfo_retransmissions: int            # iperf3, summed over streams (sender's timer end)
     tcpinfo_per_stream: Dict[int, int]      # client port -> iperf3 retransmissions
-    ss_last: Dict[int, Dict[str, int]]      # client port -> last `ss -ti` sample before close
+    tcpinfo_at_close: Dict[int, Dict[str, int]]   # client port -> `ss -ti` as the socket was destroyed
     delivered_bytes: int                    # iperf3 receiver, summed over streams
     delivered_seconds: float
     delivered_bps: float
@@ -146,8 +144,15 @@ class TransferTruth:
         return self.lost_segments - self.data_drop_segments
 
     @property
-    def ss_total_retrans(self) -> Optional[int]:
-        values = [s.get("total_retrans") for s in self.ss_last.values()]
+    def retransmissions_at_close(self) -> Optional[int]:
+        """The sender's TCP_INFO total_retrans summed over the data sockets as they closed."""
+        values = [s.get("total_retrans") for s in self.tcpinfo_at_close.values()]
+        return sum(values) if values and all(v is not None for v in values) else None
+
+    @property
+    def bytes_acked_at_close(self) -> Optional[int]:
+        """What the receiver acknowledged (TCP_INFO bytes_acked) summed over the data sockets."""
+        values = [s.get("bytes_acked") for s in self.tcpinfo_at_close.values()]
         return sum(values) if values and all(v is not None for v in values) else None
 
 
@@ -170,7 +175,8 @@ class TransferRecord:
         document["transfer"] = asdict(self.transfer)
         document["truth"]["lost_segments"] = self.truth.lost_segments
         document["truth"]["other_drop_segments"] = self.truth.other_drop_segments
-        document["truth"]["ss_total_retrans"] = self.truth.ss_total_retrans
+        document["truth"]["retransmissions_at_close"] = self.truth.retransmissions_at_close
+        document["truth"]["bytes_acked_at_close"] = self.truth.bytes_acked_at_close
         return document
 
 
@@ -308,33 +314,6 @@ def parse_ss_info(text: str) -> Dict[int, Dict[str, int]]:
     return samples
 
 
-class SsSampler:
-    """Samples `ss -ti` of the sender's data sockets until stopped; keeps each socket's last sample."""
-
-    def __init__(self, namespace_name: str, ports: List[int]) -> None:
-        self.namespace_name, self.ports = namespace_name, set(ports)
-        self.last: Dict[int, Dict[str, int]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> "SsSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            completed = netns.run_command(["ss", "-tinH", "state", "all", f"dport = :{SERVER_PORT}"],
-                                          namespace=self.namespace_name, check=False, timeout_s=5)
-            for port, sample in parse_ss_info(completed.stdout).items():
-                if port in self.ports:
-                    self.last[port] = sample
-            self._stop.wait(SS_POLL_S)
-
-
 def iperf3_truth(document: Dict) -> Dict[str, object]:
     """Sender retransmissions per stream and the receiver's delivered bytes from an iperf3 -J client result."""
     end = document.get("end") or {}
@@ -393,15 +372,19 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
                                           stop_signal=signal.SIGTERM))
         if not netns.wait_until(lambda: netns.tcp_port_listening(names["rcv"], SERVER_PORT), 10):
             raise TestbedError("iperf3 server did not start")
-        with SsSampler(names["snd"], client_ports) as sampler:
-            client = stack.enter_context(netns.process(
-                ["iperf3", "-c", addresses["receiver"], "-p", str(SERVER_PORT), "-P", str(transfer.flows),
-                 "--cport", str(client_ports[0]), "-C", transfer.cca, "-t", f"{transfer.duration_s:g}", "-J"],
-                names["snd"], run_dir / "iperf3.json", run_dir / "iperf3.stderr"))
-            status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
-            if status is None:
-                raise TestbedError(f"iperf3 did not finish within {transfer.duration_s + IPERF3_GRACE_S:g} s")
-            time.sleep(CAPTURE_TAIL_S)
+        # `ss -E` prints each socket as the kernel destroys it, with its TCP_INFO at that moment
+        closing = stack.enter_context(netns.process(
+            ["stdbuf", "-oL", "ss", "-tinEH", f"dport = :{SERVER_PORT}"], names["snd"],
+            run_dir / "ss-closed.txt", run_dir / "ss-closed.stderr"))
+        client = stack.enter_context(netns.process(
+            ["iperf3", "-c", addresses["receiver"], "-p", str(SERVER_PORT), "-P", str(transfer.flows),
+             "--cport", str(client_ports[0]), "-C", transfer.cca, "-t", f"{transfer.duration_s:g}", "-J"],
+            names["snd"], run_dir / "iperf3.json", run_dir / "iperf3.stderr"))
+        status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
+        if status is None:
+            raise TestbedError(f"iperf3 did not finish within {transfer.duration_s + IPERF3_GRACE_S:g} s")
+        time.sleep(CAPTURE_TAIL_S)
+        closing.stop(signal.SIGINT)
         for proc in processes.values():
             proc.stop(signal.SIGINT)
         end_utc = utc_now()
@@ -429,7 +412,10 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         sent_segments=segments_from_buckets(sent), arrived_segments=segments_from_buckets(arrived),
         data_drop_packets=drops.get("packets", 0), data_drop_segments=segments_from_buckets(drops),
         ack_drop_packets=forward.get("ack-drop", 0), qdisc_drops=int(qdisc["dropped"]),
-        sent_packets=sent.get("packets", 0), arrived_packets=arrived.get("packets", 0), ss_last=dict(sampler.last),
+        sent_packets=sent.get("packets", 0), arrived_packets=arrived.get("packets", 0), 
+        tcpinfo_at_close={port: sample for port, sample in
+                          parse_ss_info((run_dir / "ss-closed.txt").read_text(errors="replace")).items()
+                          if port in client_ports},
         **iperf3_truth(document))
     record = TransferRecord(transfer=transfer, run_dir=str(run_dir), sender_address=addresses["sender"],
                             client_ports=client_ports, captures=captures, truth=truth,

@@ -1,12 +1,14 @@
 """Compare `spline-analyze`'s figures of real-host captures with what the hosts counted.
 
 One row per transfer and capture point: lost segments against the data segments that
-left the sender and never reached the receiver (counted by both hosts' firewalls); retransmissions against the sender's TCP_INFO (iperf3's
-per-stream total_retrans, whose test window `spline-analyze` applies when iperf3.json sits
-beside the capture); goodput against the rate at which the receiving iperf3 read (over its
-test; spline-analyze's is over the direction's first to last data segment), and delivered
-bytes against what it read; warnings against what
-the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
+left the sender and never reached the receiver (counted by both hosts' firewalls);
+retransmissions against the sender's TCP_INFO twice: iperf3's per-stream total_retrans at
+its timer's end against `retransmissions` (spline-analyze applies iperf3's test window when
+iperf3.json sits beside the capture), and total_retrans as each socket closed against
+`retransmissions_in_capture`; goodput against the rate at which the receiving iperf3 read
+(over its test; spline-analyze's is over the direction's first to last data segment);
+delivered bytes against what the receiver acknowledged (the sender's bytes_acked as each
+socket closed); warnings against what the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
 compared again after the analyzer changes (`spline-testbed realhost --reanalyse`).
 """
 from __future__ import annotations
@@ -76,16 +78,21 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
     goodput = total(directions, "goodput_bps")
     lost_error = relative_error(lost, truth["lost_segments"])
     retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
+    in_capture = total(directions, "retransmissions_in_capture")
+    at_close = truth.get("retransmissions_at_close")
+    in_capture_error = relative_error(in_capture, at_close)
     goodput_error = relative_error(goodput, truth["delivered_bps"])
     delivered = total(directions, "delivered_bytes")
-    delivered_error = relative_error(delivered, truth["delivered_bytes"])
+    delivered_truth = truth.get("bytes_acked_at_close") or truth["delivered_bytes"]
+    delivered_error = relative_error(delivered, delivered_truth)
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
     must, may = expected_warnings(transfer, vantage, kernel_drops)
     missing = sorted(must - set(codes))
     unexpected = sorted(set(codes) - must - may)
     lost_ok = within(lost_error, LOST_TOLERANCE[vantage])
-    retransmissions_ok = within(retransmission_error, RETRANSMISSION_TOLERANCE_AT_SENDER) \
-        if vantage == "sender" else None
+    retransmissions_ok = (within(retransmission_error, RETRANSMISSION_TOLERANCE_AT_SENDER)
+                          and (at_close is None or within(in_capture_error, RETRANSMISSION_TOLERANCE_AT_SENDER))
+                          ) if vantage == "sender" else None
     goodput_ok = within(goodput_error, GOODPUT_TOLERANCE)
     warnings_ok = not missing and not unexpected
     row = {
@@ -99,13 +106,14 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
         "router_ack_drops": truth["ack_drop_packets"],
         "lost_segments": lost, "lost_error": lost_error, "lost_tolerance": LOST_TOLERANCE[vantage],
         "lost_ok": lost_ok,
-        "truth_retransmissions": truth["tcpinfo_retransmissions"], "ss_total_retrans": truth.get("ss_total_retrans"),
-        "retransmissions": retransmissions,
-        "retransmissions_in_capture": total(directions, "retransmissions_in_capture"),
-        "retransmissions_error": retransmission_error, "retransmissions_ok": retransmissions_ok,
+        "truth_retransmissions": truth["tcpinfo_retransmissions"], "retransmissions": retransmissions,
+        "retransmissions_error": retransmission_error,
+        "truth_retransmissions_at_close": at_close, "retransmissions_in_capture": in_capture,
+        "retransmissions_in_capture_error": in_capture_error, "retransmissions_ok": retransmissions_ok,
         "truth_goodput_bps": truth["delivered_bps"], "goodput_bps": goodput, "goodput_error": goodput_error,
         "goodput_ok": goodput_ok,
-        "truth_delivered_bytes": truth["delivered_bytes"], "delivered_bytes": delivered,
+        "truth_delivered_bytes": delivered_truth, "iperf3_received_bytes": truth["delivered_bytes"],
+        "delivered_bytes": delivered,
         "delivered_error": delivered_error, "delivered_ok": within(delivered_error, GOODPUT_TOLERANCE),
         "tcpdump_captured": capture["counters"].get("captured"), "tcpdump_kernel_drops": kernel_drops,
         "analyzer_kernel_drops": (document.get("capture_drops") or {}).get("kernel"),
@@ -201,9 +209,9 @@ def format_issue_cases(rows: List[Dict[str, Any]], records: Dict[str, Dict[str, 
 CSV_COLUMNS = ["transfer", "vantage", "offloads", "family", "flows", "cca", "data_loss", "ack_loss", "rate_bps",
                "buffer_kib", "directions_found", "truth_lost_segments", "sent_segments", "router_drop_segments",
                "router_drop_packets", "other_drop_segments", "qdisc_drops", "router_ack_drops", "lost_segments", "lost_error", "lost_tolerance", "lost_ok",
-               "truth_retransmissions", "ss_total_retrans", "retransmissions", "retransmissions_in_capture",
-               "retransmissions_error", "retransmissions_ok", "truth_goodput_bps", "goodput_bps", "goodput_error",
-               "goodput_ok", "truth_delivered_bytes", "delivered_bytes", "delivered_error", "delivered_ok", "tcpdump_captured",
+               "truth_retransmissions", "retransmissions", "retransmissions_error", "truth_retransmissions_at_close",
+               "retransmissions_in_capture", "retransmissions_in_capture_error", "retransmissions_ok", "truth_goodput_bps", "goodput_bps", "goodput_error",
+               "goodput_ok", "truth_delivered_bytes", "iperf3_received_bytes", "delivered_bytes", "delivered_error", "delivered_ok", "tcpdump_captured",
                "tcpdump_kernel_drops", "analyzer_kernel_drops", "capture_gaps", "super_segment_frames",
                "duplicate_frames", "forwarded_drops", "warnings", "warnings_expected", "warnings_missing",
                "warnings_unexpected", "warnings_ok", "ok"]
