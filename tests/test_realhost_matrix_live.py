@@ -9,6 +9,8 @@ the issue's tolerances, raising the warnings the conditions explain and no other
 """
 from __future__ import annotations
 
+import csv
+import json
 import os
 import shutil
 from dataclasses import replace
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from spline_analysis.testbed import cli
 from spline_analysis.testbed.realhost import run_transfer
 from spline_analysis.testbed.realhost_compare import compare_record, format_table
 from spline_analysis.testbed.realhost_spec import load_matrix
@@ -36,13 +39,18 @@ SUBSET = {
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory):
-    """Each transfer of SUBSET, made once, with its comparison rows by capture point."""
+def out_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("realhost")
+
+
+@pytest.fixture(scope="module")
+def made(out_dir):
+    """Each transfer of SUBSET, made once into OUT/runs/NAME, with its comparison rows by capture point."""
     transfers = {t.name: t for t in load_matrix(MATRIX).transfers}
     results = {}
     for number, name in enumerate(SUBSET):
         transfer = replace(transfers[name], duration_s=DURATION_S)
-        record = run_transfer(transfer, tmp_path_factory.mktemp("realhost") / name, f"t{os.getpid() % 100000}-{number}")
+        record = run_transfer(transfer, out_dir / "runs" / name, f"t{os.getpid() % 100000}-{number}")
         results[name] = (record, {row["vantage"]: row for row in compare_record(record.to_json())})
     return results
 
@@ -74,3 +82,15 @@ def test_spline_analyze_agrees_with_the_hosts_within_the_issue_tolerances(made, 
     assert row["directions_found"] == made[name][0].transfer.flows
     assert row["lost_ok"] and row["retransmissions_ok"] is not False and row["warnings_ok"] and row["delivered_ok"], \
         "\n" + format_table([row])
+
+
+def test_reanalyse_compares_the_finished_transfers_again_and_writes_the_results(made, out_dir, capsys):
+    status = cli.main(["realhost", "--out", str(out_dir), "--reanalyse"])
+    printed = capsys.readouterr().out
+    rows = list(csv.DictReader(open(out_dir / "results.csv", encoding="utf-8")))
+    expected = {(name, vantage) for name, (record, _) in made.items() for vantage in record.transfer.vantages}
+    assert {(r["transfer"], r["vantage"]) for r in rows} == expected
+    assert status == (0 if all(r["ok"] == "True" for r in rows) else 1)
+    assert all(name in printed for name in SUBSET) and "captures within every tolerance" in printed
+    document = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+    assert len(document["rows"]) == len(rows) and len(document["transfers"]) == len(SUBSET)

@@ -25,6 +25,8 @@ Ground truth, in segments:
                counted by the same buckets; the rest is the router's queue and the veths
                (`tc -s qdisc` is kept too, but counts a GSO packet it drops as one);
   ACK drops    pure ACKs dropped at random in the other direction (packets);
+               both kinds of drop stop LOSS_ENDS_BEFORE_TEST_END_S before iperf3's test
+               ends, so the endpoints learn of every segment lost (see run_transfer);
   TCP_INFO     iperf3's per-stream retransmissions (total_retrans at the sender's timer end)
                and `ss -tiE` at the sender, which prints each socket's TCP_INFO as the
                kernel destroys it (total_retrans, segs_out, bytes_acked at the very end);
@@ -60,6 +62,8 @@ PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}    # IP + TCP header with every option (
 ROUTER_QUEUE_MS = 100.0
 SNAPLEN_BYTES = 128
 IPERF3_GRACE_S = 25.0
+LOSS_CHAIN = "RHLOSS"
+LOSS_ENDS_BEFORE_TEST_END_S = 0.5   # the last flight is never dropped: see run_transfer
 CAPTURE_TAIL_S = 1.5                # > tcpdump's 1 s buffer timeout, so its last block is written
 
 ADDRESSES = {
@@ -262,18 +266,26 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
     add_segment_chain(names["rcv"], family, "RHARRIVED", [])
     add_rule(names["rcv"], family, ["-A", "INPUT", "-i", DEVICES["receiver"], *data, "-j", "RHARRIVED"])
     add_segment_chain(names["rtr"], family, "RHDROP", ["-j", "DROP"])
+    add_rule(names["rtr"], family, ["-N", "RHACKDROP"])
+    add_rule(names["rtr"], family, ["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+    add_rule(names["rtr"], family, ["-N", LOSS_CHAIN])
+    add_rule(names["rtr"], family, ["-A", "FORWARD", "-j", LOSS_CHAIN])
     if transfer.data_loss > 0:
-        add_rule(names["rtr"], family, ["-A", "FORWARD", "-i", DEVICES["router_s"], "-o", DEVICES["router_r"],
+        add_rule(names["rtr"], family, ["-A", LOSS_CHAIN, "-i", DEVICES["router_s"], "-o", DEVICES["router_r"],
                                         *data, "-m", "statistic", "--mode", "random",
                                         "--probability", f"{transfer.data_loss:.6f}", "-j", "RHDROP"])
     if transfer.ack_loss > 0:
         acks = ["-p", "tcp", "--sport", str(SERVER_PORT), "--dport", f"{client_ports[0]}:{client_ports[-1]}",
                 "--tcp-flags", "SYN,RST,FIN", "NONE", "-m", "length", "--length",
                 f"0:{PURE_ACK_MAX_IP_BYTES[family]}"]
-        add_rule(names["rtr"], family, ["-A", "FORWARD", "-i", DEVICES["router_r"], "-o", DEVICES["router_s"],
+        add_rule(names["rtr"], family, ["-A", LOSS_CHAIN, "-i", DEVICES["router_r"], "-o", DEVICES["router_s"],
                                         *acks, "-m", "statistic", "--mode", "random",
-                                        "--probability", f"{transfer.ack_loss:.6f}",
-                                        "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+                                        "--probability", f"{transfer.ack_loss:.6f}", "-j", "RHACKDROP"])
+
+
+def stop_loss(router: str, family: int) -> None:
+    """Stop the random drops (their counters stay): flush the chain that jumps to them."""
+    netns.run_command([firewall_binary(family), "-w", "-F", LOSS_CHAIN], namespace=router)
 
 
 def start_capture(stack: ExitStack, namespace_name: str, interface: str, pcap: Path,
@@ -380,6 +392,12 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
             ["iperf3", "-c", addresses["receiver"], "-p", str(SERVER_PORT), "-P", str(transfer.flows),
              "--cport", str(client_ports[0]), "-C", transfer.cca, "-t", f"{transfer.duration_s:g}", "-J"],
             names["snd"], run_dir / "iperf3.json", run_dir / "iperf3.stderr"))
+        # iperf3's receiver closes its sockets when the test ends, resetting the connection
+        # while a window of data is still in flight; a segment dropped there is never
+        # retransmitted and no capture point but the router could know it was lost. So the
+        # router stops dropping half a second before the test's end: every drop is repaired.
+        if client.wait(max(0.0, transfer.duration_s - LOSS_ENDS_BEFORE_TEST_END_S)) is None:
+            stop_loss(names["rtr"], family)
         status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
         if status is None:
             raise TestbedError(f"iperf3 did not finish within {transfer.duration_s + IPERF3_GRACE_S:g} s")
@@ -389,7 +407,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
             proc.stop(signal.SIGINT)
         end_utc = utc_now()
         drops, rules_text = rule_counters(names["rtr"], family, "RHDROP")
-        forward, forward_text = rule_counters(names["rtr"], family, "FORWARD")
+        forward, forward_text = rule_counters(names["rtr"], family, "RHACKDROP")
         sent, sent_text = rule_counters(names["snd"], family, "RHSENT")
         arrived, arrived_text = rule_counters(names["rcv"], family, "RHARRIVED")
         qdisc = (netns.qdisc_statistics(names["rtr"], DEVICES["router_r"]) if transfer.rate_bps > 0
