@@ -75,7 +75,7 @@ ADDRESSES = {
 DEVICES = {"sender": "rhs0", "router_s": "rhr0", "router_r": "rhr1", "receiver": "rhc0"}
 # capture point -> (namespace role, tcpdump -i)
 CAPTURE_POINTS = {"sender": ("snd", "rhs0"), "receiver": ("rcv", "rhc0"), "router-any": ("rtr", "any"),
-                  "router-out": ("rtr", "rhr1")}
+                  "router-out": ("rtr", "rhr1"), "router-in": ("rtr", "rhr0")}
 
 
 def mss_bytes(family: int) -> int:

@@ -183,7 +183,8 @@ def fmt_count(value: Optional[float]) -> str:
 
 
 ISSUE_CASE_CAPTURE = {"receiver": "receiver side", "router-any": "tcpdump -i any on the router",
-                      "sender": "sender side", "router-out": "router, egress interface"}
+                      "sender": "sender side", "router-out": "router, egress interface",
+                      "router-in": "router, ingress interface"}
 
 
 def format_issue_cases(rows: List[Dict[str, Any]], records: Dict[str, Dict[str, Any]]) -> str:

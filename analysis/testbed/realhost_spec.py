@@ -6,7 +6,7 @@ tables; each transfer takes the defaults and overrides some of them:
     [defaults]
     rate = "100mbit"          # tbf on the router's egress to the receiver; "0" = unshaped
     duration_s = 4
-    vantages = ["sender", "receiver", "router-any", "router-out"]
+    vantages = ["sender", "receiver", "router-any", "router-out"]   # also: "router-in"
     buffer_kib = 8192         # tcpdump -B at every capture point
 
     [[transfer]]
@@ -34,14 +34,15 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 from .errors import TestbedError
 from .matrix import parse_duration_s, parse_probability, parse_rate_bps
 
-VANTAGES = ("sender", "receiver", "router-any", "router-out")
+DEFAULT_VANTAGES = ("sender", "receiver", "router-any", "router-out")
+VANTAGES = DEFAULT_VANTAGES + ("router-in",)   # router-in: the router's interface from the sender, before its drops
 OFFLOADS = ("off", "gro", "tso", "tso+gro")
 FAMILIES = (4, 6)
 CCAS = ("cubic", "bbr", "reno")
 DEFAULT_BUFFER_KIB = 8192
 
 # Tolerances of issue 8, as fractions of the truth.
-LOST_TOLERANCE = {"sender": 0.02, "receiver": 0.03, "router-any": 0.03, "router-out": 0.03}
+LOST_TOLERANCE = {"sender": 0.02, "receiver": 0.03, "router-any": 0.03, "router-out": 0.03, "router-in": 0.03}
 RETRANSMISSION_TOLERANCE_AT_SENDER = 0.01
 GOODPUT_TOLERANCE = 0.02
 
@@ -59,7 +60,7 @@ class Transfer:
     ack_loss: float = 0.0            # probability per pure ACK at the router
     rate_bps: int = 100_000_000      # 0: not shaped
     duration_s: float = 4.0
-    vantages: Tuple[str, ...] = VANTAGES
+    vantages: Tuple[str, ...] = DEFAULT_VANTAGES
     buffer_kib: int = DEFAULT_BUFFER_KIB
     receiver_buffer_kib: Optional[int] = None
     note: str = ""
@@ -117,7 +118,7 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     flows = int(merged.get("flows", 1))
     if not 1 <= flows <= 16:
         raise TestbedError(f"{name}: flows {flows}: 1 to 16")
-    vantages = tuple(str(v) for v in merged.get("vantages", VANTAGES))
+    vantages = tuple(str(v) for v in merged.get("vantages", DEFAULT_VANTAGES))
     if not vantages or any(v not in VANTAGES for v in vantages):
         raise TestbedError(f"{name}: vantages {list(vantages)}: a list of {', '.join(VANTAGES)}")
     rate_text = str(merged.get("rate", "100mbit"))
@@ -181,8 +182,8 @@ def expected_warnings(transfer: Transfer, vantage: str, capture_kernel_drops: in
     must, may = set(), set()
     if vantage == "receiver" and transfer.receiver_gro:
         must.add("super_segments")
-    if vantage == "sender" and transfer.sender_tso:
-        must.add("super_segments")
+    if vantage in ("sender", "router-in") and transfer.sender_tso:
+        must.add("super_segments")         # the sender's GSO packets cross the veth whole
     if vantage == "router-any":
         must.add("duplicate_frames")
         if transfer.data_loss > 0 or transfer.ack_loss > 0:
