@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import tempfile
 import zlib
 from dataclasses import dataclass, field
@@ -34,7 +35,13 @@ CHUNK_PACKETS = 262144
 # Classic pcap captures with at least this many records are filled by two threads.
 PARALLEL_FILL_MIN_ROWS = 200_000
 GZIP_MAGIC = b"\x1f\x8b"
+# The first bytes of a capture file, any byte order: pcap (us, ns), pcapng section header.
+CAPTURE_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d",
+                  b"\x0a\x0d\x0d\x0a")
+# read("-") reads standard input.
+STDIN_PATH = "-"
 GZIP_COPY_BYTES = 1 << 20
+GZIP_INFLATE_BYTES = 8 << 20
 # Files up to this size (bytes) are mapped with MAP_POPULATE: the kernel maps every page in
 # one call instead of one page fault per 4 KiB (1M packets, 124 MB: 20 -> 9 ms). Larger files
 # are read sequentially through the page cache as the walk goes.
@@ -94,29 +101,46 @@ class Capture:
 def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[str]]:
     """Stream-decompress a gzip file (all members) into an unlinked temporary file.
 
-    A stream cut short keeps every byte decompressed before the cut and
-    returns a warning; corrupt compressed data raises CaptureError.
+    A stream cut short keeps every byte decompressed before the cut and returns a
+    warning; corrupt compressed data, or data that does not start as a capture file
+    (checked on the first bytes, before a gzip of zeros inflates to GiBs), raises
+    CaptureError. Each inflate step yields at most GZIP_INFLATE_BYTES.
     """
     warnings: List[str] = []
     out = tempfile.TemporaryFile(prefix="spline-gunzip-")
     inflater: Optional[Any] = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)   # gzip framing
     member_has_input = False
+    checked_magic = False
+    pending = b""
     try:
         while inflater is not None:
-            block = source.read(GZIP_COPY_BYTES)
-            if not block:
-                break
-            while block and inflater is not None:
-                member_has_input = True
-                out.write(inflater.decompress(block))
-                block = b""
-                if inflater.eof:   # one gzip member done; another may follow
-                    block = inflater.unused_data
-                    member_has_input = False
-                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if block[:2] == GZIP_MAGIC else None
+            if not pending:
+                pending = source.read(GZIP_COPY_BYTES)
+                if not pending:
+                    break
+            member_has_input = True
+            out.write(inflater.decompress(pending, GZIP_INFLATE_BYTES))
+            pending = inflater.unconsumed_tail
+            if not checked_magic and out.tell() >= len(CAPTURE_MAGICS[0]):
+                checked_magic = True
+                out.seek(0)
+                head = out.read(len(CAPTURE_MAGICS[0]))
+                out.seek(0, os.SEEK_END)
+                if head not in CAPTURE_MAGICS:
+                    error = CaptureError(path, 0, f"the gzip'd data is not a pcap or pcapng file "
+                                                  f"(it starts with {head.hex()})")
+                    error.offset_in_decompressed = True
+                    raise error
+            if inflater.eof:   # one gzip member done; another may follow
+                pending = inflater.unused_data
+                member_has_input = False
+                inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if pending[:2] == GZIP_MAGIC else None
     except zlib.error as exc:
         out.close()
         raise CaptureError(path, source.tell(), f"damaged gzip stream ({exc})") from None
+    except BaseException:
+        out.close()
+        raise
     if inflater is not None and member_has_input and not inflater.eof:
         out.write(inflater.flush())
         warnings.append(f"gzip stream ends early at compressed byte offset {source.tell()} (file cut); "
@@ -175,7 +199,12 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool,
         second_half = Background(_fill, path, middle_state, buffer, middle_offset, half, total_rows - half,
                                  buffers, None, size)
         second_half.start()
-        _fill(path, fill_state, buffer, first_offset, 0, half, buffers, None, size)
+        try:
+            _fill(path, fill_state, buffer, first_offset, 0, half, buffers, None, size)
+        finally:
+            # the other half holds the mapping until its walk returns: never close it under it
+            # (an interrupt here would otherwise end in "cannot close exported pointers")
+            second_half.join()
         second_half.result()
     else:
         _fill(path, fill_state, buffer, first_offset, 0, total_rows, buffers, progress, size)
@@ -211,6 +240,36 @@ def _map_read_only(fd: int, size: int) -> mmap.mmap:
     return mapped
 
 
+def _open_source(path: Path) -> BinaryIO:
+    """The capture as a seekable file: a regular file as it is; standard input (`-`), a
+    FIFO, a pipe or a character device spooled into an unlinked temporary file first (they
+    cannot be mapped or read twice)."""
+    try:
+        if str(path) == STDIN_PATH:
+            source: BinaryIO = os.fdopen(os.dup(0), "rb")
+        else:
+            source = open(path, "rb")
+    except OSError as exc:
+        raise CaptureError(path, None, exc.strerror or str(exc)) from None
+    try:
+        if stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+            return source
+        spooled: BinaryIO = tempfile.TemporaryFile(prefix="spline-stream-")
+        while True:
+            block = source.read(GZIP_COPY_BYTES)
+            if not block:
+                break
+            spooled.write(block)
+        spooled.flush()
+        spooled.seek(0)
+        return spooled
+    except OSError as exc:
+        raise CaptureError(path, None, exc.strerror or str(exc)) from None
+    finally:
+        if "spooled" in locals():
+            source.close()
+
+
 def read(path: Union[str, os.PathLike], *, strict: bool = False,
          progress: Optional[ProgressCallback] = None) -> Capture:
     """Decode the capture at `path`.
@@ -221,10 +280,7 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
     """
     path = Path(path)
     warnings: List[str] = []
-    try:
-        source: BinaryIO = open(path, "rb")
-    except OSError as exc:
-        raise CaptureError(path, None, exc.strerror or str(exc)) from None
+    source = _open_source(path)
     compressed = False
     try:
         if source.read(2) == GZIP_MAGIC:

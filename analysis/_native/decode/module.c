@@ -9,9 +9,37 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stddef.h>
 
 #include "decode.h"
+
+/* A mapped file that shrinks while it is walked (tcpdump rotating it, a user truncating
+ * it) faults with SIGBUS on the pages past its new end. The walk runs with an escape set:
+ * the handler jumps back to it and the walk reports an error at the chunk's offset
+ * instead of the process dying. A SIGBUS outside a walk keeps its previous behaviour. */
+static _Thread_local sigjmp_buf *walk_escape;
+static struct sigaction previous_sigbus;
+
+static void on_sigbus(int signo, siginfo_t *info, void *context) {
+    if (walk_escape != NULL)
+        siglongjmp(*walk_escape, 1);
+    sigaction(SIGBUS, &previous_sigbus, NULL);
+    raise(signo);
+    (void)info; (void)context;
+}
+
+static int install_sigbus_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_sigbus;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGBUS, &action, &previous_sigbus);
+}
+
+#define SHRANK_MESSAGE "the file shrank while it was read (truncated or rewritten by another program)"
 
 /* The packet-table columns, in analysis/columns.py order: name, bytes per
  * row, and where decode_columns keeps the array pointer. */
@@ -58,7 +86,17 @@ static PyObject *py_open(PyObject *self, PyObject *args) {
     Py_buffer view;
     if (PyObject_GetBuffer(buffer_obj, &view, PyBUF_SIMPLE) < 0) return NULL;
     size_t first = 0;
-    int status = decode_open(st, (const uint8_t *)view.buf, (size_t)view.len, &first);
+    volatile int status = DECODE_ERROR;
+    sigjmp_buf escape;
+    if (sigsetjmp(escape, 1) == 0) {
+        walk_escape = &escape;
+        status = decode_open(st, (const uint8_t *)view.buf, (size_t)view.len, &first);
+    } else {
+        status = DECODE_ERROR;
+        st->error_offset = 0;
+        snprintf(st->error_message, sizeof st->error_message, "%s", SHRANK_MESSAGE);
+    }
+    walk_escape = NULL;
     PyBuffer_Release(&view);
     return Py_BuildValue("(innsK)", status, (Py_ssize_t)first, (Py_ssize_t)st->format,
                          st->error_message, (unsigned long long)(status == DECODE_CUT ? st->cut_offset : st->error_offset));
@@ -118,11 +156,25 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
     Py_buffer view;
     if (PyObject_GetBuffer(buffer_obj, &view, PyBUF_SIMPLE) < 0) return NULL;
     size_t rows = 0, next = 0;
-    int status;
+    volatile int status = DECODE_ERROR;
+    volatile int shrank = 0;
+    sigjmp_buf escape;
     Py_BEGIN_ALLOW_THREADS
-    status = decode_walk(st, (const uint8_t *)view.buf, (size_t)view.len, (size_t)offset,
-                         counting ? NULL : &cols, (size_t)max_packets, &rows, &next);
+    if (sigsetjmp(escape, 1) == 0) {
+        walk_escape = &escape;
+        status = decode_walk(st, (const uint8_t *)view.buf, (size_t)view.len, (size_t)offset,
+                             counting ? NULL : &cols, (size_t)max_packets, &rows, &next);
+    } else {
+        shrank = 1;
+    }
+    walk_escape = NULL;
     Py_END_ALLOW_THREADS
+    if (shrank) {
+        status = DECODE_ERROR;
+        rows = 0;
+        st->error_offset = (size_t)offset;
+        snprintf(st->error_message, sizeof st->error_message, "%s", SHRANK_MESSAGE);
+    }
     PyBuffer_Release(&view);
     unsigned long long where = status == DECODE_CUT ? st->cut_offset : status == DECODE_ERROR ? st->error_offset : next;
     return Py_BuildValue("(iKns)", status, where, (Py_ssize_t)rows, st->error_message);
@@ -191,6 +243,7 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_decode", "Capture w
 PyMODINIT_FUNC PyInit__decode(void) {
     PyObject *m = PyModule_Create(&MODULE);
     if (!m) return NULL;
+    if (install_sigbus_handler() != 0) { Py_DECREF(m); return PyErr_SetFromErrno(PyExc_OSError); }
     PyObject *specs = PyTuple_New((Py_ssize_t)N_COLUMNS);
     if (!specs) { Py_DECREF(m); return NULL; }
     for (size_t c = 0; c < N_COLUMNS; c++)
