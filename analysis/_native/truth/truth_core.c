@@ -514,8 +514,9 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     S[S_PAYLOAD_BYTES] += len;
     if (len > S[S_MAX_PAYLOAD]) S[S_MAX_PAYLOAD] = len;
     if (nseg > 1) S[S_SUPER_SEGMENT_FRAMES]++;
-    if (S[S_FIRST_DATA_TS] < 0) S[S_FIRST_DATA_TS] = now;
-    S[S_LAST_DATA_TS] = now;
+    /* earliest and latest, not first and last in file order: clocks step back */
+    if (S[S_FIRST_DATA_TS] < 0 || now < S[S_FIRST_DATA_TS]) S[S_FIRST_DATA_TS] = now;
+    if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
     int64_t idle_ns = now - idle_ref;
     s->last_tx_ns = now;
