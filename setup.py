@@ -42,9 +42,9 @@ setup(
     package_dir={"spline_analysis": "analysis"},
     package_data={"spline_analysis": ["py.typed"]},
     ext_modules=native_extensions(),
-    install_requires=["numpy>=1.22"],
+    install_requires=["numpy>=1.22", "pandas>=1.5"],   # pandas: imported only for --interval and tables
     extras_require={
-        "dataframe": ["pandas>=1.5", "pyarrow>=10"],
+        "dataframe": ["pyarrow>=10"],
         "plot": ["matplotlib>=3.5"],
         "test": ["pytest>=7", "pandas>=1.5", "pyarrow>=10", "matplotlib>=3.5", "scapy>=2.5",
                  "nbclient>=0.7", "nbformat>=5", "ipykernel>=6"],

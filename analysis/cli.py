@@ -7,16 +7,25 @@ side by side. `--json` one schema-1 document; `--csv` one row per flow
 direction; `--interval` a time series (CSV, or `timeseries` in the JSON);
 `--plot DIR` PNG figures per file.
 
+FILE `-` reads standard input (`tcpdump -w - | spline-analyze -`); FIFOs and pipes are
+read to their end first. Output is assembled whole and written at once (SIGINT held off
+while it is written), figures through temporary names: an interrupted run leaves no
+partial output file.
+
 Exit status: 0 success (warnings allowed), 2 a file could not be read (or,
-with --strict, was cut mid-record), 3 an internal error (a bug: one line, no
-traceback), 130 interrupted.
+with --strict, was cut mid-record; also bad options), 3 an internal error (a bug:
+one line, no traceback), 4 the output could not be written (stdout, --plot DIR),
+130 interrupted (Ctrl-C, SIGTERM).
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
+import signal
+import stat
 import sys
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
@@ -24,13 +33,14 @@ PROG = "spline-analyze"
 EXIT_OK = 0
 EXIT_UNREADABLE = 2
 EXIT_INTERNAL = 3
+EXIT_OUTPUT = 4
 EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Summarise TCP traffic in packet captures "
                                      "(pcap, pcapng, gzip'd either).")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="capture file(s)")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); - reads standard input")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print one JSON document (schema 1)")
     output.add_argument("--csv", action="store_true", help="print a per-flow CSV table")
@@ -89,7 +99,10 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
     from .progress import bar_for
 
     try:
-        size = os.path.getsize(path)
+        mode = os.stat(path).st_mode if path != "-" else os.fstat(0).st_mode
+        size = os.path.getsize(path) if stat.S_ISREG(mode) else 0
+        if stat.S_ISFIFO(mode) and not args.quiet:
+            print(f"{PROG}: {path}: reading a FIFO or pipe to its end (waits for its writer)", file=sys.stderr)
     except OSError:
         size = 0
     bar = None if args.quiet else bar_for(os.path.basename(path), size)
@@ -106,11 +119,17 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
         series.insert(0, "file", report["file"])
         if args.json:
             report["timeseries"] = json.loads(series.to_json(orient="records"))
+    plot_error = None
     if args.plot:
         from .plot import save_report_plots
         stem = args.plot_stems.get(path) or "capture"
-        report["plots"] = [str(p) for p in save_report_plots(analysis, args.plot, stem)]
-    return {"report": report, "series": series}
+        try:
+            report["plots"] = [str(p) for p in save_report_plots(analysis, args.plot, stem)]
+        except OSError as exc:   # the figures are lost, never the report
+            plot_error = f"cannot write figures into {args.plot}: {exc.strerror or exc}"
+        except ImportError:
+            plot_error = "figures need matplotlib: .venv/bin/pip install 'spline-toolkit[plot]'"
+    return {"report": report, "series": series, "plot_error": plot_error}
 
 
 def distinct_names(paths: Sequence[str]) -> List[str]:
@@ -126,11 +145,50 @@ def distinct_names(paths: Sequence[str]) -> List[str]:
 
 
 def _plot_comparison(reports: List[Dict[str, Any]], out_dir: str) -> str:
-    from .plot import plot_compare
+    from .plot import plot_compare, save_figure_atomically
     fig = plot_compare([r["summary"] for r in reports], title="Runs compared")
-    path = os.path.join(out_dir, "compare.png")
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    return path
+    return str(save_figure_atomically(fig, os.path.join(out_dir, "compare.png"), dpi=120, bbox_inches="tight"))
+
+
+def _output_text(args: argparse.Namespace, reports: List[Dict[str, Any]], series_frames: List[Any]) -> str:
+    """Everything stdout gets, assembled before any of it is written."""
+    out = io.StringIO()
+    if args.json:
+        from .report import SCHEMA_VERSION
+        document: Any = reports[0] if len(args.files) == 1 and reports else {"schema": SCHEMA_VERSION, "files": reports}
+        if reports or len(args.files) > 1:
+            json.dump(document, out, indent=2)
+            out.write("\n")
+    elif args.csv:
+        rows = [row for r in reports for row in direction_csv_rows(r)]
+        _write_csv(rows, DIRECTION_CSV_COLUMNS, out)
+    elif series_frames:
+        import pandas as pd
+        pd.concat(series_frames, ignore_index=True).to_csv(out, index=False)
+    else:
+        from .render import file_report
+        from .summary import format_side_by_side
+        text = "\n\n".join(file_report(r) for r in reports)
+        if len(reports) > 1:
+            text += "\n\nRuns side by side (main data direction of each file)\n"
+            text += format_side_by_side([r["summary"] for r in reports])
+        if text:
+            out.write(text + "\n")
+    return out.getvalue()
+
+
+def write_whole(text: str, fd: int) -> None:
+    """Write all of `text` to `fd` with SIGINT and SIGTERM held off: the output is complete
+    or (on an error, raised as OSError) the error is said; never cut by an interrupt."""
+    data = memoryview(text.encode("utf-8"))
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        while data:
+            written = os.write(fd, data)
+            data = data[written:]
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -156,6 +214,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     series_frames: List[Any] = []
     for path in args.files:
         try:
+            _stop_if_interrupted()
             result = _analyse(path, args)
         except CaptureError as exc:
             print(f"{PROG}: {exc}", file=sys.stderr)
@@ -174,40 +233,60 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             status = max(status, EXIT_INTERNAL)
             continue
         report = result["report"]
+        if result["plot_error"]:
+            print(f"{PROG}: {path}: {result['plot_error']}", file=sys.stderr)
+            status = max(status, EXIT_OUTPUT)
         if not args.quiet:
             for warning in report["warnings"]:
                 print(f"{PROG}: {path}: warning [{warning['code']}]: {warning['message']}", file=sys.stderr)
         reports.append(report)
         if result["series"] is not None:
             series_frames.append(result["series"])
+    text = _output_text(args, reports, series_frames)
+    _stop_if_interrupted()
     try:
-        if args.json:
-            from .report import SCHEMA_VERSION
-            document: Any = reports[0] if len(args.files) == 1 and reports else {"schema": SCHEMA_VERSION, "files": reports}
-            if reports or len(args.files) > 1:
-                json.dump(document, sys.stdout, indent=2)
-                sys.stdout.write("\n")
-        elif args.csv:
-            rows = [row for r in reports for row in direction_csv_rows(r)]
-            _write_csv(rows, DIRECTION_CSV_COLUMNS, sys.stdout)
-        elif series_frames:
-            import pandas as pd
-            pd.concat(series_frames, ignore_index=True).to_csv(sys.stdout, index=False)
-        else:
-            from .render import file_report
-            from .summary import format_side_by_side
-            text = "\n\n".join(file_report(r) for r in reports)
-            if len(reports) > 1:
-                text += "\n\nRuns side by side (main data direction of each file)\n"
-                text += format_side_by_side([r["summary"] for r in reports])
-            print(text)
-        if args.plot and len(reports) > 1:
-            _plot_comparison(reports, args.plot)
         sys.stdout.flush()
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, ValueError, io.UnsupportedOperation):   # a captured stdout (tests)
+            sys.stdout.write(text)
+        else:
+            write_whole(text, fd)
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except OSError as exc:
+        print(f"{PROG}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        status = max(status, EXIT_OUTPUT)
+    if args.plot and len(reports) > 1:
+        try:
+            _plot_comparison(reports, args.plot)
+        except OSError as exc:
+            print(f"{PROG}: cannot write figures into {args.plot}: {exc.strerror or exc}", file=sys.stderr)
+            status = max(status, EXIT_OUTPUT)
     return status
+
+
+_interrupted_quietly = False
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _unraisable(info: Any) -> None:
+    """An interrupt that landed in a finalizer or callback cannot propagate: remember it (the
+    run stops at its next check) instead of printing a traceback."""
+    global _interrupted_quietly
+    if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+        _interrupted_quietly = True
+        return
+    sys.__unraisablehook__(info)
+
+
+def _stop_if_interrupted() -> None:
+    if _interrupted_quietly:
+        raise KeyboardInterrupt
 
 
 def run() -> None:
@@ -217,7 +296,14 @@ def run() -> None:
     million packets, a tenth of the whole run. Output is flushed first and the
     only temporary file (a gunzipped capture) is anonymous, so nothing is lost.
     """
-    status = main()
+    # SIGTERM ends the run as Ctrl-C does: temporary files removed, one line, status 130
+    signal.signal(signal.SIGTERM, _interrupt)
+    sys.unraisablehook = _unraisable
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        status = EXIT_INTERRUPTED
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -604,6 +604,23 @@ def _part(parts: Any, name: str) -> Any:
     return getattr(parts, name, None)
 
 
+def save_figure_atomically(fig: Any, path: Union[str, Path], **savefig_kwargs: Any) -> Path:
+    """Write a figure to `path` through a temporary name in the same folder, renamed when
+    complete: an interrupt or a full disk never leaves a half-written PNG under `path`."""
+    import os
+    import tempfile
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            fig.savefig(stream, format="png", **savefig_kwargs)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return path
+
+
 def with_warning_codes(title: str, warnings: Any) -> str:
     """The title with a second line naming the capture-integrity warnings (codes, as in the
     report), so a figure shown alone still says what to distrust. `warnings`: the coded
@@ -646,7 +663,7 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
 
     def save(fig: Any, suffix: str) -> None:
         path = out / f"{stem}.{suffix}.png"
-        fig.savefig(path, dpi=dpi)
+        save_figure_atomically(fig, path, dpi=dpi)
         written.append(path)
 
     save(plot_timeseries(series_df, title=title, labels=flow_labels(directions)), "timeseries")
@@ -663,4 +680,4 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
 
 __all__ = ["plot_timeseries", "plot_sequence", "plot_rtt_cdf", "plot_compare", "plot_throughput_vs_loss",
            "plot_fairness", "save_report_plots", "flow_label", "flow_labels", "rtt_samples_ms",
-           "choose_interval_s", "jain_index", "with_warning_codes", "SEQUENCE_MAX_POINTS", "TIMESERIES_PANELS"]
+           "choose_interval_s", "jain_index", "with_warning_codes", "save_figure_atomically", "SEQUENCE_MAX_POINTS", "TIMESERIES_PANELS"]

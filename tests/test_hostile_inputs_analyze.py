@@ -1,0 +1,230 @@
+"""spline-analyze against hostile inputs, outputs and signals: a one-line message and a
+documented exit status in every case; no signal death, no traceback, no partial output.
+
+Exit statuses (cli.py): 0 ok, 2 unreadable input, 3 internal error, 4 output not written,
+130 interrupted.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from pcapbuild import ethernet, ipv4, pcap_file, tcp
+
+from spline_analysis import decode
+from spline_analysis.errors import CaptureError
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "bbr-2pct-15mbit" / "trace.pcap"
+PYTHON = sys.executable
+CLI = [PYTHON, "-c", "from spline_analysis.cli import run; run()"]
+
+
+def spline_analyze(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, timeout=120, **kwargs)
+
+
+def one_line(stderr: bytes) -> str:
+    """The last line of stderr, which holds no traceback."""
+    text = stderr.decode()
+    assert "Traceback" not in text
+    lines = text.splitlines()
+    return lines[-1] if lines else ""
+
+
+def big_capture(path: Path, packets: int = 400_000) -> Path:
+    """A capture large enough that reading it takes a while (one TCP flow)."""
+    frames = []
+    for i in range(packets):
+        segment = tcp(sport=40000, dport=5201, seq=1 + i * 1000, ack=1, flags="A", payload=b"x" * 1000)
+        frames.append((1_000_000_000 + i * 10_000, ethernet(ipv4("10.0.0.1", "10.0.0.2", segment, ident=i % 65536))))
+    path.write_bytes(pcap_file(frames, nanosecond=True))
+    return path
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> Path:
+    return big_capture(tmp_path_factory.mktemp("hostile") / "big.pcap")
+
+
+def test_file_that_shrinks_while_it_is_read_is_an_error_with_an_offset_not_sigbus(tmp_path, monkeypatch):
+    capture = big_capture(tmp_path / "shrinking.pcap", 20_000)
+    walk = decode._walk
+
+    def truncate_then_walk(path, mapped, size, strict, progress):
+        os.truncate(path, 10_000)          # mapped already: the pages past 10 kB are gone
+        return walk(path, mapped, size, strict, progress)
+
+    monkeypatch.setattr(decode, "_walk", truncate_then_walk)
+    with pytest.raises(CaptureError, match="shrank while it was read") as error:
+        decode.read(capture)
+    assert error.value.offset is not None
+
+
+def test_cli_survives_a_capture_truncated_under_it_at_many_moments(big, tmp_path):
+    for delay_s in (0.05, 0.15, 0.3, 0.5):
+        victim = tmp_path / "victim.pcap"
+        victim.write_bytes(big.read_bytes())
+        child = subprocess.Popen([*CLI, "--json", "--quiet", str(victim)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        time.sleep(delay_s)
+        os.truncate(victim, 4096)
+        out, err = child.communicate(timeout=120)
+        assert child.returncode in (0, 2), (delay_s, child.returncode, err)
+        assert b"Traceback" not in err
+        if child.returncode == 0:
+            json.loads(out)
+
+
+def test_ctrl_c_leaves_no_partial_json_and_says_interrupted_once(big, tmp_path):
+    statuses = set()
+    for delay_s in (0.2, 0.5, 0.8, 1.2, 1.6):
+        out_path = tmp_path / "x.json"
+        with open(out_path, "wb") as out:
+            child = subprocess.Popen([*CLI, "--json", "--quiet", str(big)], stdout=out, stderr=subprocess.PIPE)
+            time.sleep(delay_s)
+            child.send_signal(signal.SIGINT)
+            _, err = child.communicate(timeout=120)
+        statuses.add(child.returncode)
+        assert child.returncode in (0, 130), (delay_s, child.returncode, err)
+        assert b"Traceback" not in err and b"internal error" not in err, err
+        written = out_path.read_bytes()
+        if child.returncode == 130:
+            assert err.decode().strip().splitlines()[-1] == "spline-analyze: interrupted"
+        if written:
+            json.loads(written)          # complete, or nothing at all
+    assert 130 in statuses
+
+
+def test_sigterm_is_an_interrupt_too(big):
+    child = subprocess.Popen([*CLI, "--json", "--quiet", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.3)
+    child.send_signal(signal.SIGTERM)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode in (0, 130) and b"Traceback" not in err
+    if child.returncode == 0:
+        json.loads(out)
+
+
+def test_full_disk_on_stdout_is_one_line_and_status_4():
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([*CLI, "--json", "--quiet", str(SAMPLE)], stdout=full, stderr=subprocess.PIPE,
+                                timeout=60)
+    assert result.returncode == 4
+    assert result.stderr.decode().strip() == "spline-analyze: cannot write the output: No space left on device"
+
+
+@pytest.mark.parametrize("where", ["existing file", "inside /proc"])
+def test_plot_folder_that_cannot_be_written_keeps_the_report_and_says_so(tmp_path, where):
+    target = tmp_path / "taken" if where == "existing file" else Path("/proc/spline-analyze-plots")
+    if where == "existing file":
+        target.write_text("not a folder")
+    result = spline_analyze("--quiet", "--plot", str(target), str(SAMPLE))
+    assert result.returncode == 4
+    assert b"Run summary" in result.stdout                      # the report is not lost
+    message = one_line(result.stderr)
+    assert message.startswith(f"spline-analyze: {SAMPLE}: cannot write figures into {target}: ")
+
+
+def test_interrupted_plotting_leaves_no_half_written_png(tmp_path):
+    out_dir = tmp_path / "plots"
+    for delay_s in (0.8, 1.2, 1.6, 2.0):
+        child = subprocess.Popen([*CLI, "--quiet", "--plot", str(out_dir), str(SAMPLE)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        time.sleep(delay_s)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        assert child.returncode in (0, 130) and b"Traceback" not in err
+        if out_dir.exists():
+            for path in out_dir.iterdir():
+                assert path.suffix == ".png" and not path.name.startswith("."), path.name
+                assert path.read_bytes().startswith(b"\x89PNG") and path.read_bytes().endswith(b"IEND\xaeB`\x82")
+
+
+def test_standard_input_and_dash_read_a_piped_capture():
+    from_file = json.loads(spline_analyze("--json", "--quiet", str(SAMPLE)).stdout)
+    with open(SAMPLE, "rb") as stdin:
+        piped = spline_analyze("--json", "--quiet", "-", stdin=stdin)
+    assert piped.returncode == 0, piped.stderr
+    document = json.loads(piped.stdout)
+    assert document["file"] == "-"
+    # the same figures (the sidecars beside the file, meta.json and iperf3.json, are not read)
+    assert document["packets"] == from_file["packets"]
+    assert [(d["payload_bytes"], d["lost_segments"], d.get("retransmissions_in_capture", d["retransmissions"])) for d in document["directions"]] \
+        == [(d["payload_bytes"], d["lost_segments"], d.get("retransmissions_in_capture", d["retransmissions"])) for d in from_file["directions"]]
+    gzipped = subprocess.run([*CLI, "--csv", "--quiet", "-"], input=gzip.compress(SAMPLE.read_bytes()),
+                             capture_output=True, timeout=60)
+    assert gzipped.returncode == 0 and gzipped.stdout.count(b"\n") > 1
+
+
+def test_fifo_is_read_to_its_end_and_waiting_on_it_is_said(tmp_path):
+    fifo = tmp_path / "capture.fifo"
+    os.mkfifo(fifo)
+    child = subprocess.Popen([*CLI, "--json", str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    assert child.poll() is None                                   # waiting for a writer
+    with open(fifo, "wb") as writer:
+        writer.write(SAMPLE.read_bytes())
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert "reading a FIFO or pipe to its end (waits for its writer)" in err.decode()
+    assert json.loads(out)["tcp_streams"] == 1 or json.loads(out)["packets"] > 1000
+
+
+def test_gzip_of_zeros_is_refused_before_it_inflates(tmp_path):
+    bomb = tmp_path / "zeros.pcap.gz"
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    with open(bomb, "wb") as out:
+        for _ in range(64):                     # 1 GiB of zeros in ~1 MB
+            out.write(compressor.compress(bytes(1 << 24)))
+        out.write(compressor.flush())
+    started = time.monotonic()
+    result = spline_analyze("--quiet", str(bomb))
+    assert time.monotonic() - started < 20
+    assert result.returncode == 2
+    assert "not a pcap or pcapng file (it starts with 00000000)" in one_line(result.stderr)
+
+
+def test_three_packets_a_day_apart_at_one_millisecond_stay_small(tmp_path):
+    frames = []
+    for i, t_s in enumerate((0, 43_200, 86_400)):
+        segment = tcp(sport=40000, dport=5201, seq=1 + i * 100, ack=1, flags="PA", payload=b"y" * 100)
+        frames.append((t_s * 1_000_000_000, ethernet(ipv4("10.0.0.1", "10.0.0.2", segment))))
+    capture = tmp_path / "day.pcap"
+    capture.write_bytes(pcap_file(frames, nanosecond=True))
+    # VmHWM: this process's peak resident set (ru_maxrss would carry pytest's across exec)
+    code = ("import re, sys; from spline_analysis.cli import main; status = main(sys.argv[1:]); "
+            "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1), file=sys.stderr); "
+            "sys.exit(status)")
+    result = subprocess.run([PYTHON, "-c", code, "--quiet", "--interval", "1ms", str(capture)],
+                            capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.decode().strip().splitlines()
+    assert 2 <= len(rows) <= 10                                   # header, packets, idle runs
+    max_rss_kib = int(result.stderr.decode().strip().splitlines()[-1])
+    assert max_rss_kib < 600 * 1024
+
+
+def test_clock_stepping_back_gives_no_negative_duration(tmp_path):
+    frames = []
+    for i, t_s in enumerate((100.0, 100.1, 10.0, 10.1, 100.2)):
+        segment = tcp(sport=40000, dport=5201, seq=1 + i * 100, ack=1, flags="PA", payload=b"z" * 100)
+        frames.append((int(t_s * 1e9), ethernet(ipv4("10.0.0.1", "10.0.0.2", segment))))
+    capture = tmp_path / "back.pcap"
+    capture.write_bytes(pcap_file(frames, nanosecond=True))
+    result = spline_analyze("--json", str(capture))
+    assert result.returncode == 0
+    document = json.loads(result.stdout)
+    assert document["duration_s"] >= 0
+    assert all(d["duration_s"] >= 0 for d in document["directions"])
+    assert "time_backwards" in {w["code"] for w in document["warnings"]}
