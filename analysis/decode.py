@@ -26,7 +26,7 @@ from .columns import PACKET_COLUMNS
 from .background import Background
 from .errors import CaptureCutError, CaptureError
 from .packets import PacketTable, join_ip_fragments
-from .sidecar import capture_drops
+from .sidecar import capture_drops, capture_unfinished
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -320,6 +320,12 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
     drops, drop_warnings = capture_drops(path, interfaces, (counters["isb_ifdrop_by_local_id"],
                                                             counters["isb_osdrop_by_local_id"]))
     warnings += drop_warnings
+    if path != Path(STDIN_PATH) and capture_unfinished(path):
+        if strict:
+            raise CaptureCutError(path, None, "the capture did not finish (meta.json: trace_complete false, "
+                                              "an interrupted run)")
+        warnings.append("capture unfinished: meta.json says trace_complete false (an interrupted run); "
+                        "the transfer is not all there")
     return Capture(path=path, format=format_name, compressed=compressed, packets=PacketTable(columns),
                    interfaces=interfaces, link_types=link_types, capture_drops=drops, warnings=warnings,
                    truncated_at=truncated_at, nonpacket_records=int(counters["nonpacket_records"]),

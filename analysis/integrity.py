@@ -28,6 +28,9 @@ WARNING_CODES: Sequence[WarningCode] = (
     WarningCode("file_truncated", "file", "the file ends in the middle of a record (capture still running, "
                 "or the copy was cut); the records before it are read",
                 "copy the file after tcpdump has exited"),
+    WarningCode("capture_unfinished", "file", "meta.json beside the capture says the capture did not finish "
+                "(`trace_complete` false: an interrupted or failed run); what it holds is read, but the "
+                "transfer is not all there (--strict refuses it)", "run the capture again to its end"),
     WarningCode("gzip_truncated", "file", "the gzip stream ends early; what was decompressed is read",
                 "compress the file again from the original"),
     WarningCode("sidecar_unreadable", "file", "meta.json beside the capture cannot be read; its drop counters "
@@ -72,7 +75,8 @@ CODES = {w.code: w for w in WARNING_CODES}
 
 # Decoder messages (strings) and the code each starts with.
 _DECODE_MESSAGE_CODES = (("file cut mid-record", "file_truncated"), ("gzip stream ends early", "gzip_truncated"),
-                         ("meta.json: unreadable", "sidecar_unreadable"))
+                         ("meta.json: unreadable", "sidecar_unreadable"),
+                         ("capture unfinished", "capture_unfinished"))
 TIME_JUMP_NS = 3600 * 1_000_000_000
 # Captures on several CPUs step back by microseconds now and then; that changes no figure.
 TIME_BACKWARDS_TOLERANCE_NS = 1_000_000

@@ -49,6 +49,17 @@ def read_sidecar(capture_path: Path) -> Tuple[Optional[Dict[str, Optional[int]]]
             "interface": _count_or_none(capture.get("interface_drops"))}, []
 
 
+def capture_unfinished(capture_path: Path) -> bool:
+    """meta.json beside the capture says the capture did not finish (`trace_complete`
+    false): a testbed run or record.sh interrupted before it wrote its final meta.json."""
+    meta_path = Path(capture_path).resolve().parent / SIDECAR_NAME
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and meta.get("trace_complete") is False
+
+
 def capture_drops(capture_path: Path, interfaces: List[Dict[str, Any]],
                   isb_by_local_id: Tuple[Optional[int], Optional[int]] = (None, None)
                   ) -> Tuple[Dict[str, Any], List[str]]:

@@ -29,7 +29,15 @@ def test_parse_time_and_duration_units():
     assert parse_time_ms("1s").value == 1000.0
     assert parse_time_ms("200us").value == pytest.approx(0.2)
     assert parse_duration_s("5") == 5.0            # iperf3's -t: seconds
-    assert parse_duration_s("500ms") == 0.5
+    assert parse_duration_s("3000ms") == 3.0
+    assert parse_duration_s("2m") == 120.0
+
+
+@pytest.mark.parametrize("text", ["500ms", "1.5", "0", "", "-3", "10 parsecs", "604801"])
+def test_durations_iperf3_cannot_run_are_refused_not_rounded(text):
+    """iperf3 3.12 reads -t 0.5 as 0, i.e. no limit; -t 1.5 runs 1 s and would be recorded as 1.5."""
+    with pytest.raises(TestbedError, match="duration"):
+        parse_duration_s(text)
 
 
 def test_parse_probability_reads_percent_like_netem():

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -84,14 +85,79 @@ def build_matrix(args: argparse.Namespace) -> MatrixSpec:
     return matrix_from_mapping({k: v for k, v in flags.items() if v is not None}, spec)
 
 
+NAMESPACE_PREFIX = "stb"
+STAGING_PREFIX = ".spline-testbed-"
+OUTPUT_TABLES = ("results.csv", "results.parquet", "testbed.json")
+
+
+def prepare_out_dir(out: Path, force: bool) -> Path:
+    """--out as a folder to publish into: made when missing; one line when it cannot be."""
+    if os.path.lexists(out) and not out.is_dir():
+        raise TestbedError(f"--out {out}: exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TestbedError(f"--out {out}: cannot make the folder: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise TestbedError(f"--out {out}: not writable")
+    if os.path.lexists(out / "results.csv") and not force:
+        raise TestbedError(f"{out}/results.csv exists; choose another --out or pass --force")
+    return out
+
+
+def make_staging_dir(out_dir: Path) -> Path:
+    """A fresh private folder inside --out (0700, a name nobody could have planted) where
+    every file of this invocation is created; published into --out by renames at the end,
+    so a symlink planted in --out is never followed, even as root."""
+    return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out_dir))
+
+
+def publish(staging: Path, out_dir: Path) -> None:
+    """Move the run folders and tables of `staging` into `out_dir`. A rename replaces a
+    symlink in its way instead of following it; a run folder never lands on anything."""
+    runs = out_dir / "runs"
+    if (staging / "runs").is_dir():
+        if os.path.islink(runs) or (os.path.lexists(runs) and not runs.is_dir()):
+            raise TestbedError(f"{runs} is not a plain folder; results left in {staging}")
+        runs.mkdir(exist_ok=True)
+        for run_dir in sorted((staging / "runs").iterdir()):
+            target = runs / run_dir.name
+            if os.path.islink(target) or os.path.isfile(target):
+                os.unlink(target)
+            elif target.is_dir():
+                shutil.rmtree(target)       # --force: the earlier run of this id
+            os.rename(run_dir, target)
+        (staging / "runs").rmdir()
+    for name in OUTPUT_TABLES:
+        if (staging / name).exists():
+            os.replace(staging / name, out_dir / name)
+    staging.rmdir()
+
+
+def leftovers_of_killed_runs(out_dir: Optional[Path]) -> List[str]:
+    """Remove what a SIGKILLed spline-testbed left (namespaces, with the tcpdump and iperf3
+    inside them) and name it; name staging folders of dead runs in `out_dir`."""
+    notes = []
+    for name in netns.orphaned_namespaces(NAMESPACE_PREFIX):
+        pids = netns.remove_namespace(name)
+        notes.append(f"removed namespace {name} of a killed run"
+                     + (f" and stopped its processes {', '.join(map(str, pids))}" if pids else ""))
+    if out_dir is not None and out_dir.is_dir():
+        for staging in sorted(out_dir.glob(f"{STAGING_PREFIX}*")):
+            pid = staging.name[len(STAGING_PREFIX):].split("-")[0]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                notes.append(f"{staging} holds the files of a killed run (captures marked unfinished)")
+    return notes
+
+
 def command_run(args: argparse.Namespace) -> int:
     runs = expand(build_matrix(args))
     check_host(ccas_needed(runs))
-    out_dir = Path(args.out)
-    if (out_dir / "results.csv").exists() and not args.force:
-        raise TestbedError(f"{out_dir}/results.csv exists; choose another --out or pass --force")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    prefix = f"stb-{os.getpid()}"
+    out_dir = prepare_out_dir(Path(args.out), args.force)
+    for note in leftovers_of_killed_runs(out_dir):
+        print(f"spline-testbed: {note}", file=sys.stderr)
+    staging = make_staging_dir(out_dir)
+    prefix = f"{NAMESPACE_PREFIX}-{os.getpid()}"
     netem_available = detect_netem(prefix)
     if not netem_available and any(r.delay.value or r.jitter.value or r.reorder.value for r in runs):
         print(NO_NETEM_MESSAGE, file=sys.stderr)
@@ -101,22 +167,23 @@ def command_run(args: argparse.Namespace) -> int:
     draw_progress(0, len(runs), "starting", started_s)
     try:
         for number, spec in enumerate(runs, start=1):
-            record = execute_run(spec, out_dir / "runs" / spec.run_id, f"{prefix}-{spec.index}",
+            record = execute_run(spec, staging / "runs" / spec.run_id, f"{prefix}-{spec.index}",
                                  netem_available, snaplen_bytes=args.snaplen)
-            rows.extend(rows_for_run(record, out_dir))
+            rows.extend(rows_for_run(record, staging))
             draw_progress(number, len(runs), f"{spec.run_id} ({record.wall_time_s:.1f} s)", started_s)
     except KeyboardInterrupt:
         interrupted = True
         print("\nspline-testbed: interrupted; namespaces, rules and processes removed; "
               f"results of the {len({r['run_id'] for r in rows})} finished run(s) kept", file=sys.stderr)
     finally:
-        write_csv(rows, out_dir / "results.csv")
-        parquet_note = write_parquet(rows, out_dir / "results.parquet") if rows else None
-        (out_dir / "testbed.json").write_text(json.dumps({
+        write_csv(rows, staging / "results.csv")
+        parquet_note = write_parquet(rows, staging / "results.parquet") if rows else None
+        (staging / "testbed.json").write_text(json.dumps({
             "netem_available": netem_available, "runs_planned": len(runs),
             "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,
             "wall_time_s": round(time.monotonic() - started_s, 3), "kernel": os.uname().release,
         }, indent=2) + "\n", encoding="utf-8")
+        publish(staging, out_dir)
     if parquet_note:
         print(f"spline-testbed: {parquet_note}", file=sys.stderr)
     notes = sorted({r["analysis_note"] for r in rows if r.get("analysis_note")})
@@ -131,7 +198,9 @@ def command_check(args: argparse.Namespace) -> int:  # noqa: ARG001
         raise TestbedError("spline-testbed check needs root")
     print(f"congestion controls: {' '.join(available_ccas())}")
     print(f"missing tools: {' '.join(t for t in REQUIRED_TOOLS if shutil.which(t) is None) or 'none'}")
-    print(f"netem: {'available' if detect_netem(f'stb-{os.getpid()}') else 'NOT available (no delay/jitter/reorder)'}")
+    print(f"netem: {'available' if detect_netem(f'{NAMESPACE_PREFIX}-{os.getpid()}') else 'NOT available (no delay/jitter/reorder)'}")
+    notes = leftovers_of_killed_runs(Path(args.out) if getattr(args, "out", None) else None)
+    print(f"leftovers of killed runs: {'; '.join(notes) if notes else 'none'}")
     return 0
 
 
@@ -154,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", required=True, help="output directory (results.csv, results.parquet, runs/)")
     run.add_argument("--force", action="store_true", help="overwrite an existing results.csv in --out")
     run.set_defaults(handler=command_run)
-    check = commands.add_parser("check", help="say what this host can emulate")
+    check = commands.add_parser("check", help="say what this host can emulate; remove what killed runs left")
+    check.add_argument("--out", help="also name killed runs' unfinished files in this output folder")
     check.set_defaults(handler=command_check)
     from .realhost_cli import add_parser as add_realhost_parser
     add_realhost_parser(commands)

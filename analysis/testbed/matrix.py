@@ -154,12 +154,26 @@ def matrix_from_mapping(values: Dict[str, Any], base: MatrixSpec = None) -> Matr
     return spec
 
 
+# iperf3 (3.12) reads -t as whole seconds: -t 0.5 is 0, which it takes as "no limit".
+MAX_DURATION_S = 604800
+
+
 def parse_duration_s(value: Any) -> float:
-    """A transfer duration: a bare number is seconds (iperf3's -t), or with a unit (`500ms`, `5s`)."""
+    """A transfer duration: a bare number is seconds (iperf3's -t), or with a unit (`5s`,
+    `2m`, `3000ms`); whole seconds from 1 to MAX_DURATION_S, as iperf3 runs them."""
     text = str(value).strip()
-    if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", text):
-        return float(text)
-    return parse_time_ms(text).value / 1000.0
+    try:
+        if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", text):
+            seconds = float(text)
+        elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?\s*m(in)?", text):
+            seconds = float(re.match(r"[0-9.]+", text).group(0)) * 60
+        else:
+            seconds = parse_time_ms(text).value / 1000.0
+    except (TestbedError, ValueError):
+        raise TestbedError(f"duration: not a duration: {text!r} (examples: 10, 5s, 2m)") from None
+    if not seconds.is_integer() or not 1 <= seconds <= MAX_DURATION_S:
+        raise TestbedError(f"duration: iperf3 runs whole seconds, from 1 to {MAX_DURATION_S}: got {text!r}")
+    return seconds
 
 
 def expand(spec: MatrixSpec) -> List[RunSpec]:

@@ -44,6 +44,29 @@ def namespace_pids(namespace: str) -> List[int]:
     return [int(word) for word in output.split() if word.isdigit()]
 
 
+def remove_namespace(name: str) -> List[int]:
+    """Kill what runs in namespace `name` and delete it; returns the PIDs killed."""
+    pids = namespace_pids(name)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    run_command(["ip", "netns", "del", name], check=False)
+    return pids
+
+
+def orphaned_namespaces(prefix: str) -> List[str]:
+    """Namespaces `<prefix>-<pid>-...` whose creating process <pid> is gone (a SIGKILLed run)."""
+    orphans = []
+    for name in list_namespaces():
+        parts = name.split("-")
+        if len(parts) >= 3 and parts[0] == prefix and parts[1].isdigit():
+            if not Path(f"/proc/{parts[1]}").exists():
+                orphans.append(name)
+    return orphans
+
+
 @contextmanager
 def namespace(name: str) -> Iterator[str]:
     """Create network namespace `name` with loopback up; on exit kill what runs in it and delete it."""
@@ -54,12 +77,7 @@ def namespace(name: str) -> Iterator[str]:
         run_command(["ip", "link", "set", "lo", "up"], namespace=name)
         yield name
     finally:
-        for pid in namespace_pids(name):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        run_command(["ip", "netns", "del", name], check=False)
+        remove_namespace(name)
 
 
 def add_veth_pair(namespace_a: str, device_a: str, namespace_b: str, device_b: str) -> None:
@@ -150,12 +168,25 @@ def qdisc_statistics(namespace_name: str, device: str) -> dict:
     return {"text": text, "dropped": dropped}
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies, even by
+    SIGKILL (prctl PR_SET_PDEATHSIG; kept across `ip netns exec`'s exec)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
 class Process:
-    """A process started in a namespace, in its own session (a terminal Ctrl-C goes to us, not it)."""
+    """A process started in a namespace, in its own session (a terminal Ctrl-C goes to us, not
+    it), that dies with us (die_with_parent)."""
 
     def __init__(self, argv: Sequence[str], namespace_name: str, stdout: IO, stderr: IO) -> None:
         self.argv = ["ip", "netns", "exec", namespace_name, *argv]
-        self.popen = subprocess.Popen(self.argv, stdout=stdout, stderr=stderr, start_new_session=True)
+        self.popen = subprocess.Popen(self.argv, stdout=stdout, stderr=stderr, start_new_session=True,
+                                      preexec_fn=die_with_parent)
 
     def running(self) -> bool:
         return self.popen.poll() is None

@@ -138,8 +138,10 @@ def netem_arguments(spec: RunSpec) -> List[str]:
 
 
 def write_capture_meta(path: Path, interface: str, namespace_name: str, snaplen_bytes: int,
-                       counters: Dict[str, Optional[int]], start_utc: str, end_utc: str, cca: str) -> None:
-    """meta.json beside a testbed capture, in the same schema capture/record.sh writes."""
+                       counters: Dict[str, Optional[int]], start_utc: str, end_utc: Optional[str],
+                       cca: str) -> None:
+    """meta.json beside a testbed capture, in the same schema capture/record.sh writes
+    (`trace_complete` false until tcpdump's final counters are in)."""
     meta = {
         "schema": "spline-capture-meta/1",
         "tool": "spline-testbed",
@@ -227,6 +229,11 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
             install_flow_rules(names, flow, client_port, spec.loss.value)
 
         capture_start_utc = utc_now()
+        # meta.json says "unfinished" until the run completes: an interrupted run's captures
+        # are marked as such (spline-analyze warns, and --strict refuses them)
+        for directory, device, role in ((sender_dir, "snd0", "sender"), (receiver_dir, "rcv0", "receiver")):
+            write_capture_meta(directory / "meta.json", device, role, snaplen_bytes, {}, capture_start_utc, None,
+                               spec.cca)
         sender_tcpdump = start_capture(stack, names["snd"], "snd0", sender_dir / "trace.pcap", snaplen_bytes)
         receiver_tcpdump = start_capture(stack, names["rcv"], "rcv0", receiver_dir / "trace.pcap", snaplen_bytes)
 
