@@ -270,18 +270,19 @@ def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_
     assert r["retransmissions"] == 1 and r["lost_segments"] == 1
 
 
-def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001) -> Flow:
-    """At the receiver a, IPv4 IDs random: b's segment 4 is lost, and its repair arrives
-    `repair_after_s` after the segment that revealed the hole. a ACKs each arrival at once;
-    each data segment echoes the TSval of a's newest ACK sent at least `rtt_s` before it
-    arrived (the receiver-side RTT)."""
+def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Sequence[int] = (4,)) -> Flow:
+    """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
+    arrive one after another from `repair_after_s` after the segment that revealed the hole.
+    a ACKs each arrival at once; each data segment echoes the TSval of a's newest ACK sent
+    at least `rtt_s` before it arrived (the receiver-side RTT)."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng, step = 1001, np.random.default_rng(9), 0.0001
-    order = [0, 1, 2, 3] + list(range(5, 30))
+    order = [k for k in range(30) if k not in lost]
     arrivals = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
-    repair_at = arrivals[4][1] + repair_after_s
-    arrivals = sorted(arrivals + [(4, repair_at)], key=lambda a: a[1])
+    revealed_at = arrivals[min(lost)][1]
+    arrivals = sorted(arrivals + [(k, revealed_at + repair_after_s + 0.00001 * j) for j, k in enumerate(lost)],
+                      key=lambda a: a[1])
     acks: List[Tuple[float, int]] = []      # (time sent, TSval)
     received: set = set()
     for n, (k, when) in enumerate(arrivals):
@@ -302,6 +303,14 @@ def test_repair_over_two_round_trips_late_with_none_in_between_counts_a_lost_rep
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
+def test_every_segment_of_a_late_repair_burst_counts_as_a_lost_repair():
+    """TSO repairs a hole of several segments in one burst; when that burst was lost, the
+    next one arrives late, segment after segment: each is a lost repair, not just the first."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0035, lost=(4, 5, 6)))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 3 and r["lost_repairs"] == 3 and r["lost_segments"] == 6
 
 
 def test_repair_about_one_round_trip_after_the_hole_is_the_first_one():

@@ -72,6 +72,8 @@ typedef struct {
     /* the newest receiver-side RTT samples (ns): what a repair's wait is measured against */
     int64_t recent_rtt_ns[RECENT_RTT_SAMPLES]; int recent_rtt_next, recent_rtt_len;
     int64_t last_repair_ns;   /* when a retransmission last filled a hole */
+    int64_t last_repair_end;  /* where it ended */
+    int last_repair_lost;     /* it showed an earlier repair lost */
     /* TSval -> first time sent, for the peer's echo (ring of distinct TSvals) */
     uint32_t tsv[TSVAL_RING]; int64_t tsv_ns[TSVAL_RING]; int tsv_head, tsv_len;
     uint32_t tsv_last; int tsv_last_valid;
@@ -486,8 +488,12 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int64_t opened_ns = now - hole_age_ns;
         int64_t quiet_ns = now - (s->last_repair_ns > opened_ns ? s->last_repair_ns : opened_ns);
         int late = s->recent_rtt_len > 0 && hole_age_ns > LATE_REPAIR_RTTS * rtt_ns && quiet_ns > rtt_ns;
-        if (skipped || late) S[S_LOST_REPAIRS] += rseg;
+        /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
+        int continues = s->last_repair_lost && lo == s->last_repair_end;
+        s->last_repair_lost = skipped || late || continues;
+        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg;
         s->last_repair_ns = now;
+        s->last_repair_end = hi;
         if (lo > s->retx_fill_lo) s->retx_fill_lo = lo;
     }
     if (downstream) S[S_DOWNSTREAM_RETRANS] += rseg;
