@@ -222,6 +222,8 @@ enum spline_mode {
 #define SPL_F_RUN_OUT_OF_BAND	0x08	/* RTT left the band during the clean run */
 #define SPL_F_RUN_NEAR_MIN	0x10	/* an RTT sample came back near min_rtt */
 #define SPL_F_MIN_RTT_PROBE	0x20	/* min_rtt expired: re-measuring in a drain */
+#define SPL_F_QUEUE_RISING	0x40	/* the last round's minimum RTT rose by more
+					 * than half the band over the round before */
 
 /* Per-connection state: must fit ICSK_CA_PRIV_SIZE (104 bytes on 6.x). */
 struct spline_state {
@@ -230,8 +232,10 @@ struct spline_state {
 	u32 lt_bw_bytes_per_sec;	/* long-term (policed) bw estimate */
 	u32 min_rtt_us;			/* 0 until the first RTT sample */
 	u32 min_rtt_stamp_ms;		/* when min_rtt was taken */
-	u32 curr_rtt_us;		/* smoothed RTT at this ACK */
-	u32 last_rtt_us;		/* smoothed RTT at the previous ACK */
+	u32 round_min_rtt_us;		/* smallest RTT sample this round, 0: none yet */
+	u32 queue_rtt_us;		/* smallest RTT sample of the last round that
+					 * had one: min_rtt + standing queue, jitter
+					 * filtered out (0 until the first round) */
 	u32 rtt_epoch_us;		/* RTT tolerance band */
 	u32 curr_ack_pkts;		/* packets newly delivered by this ACK */
 	u32 last_ack_pkts;		/* ... by the previous ACK */
@@ -356,6 +360,36 @@ static inline u32 spline_stability_q8(const struct spline_state *s)
 	if (!den)
 		return num ? SPL_TF_MAX : SPL_UNIT;
 	return spl_min_u32((num << SPL_UNIT_SHIFT) / den, SPL_TF_MAX);
+}
+
+/* Standing queue in us: the last round's smallest RTT sample above min_rtt. */
+static inline u32 spline_queue_us(const struct spline_state *s)
+{
+	if (!s->queue_rtt_us || s->queue_rtt_us <= s->min_rtt_us)
+		return 0;
+	return s->queue_rtt_us - s->min_rtt_us;
+}
+
+/* Queue the flow tolerates before it calls a round congested, us: the
+ * tolerance band, and at least the queue the model window itself keeps
+ * (gain 1.25: a quarter of min_rtt). Under 15% random loss no run of clean
+ * ACKs widened the band, the flow's own probing queue read as congestion and
+ * the loss backoff engaged (simulator).
+ */
+static inline u32 spline_queue_band_us(const struct spline_state *s)
+{
+	u32 own_us = (u32)(((u64)s->min_rtt_us * (SPL_MODEL_CWND_GAIN - SPL_UNIT)) >>
+			   SPL_UNIT_SHIFT);
+
+	return spl_max_u32(s->rtt_epoch_us, own_us);
+}
+
+/* Congestion is a standing queue: losses while it stands are the path's
+ * buffer overflowing; losses without it are random (radio, a lossy link).
+ */
+static inline bool spline_congested(const struct spline_state *s)
+{
+	return spline_queue_us(s) > spline_queue_band_us(s);
 }
 
 /* --- Init and events --------------------------------------------------------------- */
@@ -497,45 +531,61 @@ static inline void spline_update_min_rtt(struct spline_state *s,
 	}
 }
 
-/* Is this ACK stable (RTT within the band of the previous and the minimum
- * RTT, delivery steady) or unfair (RTT out of band of the minimum and, in
- * addition, jumping from the previous RTT or delivery stalling)?
+/* Is this ACK stable (no standing queue beyond the band, the queue not
+ * rising, delivery steady) or unfair (a standing queue and, in addition, the
+ * queue rising or delivery stalling)?
+ *
+ * The design compares the smoothed RTT with the previous one and with
+ * min_rtt. Under jitter wider than the band (50 ms on a 200 ms path) the
+ * smoothed RTT is out of band all the time: no ACK was ever stable, the flow
+ * sat in PROBE_RTT / DRAIN_PROBE and got 2.9 Mbit/s of 10 where BBR got 7
+ * (VM). So the queue is measured instead: the smallest RTT sample of each
+ * round (queue_rtt_us) is min_rtt plus the standing queue, whatever the
+ * jitter; "previous RTT" becomes the previous round's minimum.
  *
  * The band (rtt_epoch) widens when the flow keeps its window full through a
  * long run of clean ACKs (nothing lost, delivery steady) during which the RTT
- * swung both ways: out of the band, and back near min_rtt. That is jitter:
- * nothing else went wrong and the path still shows its propagation delay.
- * The design says "after long runs of stable ACKs"; taken literally (stable
- * includes the RTT check) jitter larger than the band would break every run
- * and the band could never widen, so the run leaves the RTT check out and
- * asks for the swing instead (a standing queue never comes back near min_rtt,
- * so it does not widen the band). The band narrows a step on every lossy
- * round and resets when min_rtt expires.
+ * samples swung both ways: out of the band, and back near min_rtt. That is
+ * jitter. With few samples per round their minimum sits a little above
+ * min_rtt under jitter, and the wider band absorbs that. The band narrows a
+ * step on every congested lossy round and resets when min_rtt expires.
  */
 static inline void spline_classify_ack(struct spline_state *s,
-				       const struct spline_ack *a)
+				       const struct spline_ack *a,
+				       bool round_start)
 {
 	u32 band_us = s->rtt_epoch_us;
+	u32 rtt_us;
 	bool prev_ok, min_ok, delivery_ok;
 
 	s->last_ack_pkts = s->curr_ack_pkts;
 	s->curr_ack_pkts = a->acked_sacked_pkts;
+	if (round_start && s->round_min_rtt_us) {
+		s->flags &= ~SPL_F_QUEUE_RISING;
+		if (s->queue_rtt_us &&
+		    s->round_min_rtt_us > s->queue_rtt_us + (spline_queue_band_us(s) >> 1))
+			s->flags |= SPL_F_QUEUE_RISING;
+		s->queue_rtt_us = s->round_min_rtt_us;
+		s->round_min_rtt_us = 0;
+	}
 	if (a->rs_rtt_us <= 0 || !s->min_rtt_us)
 		return;
-	s->last_rtt_us = s->curr_rtt_us ? s->curr_rtt_us : (u32)a->rs_rtt_us;
-	s->curr_rtt_us = a->srtt_us ? a->srtt_us : (u32)a->rs_rtt_us;
+	rtt_us = (u32)spl_min_u64((u64)a->rs_rtt_us, 0xffffffffULL);
+	if (!s->round_min_rtt_us || rtt_us < s->round_min_rtt_us)
+		s->round_min_rtt_us = rtt_us;
+	if (!s->queue_rtt_us)
+		s->queue_rtt_us = rtt_us;
 
-	prev_ok = s->curr_rtt_us <= s->last_rtt_us + band_us &&
-		  s->last_rtt_us <= s->curr_rtt_us + band_us;
-	min_ok = s->curr_rtt_us <= s->min_rtt_us + band_us;
+	prev_ok = !(s->flags & SPL_F_QUEUE_RISING);
+	min_ok = !spline_congested(s);
 	delivery_ok = s->curr_ack_pkts &&
 		      s->curr_ack_pkts * SPL_DELIVERY_DROP_DIV >= s->last_ack_pkts;
 
 	if (delivery_ok && a->rs_losses_pkts <= 0) {
 		s->stable_run_acks = spl_sat_add_u16(s->stable_run_acks, 1);
-		if (!prev_ok || !min_ok)
+		if ((u64)rtt_us > (u64)s->min_rtt_us + band_us)
 			s->flags |= SPL_F_RUN_OUT_OF_BAND;
-		if ((u64)a->rs_rtt_us <= (u64)s->min_rtt_us + band_us)
+		else
 			s->flags |= SPL_F_RUN_NEAR_MIN;
 		if (s->stable_run_acks >= SPL_RTT_EPOCH_WIDEN_ACKS &&
 		    a->prior_in_flight_pkts >= a->cwnd_pkts) {
@@ -723,6 +773,12 @@ static inline void spline_account_ack(struct spline_state *s,
 	u32 delivered = a->acked_sacked_pkts;
 	u32 lost = a->rs_losses_pkts > 0 ? (u32)a->rs_losses_pkts : 0;
 
+	/* Losses without a standing queue are random: they cost the lost
+	 * packets and nothing more (no loss_cnt, no stability penalty).
+	 */
+	if (!spline_congested(s))
+		lost = 0;
+
 	s->round_delivered_pkts += delivered;
 	s->epoch_delivered_pkts += delivered;
 	s->round_lost_pkts = spl_sat_add_u16(s->round_lost_pkts, lost);
@@ -790,7 +846,7 @@ static inline u32 spline_model_cwnd(struct spline_state *s,
 					       SPL_MODEL_CWND_GAIN;
 	w64 = spline_bdp_pkts(bw, spline_model_rtt_us(s, a), gain_q8, mss_bytes);
 	lossy_phase = (u32)s->unfair_acks * SPL_UNFAIR_MANY_MULT > s->stable_acks ||
-		      a->srtt_us > s->min_rtt_us + s->rtt_epoch_us ||
+		      spline_congested(s) ||
 		      s->loss_cnt > SPL_LOSS_CNT_FAIR;
 	if (lossy_phase)
 		w64 = (w64 * s->fairness_q8) >> SPL_UNIT_SHIFT;
@@ -872,7 +928,7 @@ static inline void spline_on_ack(struct spline_state *s,
 
 	spline_update_bw(s, a, mss_bytes, round_start);
 	spline_update_min_rtt(s, a, now_ms);
-	spline_classify_ack(s, a);
+	spline_classify_ack(s, a, round_start);
 	spline_update_fairness(s, a, mss_bytes);
 	if (round_start) {
 		spline_update_lt_bw(s, a, mss_bytes, now_ms);

@@ -8,9 +8,14 @@
  * scores how *stable* the path looks ACK by ACK, and that score, not loss by
  * itself, decides whether it probes for more bandwidth or drains:
  *
- *   stable ACK : smoothed RTT within rtt_epoch of the previous RTT and of
- *                min_rtt, and delivery steady
- *   unfair ACK : RTT out of band of min_rtt, and jumping or delivery stalling
+ *   queue      : the last round's smallest RTT sample minus min_rtt (jitter
+ *                spreads a round's samples, only a standing queue lifts
+ *                their minimum)
+ *   stable ACK : queue within the band (rtt_epoch, at least min_rtt / 4),
+ *                not rising from the round before, delivery steady
+ *   unfair ACK : queue out of band, and rising or delivery stalling
+ *   losses count (tf, loss_cnt) only while the queue is out of band:
+ *                random loss costs the lost packets and nothing more
  *   tf         = (0.75 x stable) / (1.5 x (recent_losses + unfair))
  *
  * The model, each ACK (all in integer fixed point, see spline_core.h):
@@ -23,10 +28,11 @@
  *   pacing_bytes/s   = pacing_gain(mode) x bw x 0.99
  *
  * rtt_epoch, the RTT tolerance band, starts at 4 ms and widens in 4 ms steps
- * up to 32 ms after long runs of stable ACKs, so that jitter is not read as
- * queueing. The mode is chosen at the end of each epoch; the first epoch is 20
- * rounds, later ones last a random 1..31 rounds so that competing Spline
- * flows do not probe in lock step:
+ * up to 32 ms after long runs of clean ACKs whose RTT samples swung out of
+ * the band and back, so that jitter is not read as queueing. The mode is
+ * chosen at the end of each epoch; the first epoch is 20 rounds, later ones
+ * last a random 1..31 rounds so that competing Spline flows do not probe in
+ * lock step:
  *
  *   START_PROBE --20 rounds--> PROBE_BW  <--tf >= 1, unfair <= stable-->
  *                                 |                       PROBE_RTT

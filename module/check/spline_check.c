@@ -90,7 +90,7 @@ struct flow {
 	struct pkt *pk;
 	/* statistics */
 	u64 mode_acks[4];
-	u32 rounds, max_loss_cnt, max_rtt_epoch_us;
+	u32 rounds, max_loss_cnt, max_rtt_epoch_us, lt_use_acks, max_lt_bw_bytes_per_sec;
 	u32 min_cwnd_after_start, halvings_on_loss;
 	u32 delivered_mark; u64 mark_us;	/* goodput window */
 	struct transition tr[MAX_TRANSITIONS]; u32 n_tr;
@@ -324,6 +324,11 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 	f->mode_acks[f->st.mode]++;
 	if (f->st.loss_cnt > f->max_loss_cnt) f->max_loss_cnt = f->st.loss_cnt;
 	if (f->st.rtt_epoch_us > f->max_rtt_epoch_us) f->max_rtt_epoch_us = f->st.rtt_epoch_us;
+	if (f->st.lt_use_rounds) {
+		f->lt_use_acks++;
+		if (f->st.lt_bw_bytes_per_sec > f->max_lt_bw_bytes_per_sec)
+			f->max_lt_bw_bytes_per_sec = f->st.lt_bw_bytes_per_sec;
+	}
 	if (f->st.mode != SPL_START_PROBE && f->cwnd < f->min_cwnd_after_start)
 		f->min_cwnd_after_start = f->cwnd;
 	if (losses && f->cwnd * 2 <= cwnd_before)
@@ -697,11 +702,15 @@ static void scenario_random_loss(void)
 
 static void scenario_heavy_loss(void)
 {
+	double g;
+
+	/* 15% random loss with no standing queue is not congestion: the window
+	 * must not back off (before the queue estimator it did, to 14.3 Mbit/s)
+	 */
 	link_init(20000000, 40, 100, 0.15, 0);
-	single_flow(CCA_SPLINE, 5000000, 20000000, 31, "random loss 15%");
-	CHECK(F[0].max_loss_cnt > SPL_LOSS_CNT_BACKOFF,
-	      "random loss 15%%: loss_cnt rises past 9 (max %u) so the window backs off",
-	      F[0].max_loss_cnt);
+	g = single_flow(CCA_SPLINE, 5000000, 20000000, 31, "random loss 15%");
+	CHECK(g > 0.80 * 20 * 0.85,
+	      "random loss 15%%: goodput %.2f Mbit/s > 80%% of what the link delivers (17 Mbit/s)", g);
 }
 
 static void scenario_jitter(void)
@@ -818,9 +827,9 @@ static void scenario_policer(void)
 	L.police_burst_bytes = 30000;
 	L.police_tokens = 30000;
 	single_flow(CCA_SPLINE, 5000000, 20000000, 81, "policer 5 Mbit/s on 20 Mbit/s");
-	CHECK(F[0].st.lt_use_rounds > 0 || F[0].st.lt_bw_bytes_per_sec,
-	      "policer: long-term sampler finds a rate (lt_bw %.2f Mbit/s, using %u rounds)",
-	      F[0].st.lt_bw_bytes_per_sec * 8 / 1e6, F[0].st.lt_use_rounds);
+	CHECK(F[0].lt_use_acks > 0 && F[0].max_lt_bw_bytes_per_sec * 8 < 6000000,
+	      "policer: long-term sampler finds the policed rate (paced at up to %.2f Mbit/s for %u ACKs)",
+	      F[0].max_lt_bw_bytes_per_sec * 8 / 1e6, F[0].lt_use_acks);
 }
 
 int main(void)
