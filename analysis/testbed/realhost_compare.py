@@ -151,10 +151,15 @@ def mark(ok: Optional[bool]) -> str:
 
 
 def format_table(rows: List[Dict[str, Any]]) -> str:
-    """The agreement table, one line per transfer and capture point."""
+    """The agreement table, one line per transfer and capture point.
+
+    lost/truth: lost segments; retr/tcpinfo: retransmissions against TCP_INFO at iperf3's
+    timer end; goodput/truth: Mbit/s against the receiving iperf3's rate; deliv: delivered
+    bytes against the sender's bytes_acked at close (reported, not judged); kdrops:
+    tcpdump's "dropped by kernel"."""
     header = (f"{'transfer':<32} {'vantage':<10} {'lost':>6} {'truth':>6} {'err':>8} {'':<4} "
               f"{'retr':>6} {'tcpinfo':>7} {'err':>8} {'':<4} {'goodput':>8} {'truth':>8} {'err':>8} {'':<4} "
-              f"{'kdrops':>7}  warnings")
+              f"{'deliv':>8} {'kdrops':>7}  warnings")
     lines = [header, "-" * len(header)]
     for r in rows:
         goodput = "-" if r["goodput_bps"] is None else f"{r['goodput_bps'] / 1e6:.2f}"
@@ -169,7 +174,7 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
             f"{fmt_count(r['retransmissions']):>6} {r['truth_retransmissions']:>7} "
             f"{percent(r['retransmissions_error']):>8} {mark(r['retransmissions_ok']):<4} "
             f"{goodput:>8} {r['truth_goodput_bps'] / 1e6:>8.2f} {percent(r['goodput_error']):>8} "
-            f"{mark(r['goodput_ok']):<4} {r['tcpdump_kernel_drops']:>7}  {warnings}")
+            f"{mark(r['goodput_ok']):<4} {percent(r['delivered_error']):>8} {r['tcpdump_kernel_drops']:>7}  {warnings}")
     passed = sum(1 for r in rows if r["ok"])
     lines.append(f"{passed}/{len(rows)} captures within every tolerance "
                  f"(lost {', '.join(f'{v} {100 * t:g}%' for v, t in LOST_TOLERANCE.items())}; "
