@@ -129,6 +129,10 @@ def test_sender_row_sums_the_data_directions_and_applies_the_sender_tolerances()
     assert (row["lost_segments"], row["retransmissions"], row["directions_found"]) == (203, 201, 2)
     assert row["lost_ok"] and row["retransmissions_ok"] and row["goodput_ok"] and row["ok"]
     assert row["delivered_bytes"] == 5e7 and row["delivered_ok"]
+    assert row["per_flow_retransmissions_worst_error"] is None      # no per-socket TCP_INFO in this record
+    record = record_for("sender")
+    record["truth"]["tcpinfo_at_close"] = {"41001": {"total_retrans": 100}, "41002": {"total_retrans": 104}}
+    assert compare_capture(record, "sender", document)["per_flow_retransmissions_worst_error"] == pytest.approx(-3 / 104)
     document["directions"][1]["lost_segments"] = 105          # 205 vs 200: 2.5% > 2% at the sender
     assert not compare_capture(record_for("sender"), "sender", document)["ok"]
 

@@ -23,7 +23,7 @@ from spline_analysis.testbed.realhost import run_transfer
 from spline_analysis.testbed.realhost_compare import compare_record, format_table
 from spline_analysis.testbed.realhost_spec import load_matrix
 
-TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "tcpdump", "iperf3")
+TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in TOOLS),
                                 reason="needs root, iproute2, iptables, ip6tables, ethtool, tcpdump, iperf3")
 MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"

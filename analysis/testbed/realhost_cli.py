@@ -23,7 +23,7 @@ from .realhost import run_transfer, transfer_tag
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
 from .realhost_spec import Matrix, load_matrix, with_duration
 
-TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "tcpdump", "iperf3")
+TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 
 
 def check_realhost_host(matrix: Matrix) -> None:

@@ -66,6 +66,18 @@ def total(directions: List[Dict[str, Any]], key: str) -> Optional[float]:
     return sum(values)
 
 
+def per_flow_retransmission_errors(directions: List[Dict[str, Any]], at_close: Dict[str, Dict[str, int]]
+                                   ) -> List[float]:
+    """Each data direction's whole-capture retransmissions against its own socket's total_retrans."""
+    errors = []
+    for d in directions:
+        sample = at_close.get(str(d.get("sport"))) or at_close.get(d.get("sport"))
+        error = relative_error(d.get("retransmissions_in_capture"), (sample or {}).get("total_retrans"))
+        if error is not None:
+            errors.append(error)
+    return errors
+
+
 def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, Any]) -> Dict[str, Any]:
     """One result row: truth vs the analyzer for `vantage` of the transfer in `record` (truth.json)."""
     transfer = Transfer(**{**record["transfer"], "vantages": tuple(record["transfer"]["vantages"])})
@@ -81,6 +93,7 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
     in_capture = total(directions, "retransmissions_in_capture")
     at_close = truth.get("retransmissions_at_close")
     in_capture_error = relative_error(in_capture, at_close)
+    per_flow = per_flow_retransmission_errors(directions, truth.get("tcpinfo_at_close") or {})
     goodput_error = relative_error(goodput, truth["delivered_bps"])
     delivered = total(directions, "delivered_bytes")
     delivered_truth = truth.get("bytes_acked_at_close") or truth["delivered_bytes"]
@@ -110,6 +123,7 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
         "retransmissions_error": retransmission_error,
         "truth_retransmissions_at_close": at_close, "retransmissions_in_capture": in_capture,
         "retransmissions_in_capture_error": in_capture_error, "retransmissions_ok": retransmissions_ok,
+        "per_flow_retransmissions_worst_error": max(per_flow, key=abs) if per_flow else None,
         "truth_goodput_bps": truth["delivered_bps"], "goodput_bps": goodput, "goodput_error": goodput_error,
         "goodput_ok": goodput_ok,
         "truth_delivered_bytes": delivered_truth, "iperf3_received_bytes": truth["delivered_bytes"],
@@ -216,7 +230,8 @@ CSV_COLUMNS = ["transfer", "vantage", "offloads", "family", "flows", "cca", "dat
                "buffer_kib", "directions_found", "truth_lost_segments", "sent_segments", "router_drop_segments",
                "router_drop_packets", "other_drop_segments", "qdisc_drops", "router_ack_drops", "lost_segments", "lost_error", "lost_tolerance", "lost_ok",
                "truth_retransmissions", "retransmissions", "retransmissions_error", "truth_retransmissions_at_close",
-               "retransmissions_in_capture", "retransmissions_in_capture_error", "retransmissions_ok", "truth_goodput_bps", "goodput_bps", "goodput_error",
+               "retransmissions_in_capture", "retransmissions_in_capture_error", "retransmissions_ok",
+               "per_flow_retransmissions_worst_error", "truth_goodput_bps", "goodput_bps", "goodput_error",
                "goodput_ok", "truth_delivered_bytes", "iperf3_received_bytes", "delivered_bytes", "delivered_error", "delivered_ok", "tcpdump_captured",
                "tcpdump_kernel_drops", "analyzer_kernel_drops", "capture_gaps", "super_segment_frames",
                "duplicate_frames", "forwarded_drops", "warnings", "warnings_expected", "warnings_missing",
