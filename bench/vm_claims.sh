@@ -62,6 +62,23 @@ analyse_scenario() { # <dir>: each run's capture -> .analysis.json (for the p95 
 	done
 }
 
+# Every scenario builds the same module: a copy of module/ taken once, before the first boot
+# (vm-test builds from its --module-dir when it starts; edits made while the suite runs would
+# otherwise reach the later scenarios). Which sources: OUT_DIR/module-source.txt.
+snapshot_module() {
+	MODULE_SNAPSHOT="$OUT_DIR/module-src"
+	rm -rf "$MODULE_SNAPSHOT"
+	mkdir -p "$MODULE_SNAPSHOT"
+	(cd "$REPO_DIR/module" && tar --exclude=./vm --exclude=./build --exclude='*.ko' --exclude='*.o' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' --exclude=Module.symvers \
+		--exclude=modules.order -cf - .) | tar -xf - -C "$MODULE_SNAPSHOT"
+	{
+		echo "commit=$(git -C "$REPO_DIR" log -1 --format=%h -- module ':!module/vm' 2>/dev/null || echo unknown)"
+		git -C "$REPO_DIR" diff --quiet HEAD -- module ':!module/vm' 2>/dev/null && echo "dirty=no" || echo "dirty=yes or unknown"
+		echo "taken=$(date -u +%FT%TZ)"
+	} > "$OUT_DIR/module-source.txt"
+}
+
 run_scenario() { # <name>: one VM boot; returns vm-test's status
 	local name=$1 args
 	args=$(scenario_args "$name")
@@ -72,7 +89,7 @@ run_scenario() { # <name>: one VM boot; returns vm-test's status
 	[ -z "${VM_LOCK:-}" ] || lock=(flock "$VM_LOCK")
 	# shellcheck disable=SC2086
 	"${lock[@]}" bash "$VM_TEST" $args --ccas "$CCAS" --runs "$RUNS" --duration-s "$DURATION_S" \
-		--out "$OUT_DIR/$name" > "$OUT_DIR/$name.vm-test.out"
+		--module-dir "$MODULE_SNAPSHOT" --out "$OUT_DIR/$name" > "$OUT_DIR/$name.vm-test.out"
 	local status=$?
 	analyse_scenario "$OUT_DIR/$name"
 	echo "end $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT_DIR/$name.loadavg"
@@ -95,6 +112,7 @@ main() {
 	[ -n "$SCENARIOS" ] || SCENARIOS=$("$PYTHON" "$SUITE" list --scenarios "$SCENARIO_FILE") \
 		|| die "cannot read $SCENARIO_FILE"
 	local name status=0 started_s=$SECONDS done_names=()
+	snapshot_module
 	for name in $SCENARIOS; do
 		scenario_args "$name" > /dev/null
 		run_scenario "$name" || { echo "vm_claims: scenario $name: vm-test reported failures" >&2; status=1; }
