@@ -120,6 +120,26 @@ class WiresharkAnalysis:
         return pd.concat([frame, pd.DataFrame(self.stream_counts())], axis=1)
 
 
+def reused_port_frames(flows: Flows) -> np.ndarray:
+    """Frames tshark marks "reused ports": the SYN that opened a stream on an address/port
+    pair an earlier stream already used (the streams pass starts a new stream exactly there)."""
+    s = flows.streams
+    if flows.count < 2:
+        return np.zeros(0, dtype=np.int64)
+    ports = lambda p: np.asarray(p, dtype=">u2").view(np.uint8).reshape(-1, 2)  # noqa: E731
+    a = np.concatenate([np.asarray(s["a_addr"], dtype=np.uint8), ports(s["a_port"])], axis=1)
+    b = np.concatenate([np.asarray(s["b_addr"], dtype=np.uint8), ports(s["b_port"])], axis=1)
+    rows = np.arange(len(a))
+    first_diff = np.argmax(a != b, axis=1)
+    a_first = (a[rows, first_diff] <= b[rows, first_diff])[:, None]
+    key = np.ascontiguousarray(np.where(a_first, np.concatenate([a, b], axis=1), np.concatenate([b, a], axis=1)))
+    _, first = np.unique(key.view(f"V{key.shape[1]}").ravel(), return_index=True)
+    later = np.ones(len(a), dtype=bool)
+    later[first] = False
+    frames = np.asarray(s["first_frame"], dtype=np.int64)[later]
+    return frames[frames >= 0]
+
+
 def analyze(packets: Any, flows: Optional[Flows] = None) -> WiresharkAnalysis:
     """Runs tshark 4.0's per-frame TCP sequence analysis over a packet table."""
     columns = packet_columns(packets)
@@ -129,8 +149,13 @@ def analyze(packets: Any, flows: Optional[Flows] = None) -> WiresharkAnalysis:
     native = native_column_tuple(columns, n_frames)
     raw = _tcp.wireshark_analyze(n_frames, native, np.ascontiguousarray(flows.conversation),
                                  np.ascontiguousarray(flows.direction), flows.count)
+    flags = np.frombuffer(raw["flags"], dtype=np.uint32)
+    reused = reused_port_frames(flows)
+    if len(reused):
+        flags = flags.copy()
+        flags[reused] |= REUSED_PORTS
     return WiresharkAnalysis(
-        flags=np.frombuffer(raw["flags"], dtype=np.uint32),
+        flags=flags,
         ack_rtt_ns=np.frombuffer(raw["ack_rtt_ns"], dtype=np.int64),
         acked_frame=np.frombuffer(raw["acked_frame"], dtype=np.int64),
         bytes_in_flight=np.frombuffer(raw["bytes_in_flight"], dtype=np.int64),
@@ -139,5 +164,5 @@ def analyze(packets: Any, flows: Optional[Flows] = None) -> WiresharkAnalysis:
     )
 
 
-__all__ = ["WiresharkAnalysis", "analyze", "matches", "FLAG_FILTERS", "REPORTED_FLAGS"] + [
+__all__ = ["WiresharkAnalysis", "analyze", "reused_port_frames", "matches", "FLAG_FILTERS", "REPORTED_FLAGS"] + [
     name.upper() for name in FLAG_FILTERS]

@@ -38,6 +38,20 @@ CONVERSATION_SPACING_NS = 1_000 * 1_000_000_000   # conversations of one file ne
 MS = 1_000_000
 
 
+# One MPTCP option (kind 30) per subtype: MP_CAPABLE (SYN form), MP_JOIN (SYN form), DSS with a
+# data ACK, ADD_ADDR (IPv4, no HMAC), REMOVE_ADDR, MP_PRIO, MP_FAIL, MP_FASTCLOSE.
+MPTCP_OPTIONS: Dict[int, bytes] = {
+    0: struct.pack("!BBBBQ", 30, 12, 0x01, 0x81, 0x1122334455667788),
+    1: struct.pack("!BBBBII", 30, 12, 0x10, 0x01, 0x01020304, 0x05060708),
+    2: struct.pack("!BBBBI", 30, 8, 0x20, 0x01, 0x01020304),
+    3: struct.pack("!BBBB4s", 30, 8, 0x30, 0x01, bytes([192, 0, 2, 9])),
+    4: struct.pack("!BBBB", 30, 4, 0x40, 0x01),
+    5: struct.pack("!BBB", 30, 3, 0x50),
+    6: struct.pack("!BBHQ", 30, 12, 0x6000, 1),
+    7: struct.pack("!BBHQ", 30, 12, 0x7000, 0x1122334455667788),
+}
+
+
 @dataclass
 class Segment:
     """One captured TCP frame. seq is relative to the sender's ISN (SYN = 0); ack relative to
@@ -55,7 +69,7 @@ class Segment:
     sack_permitted: bool = False
     ts: Optional[Tuple[int, int]] = None
     sack: List[Tuple[int, int]] = field(default_factory=list)
-    mptcp: bool = False
+    mptcp: object = False       # True: MP_CAPABLE on SYNs, DSS otherwise; an int: that subtype
     unknown_option: bool = False
 
 
@@ -94,9 +108,9 @@ def _options(seg: Segment, conv: Conversation) -> bytes:
     peer_isn = conv.server_isn if seg.client else conv.client_isn
     sack = [((peer_isn + l) & 0xFFFFFFFF, (peer_isn + r) & 0xFFFFFFFF) for l, r in seg.sack]
     raw = b""
-    if seg.mptcp:       # MP_CAPABLE on SYNs, a DSS with a data ACK otherwise (kind 30)
-        raw += (struct.pack("!BBBBQ", 30, 12, 0x00, 0x81, 0x1122334455667788) if "S" in seg.flags
-                else struct.pack("!BBBBI", 30, 8, 0x20, 0x01, 0x01020304))
+    if seg.mptcp is not False and seg.mptcp is not None:
+        subtype = seg.mptcp if seg.mptcp is not True else (0 if "S" in seg.flags else 2)
+        raw += MPTCP_OPTIONS[subtype]
     if seg.unknown_option:
         raw += b"\xfd\x06\x00\x00\x00\x00"     # experimental kind 253
     return pb.tcp_options(mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted,

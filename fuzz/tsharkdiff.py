@@ -50,8 +50,10 @@ def tshark_table(path: Path) -> Table:
         if c[1]:
             out["len"][i] = int(c[1])
         if c[4]:
-            seconds, _, fraction = c[4].partition(".")
-            out["ack_rtt_ns"][i] = int(seconds) * 10**9 + int((fraction + "000000000")[:9])
+            text = c[4].lstrip("-")
+            seconds, _, fraction = text.partition(".")
+            value = int(seconds) * 10**9 + int((fraction + "000000000")[:9])
+            out["ack_rtt_ns"][i] = -value if c[4].startswith("-") else value
         if c[5]:
             out["bytes_in_flight"][i] = int(c[5])
         for k, f in enumerate(FLAGS):

@@ -454,6 +454,16 @@ int tcp_wireshark_analyze(const tcp_packets_t *pk, const int32_t *conversation,
                 fwd->win_scale = WSCALE_NONE;
             }
         }
+        /* A TCP header cut short by the snaplen: tshark's option dissection throws after the
+         * analysis has updated its state, so the frame keeps only what was added before
+         * (reused ports) and shows no analysis. */
+        if ((pk->decode_flags[i] & DECODE_TRUNCATED) && pk->tcp_header_len[i] > 0) {
+            ta &= WS_REUSED_PORTS;
+            out->ack_rtt_ns[i] = -1;
+            out->acked_frame[i] = -1;
+            out->bytes_in_flight[i] = -1;
+            out->dupack_num[i] = 0;
+        }
         out->flags[i] = ta;
     }
     for (size_t c = 0; c < n_conversations; c++) {

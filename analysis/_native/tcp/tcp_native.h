@@ -18,6 +18,7 @@
 #define TH_ACK 0x010
 
 /* decode_flags bits as in columns.py. */
+#define DECODE_TRUNCATED 0x01
 #define DECODE_IP_FRAGMENT 0x02
 #define DECODE_IN_ICMP_ERROR 0x04
 
