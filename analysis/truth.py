@@ -45,7 +45,7 @@ STAT_FIELDS = (
     "first_data_ts_ns", "last_data_ts_ns", "forward_jumps", "syn_ts_ns", "synack_ts_ns",
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
-    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs",
+    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs", "acked_bytes",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -475,8 +475,11 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         duration_s = (table["last_data_ts_ns"] - table["first_data_ts_ns"]) / 1e9
         table["duration_s"] = duration_s
         table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
-        # data the receiver acknowledged was delivered, also where the capture missed it
-        table["delivered_bytes"] = table["unique_bytes"] + table["capture_gap_bytes"]
+        # data the receiver acknowledged was delivered, also where the capture missed it; data
+        # seen but never acknowledged (the last window before a reset) was not
+        seen = table["unique_bytes"] + table["capture_gap_bytes"]
+        acked = table["acked_bytes"]
+        table["delivered_bytes"] = np.where(acked > 0, np.minimum(seen, acked), seen)
         table["goodput_bps"] = np.where(duration_s > 0, table["delivered_bytes"] * 8 / duration_s, np.nan)
 
     # RTT statistics per row

@@ -484,3 +484,15 @@ def test_segment_size_without_handshake_is_not_made_up_from_short_or_odd_writes(
     nagle = [1000] * 50 + [1448] * 20          # 1448 is no multiple of 1000: no segment size shown
     interactive = [100, 200, 50, 300]          # below any MSS in use
     assert mss_shown([nagle, interactive]) == [0, 0]
+
+
+def test_delivered_bytes_stop_at_what_the_receiver_acknowledged():
+    """The last window can arrive after the receiver reset the connection (iperf3 does): data
+    seen but never acknowledged was not delivered."""
+    f = sender_side_transfer(segments=10)
+    acked_up_to = 1001 + 7 * MSS
+    f.rows = [r for r in f.rows if r["d"] == 1 or r["ack"] <= acked_up_to]
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["unique_bytes"] == 10 * MSS
+    assert r["delivered_bytes"] == 7 * MSS

@@ -622,6 +622,8 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         int64_t unfilled = 0;
         for (int j = 0; j < ps.dirs[d].nholes; j++) unfilled += ps.dirs[d].holes[j].hi - ps.dirs[d].holes[j].lo;
         stats_of(&ps, d)[S_UNFILLED_HOLE_BYTES] = unfilled;
+        /* data the peer acknowledged cumulatively (-1: no ACK of it seen) */
+        stats_of(&ps, d)[S_ACKED_BYTES] = ps.dirs[d].have_una ? ps.dirs[d].snd_una - ps.dirs[d].base : -1;
         free(ps.dirs[d].holes);
         free(ps.dirs[d].rtt);
     }
