@@ -15,7 +15,8 @@ partial output file.
 Exit status: 0 success (warnings allowed), 2 a file could not be read (or,
 with --strict, was cut mid-record; also bad options), 3 an internal error (a bug:
 one line, no traceback), 4 the output could not be written (stdout, --plot DIR),
-130 interrupted (Ctrl-C, SIGTERM).
+130 interrupted (Ctrl-C, SIGTERM, SIGHUP). A reader that stops early (`| head`) ends the
+output quietly; the status is that of the analysis.
 """
 from __future__ import annotations
 
@@ -178,10 +179,10 @@ def _output_text(args: argparse.Namespace, reports: List[Dict[str, Any]], series
 
 
 def write_whole(text: str, fd: int) -> None:
-    """Write all of `text` to `fd` with SIGINT and SIGTERM held off: the output is complete
-    or (on an error, raised as OSError) the error is said; never cut by an interrupt."""
+    """Write all of `text` to `fd` with SIGINT, SIGTERM and SIGHUP held off: the output is
+    complete or (on an error, raised as OSError) the error is said; never cut by an interrupt."""
     data = memoryview(text.encode("utf-8"))
-    held = {signal.SIGINT, signal.SIGTERM}
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         while data:
@@ -268,6 +269,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 _interrupted_quietly = False
+INTERRUPT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -296,8 +298,10 @@ def run() -> None:
     million packets, a tenth of the whole run. Output is flushed first and the
     only temporary file (a gunzipped capture) is anonymous, so nothing is lost.
     """
-    # SIGTERM ends the run as Ctrl-C does: temporary files removed, one line, status 130
-    signal.signal(signal.SIGTERM, _interrupt)
+    # SIGTERM and SIGHUP (the terminal closed) end the run as Ctrl-C does: temporary files
+    # removed, one line, status 130
+    for signum in INTERRUPT_SIGNALS:
+        signal.signal(signum, _interrupt)
     sys.unraisablehook = _unraisable
     try:
         status = main()

@@ -106,16 +106,6 @@ def test_ctrl_c_leaves_no_partial_json_and_says_interrupted_once(big, tmp_path):
     assert 130 in statuses
 
 
-def test_sigterm_is_an_interrupt_too(big):
-    child = subprocess.Popen([*CLI, "--json", "--quiet", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.3)
-    child.send_signal(signal.SIGTERM)
-    out, err = child.communicate(timeout=120)
-    assert child.returncode in (0, 130) and b"Traceback" not in err
-    if child.returncode == 0:
-        json.loads(out)
-
-
 def test_full_disk_on_stdout_is_one_line_and_status_4():
     with open("/dev/full", "wb") as full:
         result = subprocess.run([*CLI, "--json", "--quiet", str(SAMPLE)], stdout=full, stderr=subprocess.PIPE,
@@ -228,3 +218,103 @@ def test_clock_stepping_back_gives_no_negative_duration(tmp_path):
     assert document["duration_s"] >= 0
     assert all(d["duration_s"] >= 0 for d in document["directions"])
     assert "time_backwards" in {w["code"] for w in document["warnings"]}
+
+
+IS_ROOT = os.geteuid() == 0
+as_root = pytest.mark.skipif(not IS_ROOT, reason="needs root (setpriv to another user, mount)")
+
+
+def _unreadable_for_nobody(tmp_path: Path) -> tuple:
+    """A capture only root may read, in a folder anyone may enter; run as user nobody."""
+    import shutil
+    import tempfile
+    if not shutil.which("setpriv"):
+        pytest.skip("needs setpriv")
+    folder = Path(tempfile.mkdtemp(prefix="hd-unreadable-"))
+    folder.chmod(0o755)
+    capture = folder / "private.pcap"
+    capture.write_bytes(SAMPLE.read_bytes())
+    capture.chmod(0o600)
+    return capture, ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _directory(tmp_path: Path) -> tuple:
+    (tmp_path / "a-folder").mkdir()
+    return tmp_path / "a-folder", []
+
+
+def _dangling_symlink(tmp_path: Path) -> tuple:
+    (tmp_path / "gone.pcap").symlink_to(tmp_path / "never-made.pcap")
+    return tmp_path / "gone.pcap", []
+
+
+@pytest.mark.parametrize("make,reason", [
+    pytest.param(_unreadable_for_nobody, "Permission denied", marks=as_root, id="unreadable"),
+    pytest.param(_directory, "Is a directory", id="directory"),
+    pytest.param(_dangling_symlink, "No such file or directory", id="dangling-symlink"),
+])
+def test_input_that_cannot_be_read_is_one_line_naming_it_and_status_2(make, reason, tmp_path):
+    path, prefix = make(tmp_path)
+    result = subprocess.run([*prefix, *CLI, "--json", str(path), str(SAMPLE)], capture_output=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.decode().splitlines() if "warning" not in line]
+    assert lines == [f"spline-analyze: {path}: {reason}"]
+    assert json.loads(result.stdout)["files"][0]["file"] == str(SAMPLE)   # the other file's report stays
+
+
+@as_root
+def test_full_disk_under_plot_keeps_the_report_and_leaves_no_partial_figure(tmp_path):
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "hdplot", str(disk)], check=True)
+    try:
+        result = spline_analyze("--quiet", "--plot", str(disk / "figs"), str(SAMPLE))
+        assert result.returncode == 4
+        assert b"Run summary" in result.stdout
+        assert one_line(result.stderr) == (f"spline-analyze: {SAMPLE}: cannot write figures into {disk / 'figs'}: "
+                                           f"No space left on device")
+        assert [p.name for p in (disk / "figs").iterdir()] == []            # no .part, no cut PNG
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def wait_until_it_reads(child: subprocess.Popen, path: Path, timeout_s: float = 60) -> None:
+    """Until `child` has `path` open (its signal handlers are in place by then): on a loaded
+    machine Python's start-up alone can take most of a second."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and child.poll() is None:
+        try:
+            if any(os.path.realpath(f"/proc/{child.pid}/fd/{fd}") == str(path.resolve())
+                   for fd in os.listdir(f"/proc/{child.pid}/fd")):
+                return
+        except OSError:
+            pass
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_mid_run_are_an_interrupt_with_no_partial_output(big, tmp_path, signum):
+    out_path = tmp_path / "x.json"
+    with open(out_path, "wb") as out:
+        child = subprocess.Popen([*CLI, "--json", "--quiet", str(big)], stdout=out, stderr=subprocess.PIPE)
+        wait_until_it_reads(child, big)
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=120)
+    assert child.returncode in (0, 130), (child.returncode, err)      # never death by the signal
+    if child.returncode == 130:
+        assert err.decode().strip() == "spline-analyze: interrupted"
+        assert out_path.read_bytes() == b""
+    else:
+        json.loads(out_path.read_bytes())
+
+
+def test_reader_that_stops_early_ends_the_output_quietly():
+    """`spline-analyze --interval 1ms x.pcap | head -1`: ~70 kB of CSV into a pipe closed after one line."""
+    child = subprocess.Popen([*CLI, "--quiet", "--interval", "1ms", str(SAMPLE)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    first = child.stdout.readline()
+    child.stdout.close()                      # what head does after its line
+    err = child.stderr.read()
+    assert child.wait(timeout=120) == 0
+    assert first.startswith(b"file,time_s,")
+    assert err == b""
