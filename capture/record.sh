@@ -54,11 +54,14 @@ options:
                     srtt per ACK) for connections with SERVER_IP into probe.csv (needs root)
   -h, --help        this help
 
-Ctrl-C (SIGINT) or SIGTERM stops the capture cleanly: tcpdump is stopped with SIGINT,
-its counters are saved and the trace is complete. Files are written in a private directory
-DIR/.record.sh-PID-XXXXXX and moved into DIR when complete; if record.sh is killed (SIGKILL),
-tcpdump and iperf3 stop with it and the partial files stay in that directory (the next run
-into DIR names it). Exit status: 0 done, 1 capture or transfer failed, 2 usage error.
+Ctrl-C (SIGINT), SIGTERM or SIGHUP stops the capture cleanly: tcpdump is stopped with
+SIGINT, its counters are saved and the trace is complete. Files are written in a private
+directory DIR/.record.sh-PID-XXXXXX and moved into DIR when complete; if record.sh is killed
+(SIGKILL), tcpdump and iperf3 stop with it and the partial files stay in that directory (the
+next run into DIR names it). Exit status: 0 done, 1 capture or transfer failed (also: the
+trace or meta.json could not be written whole, e.g. a full disk: one line says so, the
+partial files are in DIR as trace.pcap.part, and DIR has no meta.json), 2 usage error
+(one line, before anything starts).
 
 examples:
   $PROG wlan0 203.0.113.7 -t 30
@@ -66,18 +69,24 @@ examples:
 EOF
 }
 
+# Messages never end the run: when stderr is a pipe whose reader has gone (`2>&1 | head -1`),
+# the write fails (SIGPIPE is caught below) and the capture goes on to a complete trace.
 die() {
-    echo "$PROG: error: $*" >&2
+    echo "$PROG: error: $*" >&2 || true
     exit 2
 }
 
 warn() {
-    echo "$PROG: warning: $*" >&2
+    echo "$PROG: warning: $*" >&2 || true
 }
 
 info() {
-    echo "$PROG: $*" >&2
+    echo "$PROG: $*" >&2 || true
 }
+
+# Caught, not ignored: a caught signal is reset to its default in the programs we start, so
+# `tcpdump --version | head -n 1` and friends behave as usual.
+trap ':' PIPE
 
 # --- validation -------------------------------------------------------------
 
@@ -317,6 +326,7 @@ if command -v setpriv >/dev/null 2>&1 && setpriv --pdeathsig TERM true 2>/dev/nu
 fi
 STOP_REQUESTED=0
 STOP_REASON=""
+FAILURE_SAID=0      # the run already said in one line why it failed
 
 on_stop_signal() {
     STOP_REQUESTED=1
@@ -339,12 +349,12 @@ stop_process() {
 
 cleanup_on_exit() {
     local rc=$?
-    trap - EXIT INT TERM
+    trap - EXIT INT TERM HUP
     if [[ -n "$IPERF3_PID" ]]; then stop_process "$IPERF3_PID" INT 3; fi
     if [[ -n "$TCPDUMP_PID" ]]; then stop_process "$TCPDUMP_PID" INT 5; fi
     probe_stop
     publish_stage
-    if [[ -n "${OUT_DIR:-}" && -f "$OUT_DIR/trace.pcap.part" ]]; then
+    if [[ -n "${OUT_DIR:-}" && -f "$OUT_DIR/trace.pcap.part" ]] && (( FAILURE_SAID == 0 )); then
         warn "the capture did not finish cleanly: $OUT_DIR/trace.pcap.part is incomplete"
     fi
     exit "$rc"
@@ -377,6 +387,27 @@ report_killed_runs() {
         is_uint "$pid" && kill -0 "$pid" 2>/dev/null && continue
         warn "an earlier record.sh (pid $pid) was killed before it finished; its partial files are in $stage"
     done
+}
+
+# Packets in a pcap file by tcpdump's own reading (empty when it is cut mid-record, or when
+# this tcpdump is older than 4.99 and has no --count: then tcpdump's "captured" is trusted).
+trace_packet_count() {
+    local file="$1" out
+    if ! tcpdump --help 2>&1 | grep -q -- '--count'; then
+        tcpdump_counter "$(dirname -- "$file")/tcpdump.log" "captured"
+        return 0
+    fi
+    out="$(tcpdump -r "$file" --count 2>/dev/null)" || return 0
+    [[ "$out" =~ ^([0-9]+)\ packets?$ ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+    return 0
+}
+
+# ": No space left on device" when the file system holding $1 has no space left, else nothing.
+disk_full_note() {
+    local available
+    available="$(df -P -- "$1" 2>/dev/null | sed -n '2{s/^[^ ]* *[0-9]* *[0-9]* *\([0-9]*\).*/\1/p}')" || true
+    [[ "$available" == 0 ]] && printf ': No space left on device'
+    return 0
 }
 
 wait_for_tcpdump_listening() {
@@ -484,8 +515,15 @@ main() {
     if [[ -z "$out_dir" ]]; then
         out_dir="runs/$(date -u +%Y%m%dT%H%M%SZ)-$cca_in_use"
     fi
-    mkdir -p -- "$out_dir" || die "cannot create output directory '$out_dir'"
-    out_dir="$(cd -- "$out_dir" && pwd -P)" || die "cannot enter output directory '$out_dir'"
+    if [[ -L "$out_dir" && ! -e "$out_dir" ]]; then
+        die "-o '$out_dir' is a symlink to nothing (dangling)"
+    elif [[ -e "$out_dir" && ! -d "$out_dir" ]]; then
+        die "-o '$out_dir' exists and is not a directory"
+    fi
+    local mkdir_error
+    mkdir_error="$(LC_ALL=C mkdir -p -- "$out_dir" 2>&1)" || die "cannot create output directory '$out_dir': ${mkdir_error##*: }"
+    out_dir="$(cd -- "$out_dir" 2>/dev/null && pwd -P)" || die "cannot enter output directory '$out_dir': permission denied"
+    [[ -w "$out_dir" ]] || die "cannot write into output directory '$out_dir': permission denied"
     local name
     for name in "${OUTPUT_FILES[@]}"; do
         if [[ -e "$out_dir/$name" || -L "$out_dir/$name" ]]; then
@@ -496,7 +534,8 @@ main() {
     # Every file is created inside a fresh directory only we can enter, reached through the
     # working directory (not a path someone could swap), and renamed into DIR when complete: a
     # symlink planted in DIR is replaced, never followed, even when this runs as root.
-    STAGE_DIR="$(mktemp -d -- "$out_dir/.record.sh-$$-XXXXXX")" || die "cannot create a private directory in '$out_dir'"
+    STAGE_DIR="$(mktemp -d -- "$out_dir/.record.sh-$$-XXXXXX" 2>/dev/null)" \
+        || die "cannot create a private directory in '$out_dir'$(disk_full_note "$out_dir")"
     cd -- "$STAGE_DIR" || die "cannot enter '$STAGE_DIR'"
     OUT_DIR="$out_dir"
 
@@ -508,6 +547,7 @@ main() {
     trap cleanup_on_exit EXIT
     trap 'on_stop_signal SIGINT' INT
     trap 'on_stop_signal SIGTERM' TERM
+    trap 'on_stop_signal SIGHUP' HUP     # the terminal closed: stop as cleanly as on Ctrl-C
 
     # Without --iperf3 the transfer's port is unknown: every connection with the server counts.
     local probe_port=""
@@ -596,9 +636,18 @@ main() {
     if [[ -n "$captured" && -n "$received" && -n "$kernel_drops" ]] && (( received - captured - kernel_drops >= 0 )); then
         unread_at_stop=$(( received - captured - kernel_drops ))
     fi
-    if [[ -n "$captured" && -s "$pcap_part" ]] || [[ "$captured" == 0 && -f "$pcap_part" ]]; then
+    # tcpdump does not check its writes: on a full disk it reports every packet captured and
+    # leaves a cut file. Count what the file holds.
+    local written="" warn_once=""
+    if [[ -n "$captured" && -f "$pcap_part" ]]; then
+        written="$(trace_packet_count "$pcap_part")"
+    fi
+    if [[ -n "$captured" && -n "$written" ]] && (( written >= captured )); then
         mv -T -- "$pcap_part" trace.pcap
         complete=1
+    elif [[ -n "$captured" ]]; then
+        FAILURE_SAID=1
+        warn_once="the trace holds ${written:-none} of the $captured packets tcpdump captured: it could not be written whole$(disk_full_note .); the partial files are in $out_dir"
     fi
 
     local cca_reported=""
@@ -606,7 +655,8 @@ main() {
         cca_reported="$(sed -nE 's/.*"sender_tcp_congestion":[[:space:]]*"([^"]+)".*/\1/p' iperf3.json | head -n 1)"
     fi
 
-    {
+    local meta_text
+    meta_text="$(
         printf '{\n'
         printf '  "schema": "spline-capture-meta/1",\n'
         printf '  "tool": "capture/record.sh",\n'
@@ -643,9 +693,21 @@ main() {
             printf '{"file": "probe.csv", "rows": %s, "overrun_events": %s, "srtt_unit": "us", "cwnd_unit": "segments"}' \
                 "$probe_rows" "$(json_number_or_null "$PROBE_OVERRUN_EVENTS")"
             else printf 'null'; fi)"
-        printf '}\n'
-    } >meta.json
+        printf '}'
+    )"
+    # Written whole or not at all: a meta.json marks a finished run.
+    if ! printf '%s\n' "$meta_text" >meta.json.part 2>/dev/null || ! mv -T -- meta.json.part meta.json; then
+        rm -f -- meta.json.part
+        publish_stage
+        FAILURE_SAID=1
+        echo "$PROG: error: cannot write $out_dir/meta.json$(disk_full_note "$out_dir"); the partial files are in $out_dir" >&2 || true
+        exit 1
+    fi
     publish_stage                                   # meta.json last: it marks a finished run
+    if [[ -n "$warn_once" ]]; then
+        echo "$PROG: error: $warn_once" >&2 || true
+        exit 1
+    fi
 
     if (( complete )); then
         info "done: $out_dir/trace.pcap (${captured:-?} packets captured, ${kernel_drops:-unknown} dropped by kernel)"

@@ -425,3 +425,103 @@ def test_record_sh_killed_with_sigkill_takes_tcpdump_and_iperf3_with_it(iperf3_s
     again = record_in(client_ns, "vcli", SERVER_ADDRESS, "-t", "0.5", "-o", str(out))
     assert again.returncode == 0, again.stderr
     assert f"was killed before it finished; its partial files are in {stage.resolve()}" in again.stderr
+
+
+def _public_copy_of_record_sh(public: Path) -> Path:
+    script = public / RECORD_SH.name
+    shutil.copy2(RECORD_SH, script)
+    return script
+
+
+@needs_root
+@pytest.mark.parametrize("kind,message", [
+    ("a file", "-o '{out}' exists and is not a directory"),
+    ("a dangling symlink", "-o '{out}' is a symlink to nothing (dangling)"),
+    ("inside a folder only root may write", "cannot create output directory '{out}': Permission denied"),
+    ("a folder only root may write", "cannot write into output directory '{out}': permission denied"),
+])
+def test_record_sh_output_folder_it_cannot_use_is_one_line_and_status_2(kind, message, tmp_path):
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) missing")
+    with tempfile.TemporaryDirectory() as public:
+        os.chmod(public, 0o755)
+        out, prefix = Path(public) / "out", []
+        if kind == "a file":
+            out.write_text("taken\n")
+        elif kind == "a dangling symlink":
+            out.symlink_to(Path(public) / "never-made")
+        else:
+            locked = Path(public) / "locked"
+            locked.mkdir(mode=0o555)
+            out = locked / "out" if kind.startswith("inside") else locked
+            # a user with CAP_NET_RAW only, so that record.sh gets as far as the folder
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=+net_raw",
+                      "--ambient-caps=+net_raw"]
+        script = _public_copy_of_record_sh(Path(public))
+        result = subprocess.run([*prefix, str(script), "lo", "127.0.0.1", "-t", "0.5", "-o", str(out)],
+                                capture_output=True, text=True, timeout=30, env=MAWK_ENV)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [f"record.sh: error: {message.format(out=out)}"]
+
+
+def _flood_loopback_with_udp(seconds: float) -> None:
+    import socket
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sender.sendto(b"x" * 500, ("127.0.0.1", 9))
+        time.sleep(0.001)
+    sender.close()
+
+
+@needs_root
+def test_record_sh_on_a_full_disk_says_so_in_one_line_and_publishes_no_meta_json(tmp_path):
+    """tcpdump does not check its writes: a cut trace must not be published as a finished run."""
+    import threading
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    sh("mount", "-t", "tmpfs", "-o", "size=64k", "hdrecord", str(disk))
+    try:
+        out = disk / "run"
+        flood = threading.Thread(target=_flood_loopback_with_udp, args=(2.5,))
+        proc = subprocess.Popen([str(RECORD_SH), "lo", "127.0.0.1", "-t", "3", "-o", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=MAWK_ENV)
+        wait_for_staged_file(out, "tcpdump.log")
+        flood.start()
+        _, err = proc.communicate(timeout=60)
+        flood.join()
+        assert proc.returncode == 1, err
+        lines = [line for line in err.splitlines() if not line.startswith("record.sh: capturing on")]
+        assert len(lines) == 1 and lines[0].startswith("record.sh: error: ") \
+            and "No space left on device; the partial files are in" in lines[0], err
+        left = sorted(p.name for p in out.iterdir())
+        assert "meta.json" not in left and "trace.pcap" not in left and "trace.pcap.part" in left, left
+    finally:
+        sh("umount", str(disk))
+
+
+@needs_root
+def test_record_sh_sighup_stops_the_capture_as_cleanly_as_ctrl_c(tmp_path):
+    out = tmp_path / "hup"
+    proc = subprocess.Popen([str(RECORD_SH), "lo", "127.0.0.1", "-o", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=MAWK_ENV)
+    wait_for_staged_file(out, "tcpdump.log")
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["stop_reason"] == "SIGHUP" and meta["trace_complete"] is True
+    assert processes_holding_files_under(tmp_path) == []
+
+
+@needs_root
+def test_record_sh_whose_stderr_reader_has_gone_still_finishes_the_capture(tmp_path):
+    """`record.sh ... 2>&1 | head -1`: the messages after the first line go nowhere, the run goes on."""
+    out = tmp_path / "piped"
+    result = subprocess.run(["bash", "-c", f"'{RECORD_SH}' lo 127.0.0.1 -t 1 -o '{out}' 2>&1 | head -1; "
+                                           "exit ${PIPESTATUS[0]}"],
+                            capture_output=True, text=True, timeout=30, env=MAWK_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("record.sh: capturing on lo")
+    assert json.loads((out / "meta.json").read_text())["trace_complete"] is True
