@@ -35,12 +35,20 @@ as_root() {
     fi
 }
 
-# Kernel packages are named differently on Debian and Ubuntu.
+# Kernel packages are named differently on Debian and Ubuntu. On Debian 12 (bookworm) the
+# module's VM test runs on both kernels the release ships: 6.1 (linux-image-amd64) and 6.12
+# (linux-image-6.12-amd64, which pulls the newest linux-image-6.12.*+deb12-amd64), each with
+# its headers: the module has a code path for kernels >= 6.10 that only 6.12 exercises.
 kernel_packages() {
-    local id=""
-    [ -r /etc/os-release ] && id="$(. /etc/os-release && echo "${ID:-}")"
+    local id="" version_id=""
+    if [ -r /etc/os-release ]; then
+        id="$(. /etc/os-release && echo "${ID:-}")"
+        version_id="$(. /etc/os-release && echo "${VERSION_ID:-}")"
+    fi
     if [ "$id" = "ubuntu" ]; then
         echo "linux-image-generic linux-headers-generic"
+    elif [ "$id" = "debian" ] && [ "$version_id" = "12" ]; then
+        echo "linux-image-amd64 linux-headers-amd64 linux-image-6.12-amd64 linux-headers-6.12-amd64"
     else
         echo "linux-image-amd64 linux-headers-amd64"
     fi

@@ -31,6 +31,7 @@ MEM_MB=${VM_MEM_MB:-1024}
 ACCEL=${VM_ACCEL:-auto}
 TIMEOUT_S=${VM_TIMEOUT_S:-}
 KEEP_TMP=${VM_KEEP_TMP:-0}
+KERNEL=${VM_KERNEL:-}
 PYTHON=${PYTHON:-python3}
 IDLE_WAIT_S=30
 REQUIRED_CCA=spline
@@ -54,6 +55,8 @@ Usage: $(basename "$0") [options]            (each option also has an env variab
   --accel kvm|tcg|auto                                      [VM_ACCEL, auto]
   --timeout-s N      kill the VM after N s                  [VM_TIMEOUT_S, from the runs]
   --keep-tmp         keep the build directory               [VM_KEEP_TMP=1]
+  --kernel VERSION   kernel to boot, e.g. 6.1.0-56-amd64     [VM_KERNEL, the newest installed
+                     (a /boot/vmlinuz-VERSION with /lib/modules/VERSION/build and modules)]
 EOF
 }
 
@@ -83,6 +86,7 @@ parse_args() {
 		--accel) ACCEL=$2; shift 2 ;;
 		--timeout-s) TIMEOUT_S=$2; shift 2 ;;
 		--keep-tmp) KEEP_TMP=1; shift ;;
+		--kernel) KERNEL=$2; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option: $1" ;;
 		esac
@@ -106,6 +110,7 @@ validate_args() {
 	[ -z "$TIMEOUT_S" ] || is_integer "$TIMEOUT_S" || die "TIMEOUT_S must be an integer"
 	[[ "$CCAS" =~ ^[a-z0-9_\ ]+$ ]] || die "CCAS must be names separated by spaces, got '$CCAS'"
 	case "$ACCEL" in auto | kvm | tcg) ;; *) die "--accel must be auto, kvm or tcg" ;; esac
+	[ -z "$KERNEL" ] || [[ "$KERNEL" =~ ^[A-Za-z0-9._+~-]+$ ]] || die "--kernel must be a version such as 6.1.0-56-amd64, got '$KERNEL'"
 }
 
 require_tools() {
@@ -123,17 +128,28 @@ require_tools() {
 
 file_is_static() { ! ldd "$1" >/dev/null 2>&1; }
 
-# Newest /boot/vmlinuz-*-amd64 whose headers (/lib/modules/<ver>/build) and modules exist.
-find_kernel_version() {
+# A kernel the harness can use: a readable image, its headers and its modules.
+kernel_is_usable() { # <version>
+	[ -r "/boot/vmlinuz-$1" ] && [ -d "/lib/modules/$1/build" ] && [ -f "/lib/modules/$1/modules.dep" ]
+}
+
+# Every usable /boot/vmlinuz-*-amd64, newest first (6.12.117+deb12-amd64 before 6.1.0-56-amd64).
+usable_kernel_versions() {
 	local image ver
 	while read -r image; do
 		ver=${image#/boot/vmlinuz-}
-		if [ -d "/lib/modules/$ver/build" ] && [ -f "/lib/modules/$ver/modules.dep" ] && [ -r "$image" ]; then
-			echo "$ver"
-			return 0
-		fi
+		if kernel_is_usable "$ver"; then echo "$ver"; fi
 	done < <(find /boot -maxdepth 1 -name 'vmlinuz-*-amd64' | sort -V -r)
-	return 1
+}
+
+# The kernel asked for with --kernel, else the newest usable one.
+find_kernel_version() {
+	if [ -n "$KERNEL" ]; then
+		kernel_is_usable "$KERNEL" || return 1
+		echo "$KERNEL"
+		return 0
+	fi
+	usable_kernel_versions | head -n 1 | grep .
 }
 
 # KVM only when it is a normal kvm_intel/kvm_amd (a PVM /dev/kvm cannot boot a stock kernel).
@@ -193,16 +209,27 @@ install_busybox() { # <root>
 	done < <(busybox --list)
 }
 
-# Kernel module paths (relative to /lib/modules/<kver>) for <name>, dependencies first.
+# Kernel module paths (relative to /lib/modules/<kver>) for <name>, dependencies first, each once.
+# modules.dep lists a module's whole dependency closure on its line, a module before the
+# ones it needs (modprobe loads them from the end), so reversed it is a load order. A module
+# may be plain (.ko, Debian 6.1) or compressed (.ko.xz on Debian 6.12); 9p needs fscache and
+# netfs on 6.1, netfs alone on 6.12. Built into the kernel: prints nothing, succeeds.
 module_with_deps() { # <kver> <name>
-	local dep_file="/lib/modules/$1/modules.dep" line path deps dep
-	line=$(grep -E "(^|/)$2\.ko(\.[a-z]+)?:" "$dep_file" | head -n 1) || return 1
+	local dir="/lib/modules/$1" line path deps dep i
+	local -a order=()
+	line=$(grep -E "(^|/)$2\.ko(\.(xz|zst|gz))?:" "$dir/modules.dep" | head -n 1 || true)
+	if [ -z "$line" ]; then
+		grep -qE "(^|/)$2\.ko\$" "$dir/modules.builtin" 2>/dev/null && return 0
+		return 1
+	fi
 	path=${line%%:*}
-	deps=${line#*:}
-	for dep in $deps; do
-		module_with_deps "$1" "$(basename "${dep%%.ko*}")"
+	read -r -a deps <<< "${line#*:}"
+	for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
+		dep=${deps[i]}
+		[[ " ${order[*]} " == *" $dep "* ]] || order+=("$dep")
 	done
-	echo "$path"
+	order+=("$path")
+	printf '%s\n' "${order[@]}"
 }
 
 install_kernel_module() { # <kver> <src .ko[.xz|.zst|.gz]> <dest dir>: decompressed
@@ -225,9 +252,6 @@ install_kernel_modules() { # <kver> <root>
 	mkdir -p "$root/lib/modules/vm"
 	: > "$root/etc/vm-modules.load"
 	for name in "${wanted[@]}"; do
-		if grep -qE "/$name\.ko" "/lib/modules/$kver/modules.builtin"; then
-			continue
-		fi
 		paths=$(module_with_deps "$kver" "$name") || die "kernel module $name not found for $kver"
 		for path in $paths; do
 			grep -qx "$(basename "${path%%.ko*}").ko" "$root/etc/vm-modules.load" && continue
@@ -397,7 +421,11 @@ main() {
 	require_tools
 	local started_s kver accel ko="" initramfs timeout_s status=0
 	started_s=$(date +%s)
-	kver=$(find_kernel_version) || die "no /boot/vmlinuz-*-amd64 with readable image, /lib/modules/<ver>/build and modules (install linux-image-amd64 linux-headers-amd64)"
+	if [ -n "$KERNEL" ]; then
+		kver=$(find_kernel_version) || die "kernel $KERNEL is not usable: it needs a readable /boot/vmlinuz-$KERNEL, /lib/modules/$KERNEL/build and modules.dep (usable: $(usable_kernel_versions | tr '\n' ' '))"
+	else
+		kver=$(find_kernel_version) || die "no /boot/vmlinuz-*-amd64 with readable image, /lib/modules/<ver>/build and modules (install linux-image-amd64 linux-headers-amd64)"
+	fi
 	accel=$(choose_accel)
 	compute_path_defaults
 	prepare_out_dir
