@@ -11,8 +11,8 @@
  *   queue      : the last round's smallest RTT sample minus min_rtt (jitter
  *                spreads a round's samples, only a standing queue lifts
  *                their minimum)
- *   stable ACK : queue within the band (rtt_epoch, at least min_rtt / 4),
- *                not rising from the round before, delivery steady
+ *   stable ACK : queue within the band (min_rtt / 4, at least 4 ms), not
+ *                rising from the round before, delivery steady
  *   unfair ACK : queue out of band, and rising or delivery stalling
  *   losses count (tf, loss_cnt) only while the queue is out of band:
  *                random loss costs the lost packets and nothing more
@@ -24,15 +24,13 @@
  *   rtt_m_us         = min_rtt + min((srtt - min_rtt) / 2, 32 ms, min_rtt)
  *   cwnd_pkts        = max(1.0 x bw x min_rtt,
  *                          1.25 x bw x rtt_m x fairness x backoff
+ *                               / (1 - random loss, when 8-25%)
  *                               x min(1, tf) + acked [+ 4 in PROBE_BW])
  *   pacing_bytes/s   = pacing_gain(mode) x bw x 0.99
  *
- * rtt_epoch, the RTT tolerance band, starts at 4 ms and widens in 4 ms steps
- * up to 32 ms after long runs of clean ACKs whose RTT samples swung out of
- * the band and back, so that jitter is not read as queueing. The mode is
- * chosen at the end of each epoch; the first epoch is 20 rounds, later ones
- * last a random 1..31 rounds so that competing Spline flows do not probe in
- * lock step:
+ * The mode is chosen at the end of each epoch; the first epoch is 20
+ * rounds, later ones last a random 1..31 rounds so that competing Spline
+ * flows do not probe in lock step:
  *
  *   START_PROBE --20 rounds--> PROBE_BW  <--tf >= 1, unfair <= stable-->
  *                                 |                       PROBE_RTT

