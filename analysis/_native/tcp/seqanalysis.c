@@ -11,8 +11,8 @@
  * docs/metrics.md section 1 for the summary in words.
  *
  * Measured against tshark 4.0.17 where Wireshark's sources differ between releases: an ACK
- * beyond the other side's maxseqtobeacked is always "ACKed unseen" and moves maxseqtobeacked
- * to that side's nextseq (so one gap is reported once); spurious retransmission is checked
+ * beyond the other side's maxseqtobeacked is "ACKed unseen" once per gap (see the check);
+ * spurious retransmission is checked
  * before fast retransmission and out-of-order; window full ignores the scale until the
  * receiver's first non-SYN ACK; a repeated SYN restores nextseq; a zero ack_rtt is not shown.
  *
@@ -307,9 +307,20 @@ finished_fwd:
         fwd->dupacknum = 0;
 
     if (rev->maxseqtobeacked && SEQ_GT(ack, rev->maxseqtobeacked) && (flags & TH_ACK)) {
-        /* Reported once per gap: the other side's contiguous edge jumps to its nextseq. */
-        *ta |= WS_ACK_LOST_SEGMENT;
-        rev->maxseqtobeacked = rev->nextseq;
+        /* Reported once per gap. When the other side's contiguous edge is below its nextseq
+         * (a hole it left, "previous segment not captured") the edge jumps to nextseq.
+         * Otherwise the other side's duplicate-ACK counter is the memory: reported only
+         * while it is 0, then set to -1 until that side's ACK number moves (a duplicate ACK
+         * from it counts on from -1 to 1), so a stream of ACKs beyond one unseen segment,
+         * or beyond an idle side that only repeats its ACK, is reported once. */
+        if (SEQ_LT(rev->maxseqtobeacked, rev->nextseq)) {
+            rev->maxseqtobeacked = rev->nextseq;
+            *ta |= WS_ACK_LOST_SEGMENT;
+        } else {
+            if (rev->dupacknum == 0)
+                *ta |= WS_ACK_LOST_SEGMENT;
+            rev->dupacknum = -1;
+        }
     }
 
     if (seglen > 0 || (flags & (TH_SYN | TH_FIN))) {
