@@ -113,3 +113,93 @@ def test_interrupted_run_marks_its_captures_unfinished_and_strict_analysis_refus
     lenient = subprocess.run([*analyze, "--json", str(captures[0])], capture_output=True, text=True)
     assert lenient.returncode == 0
     assert "capture_unfinished" in {w["code"] for w in json.loads(lenient.stdout)["warnings"]}
+
+
+def _config_unreadable_for_nobody(tmp_path: Path) -> tuple:
+    import tempfile
+    if not (IS_ROOT and shutil.which("setpriv")):
+        pytest.skip("needs root and setpriv")
+    folder = Path(tempfile.mkdtemp(prefix="hd-testbed-"))
+    folder.chmod(0o755)
+    config = folder / "private.toml"
+    config.write_text('[matrix]\ncca = "cubic"\n')
+    config.chmod(0o600)
+    return config, ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"], "Permission denied"
+
+
+def _config_directory(tmp_path: Path) -> tuple:
+    (tmp_path / "a-folder").mkdir()
+    return tmp_path / "a-folder", [], "Is a directory"
+
+
+def _config_dangling_symlink(tmp_path: Path) -> tuple:
+    (tmp_path / "gone.toml").symlink_to(tmp_path / "never-made.toml")
+    return tmp_path / "gone.toml", [], "No such file or directory"
+
+
+@pytest.mark.parametrize("make", [_config_unreadable_for_nobody, _config_directory, _config_dangling_symlink],
+                         ids=["unreadable", "directory", "dangling-symlink"])
+@pytest.mark.parametrize("command", [["run", "--config"], ["realhost", "--matrix"]], ids=["run", "realhost"])
+def test_experiment_file_that_cannot_be_read_is_one_line_and_status_2(make, command, tmp_path):
+    path, prefix, reason = make(tmp_path)
+    result = subprocess.run([*prefix, *TESTBED, *command, str(path), "--out", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("spline-testbed: error: cannot read ") \
+        and str(path) in lines[0] and reason in lines[0], result.stderr
+
+
+@live
+def test_check_into_a_reader_that_stops_early_is_status_0_without_traceback():
+    result = subprocess.run(["bash", "-c", f"{' '.join(TESTBED)} check | head -1; exit ${{PIPESTATUS[0]}}"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("congestion controls:") and "Traceback" not in result.stderr
+
+
+@live
+def test_run_whose_stderr_reader_has_gone_carries_on_to_its_results(tmp_path):
+    out = tmp_path / "out"
+    result = subprocess.run(["bash", "-c", f"{' '.join(TESTBED)} {' '.join(TINY_RUN)} --out {out} 2>&1 | head -1; "
+                                           "exit ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (out / "results.csv").read_text().count("\n") >= 2
+    assert json.loads((out / "testbed.json").read_text())["runs_finished"] == 1
+
+
+@live
+def test_full_disk_under_out_is_one_line_status_4_and_nothing_left_running(tmp_path):
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "hdtestbed", str(disk)], check=True)
+    try:
+        child = subprocess.Popen([*TESTBED, *TINY_RUN, "--out", str(disk / "out")], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 4, err
+        lines = [line for line in err.splitlines() if not line.startswith("[")]      # the progress bar
+        assert len(lines) == 1 and lines[0].startswith("spline-testbed: error: cannot write ") \
+            and "No space left on device; what was written is in" in lines[0], err
+        assert not {n for n in namespaces_of_testbed() if n.startswith(f"stb-{child.pid}-")}
+        assert processes_holding_files_under(disk) == []
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+@live
+def test_sighup_is_an_interrupt_that_cleans_up_like_ctrl_c(tmp_path):
+    out = tmp_path / "out"
+    child = subprocess.Popen([*TESTBED, *TINY_RUN[:-1], "8", "--out", str(out)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(n.startswith(f"stb-{child.pid}-") and n.endswith("-snd")
+                                                  for n in namespaces_of_testbed()):
+        time.sleep(0.2)
+    time.sleep(2.0)
+    child.send_signal(signal.SIGHUP)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert json.loads((out / "testbed.json").read_text())["interrupted"] is True
+    assert not {n for n in namespaces_of_testbed() if n.startswith(f"stb-{child.pid}-")}
+    assert processes_holding_files_under(out) == []

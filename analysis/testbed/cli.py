@@ -6,6 +6,11 @@
     spline-testbed realhost --matrix capture/experiments/realhost-matrix.toml --out DIR
 
 This is the only module of the testbed that prints (to stderr, except `check`).
+
+Exit status: 0 done, 1 (realhost) a capture missed its tolerances, 2 refused (options,
+--out, host) or a run failed, 4 the results could not be written (a full disk: one line;
+what was written stays in OUT/.spline-testbed-PID-XXXXXX), 130 interrupted (Ctrl-C,
+SIGTERM, SIGHUP). A reader that has gone (`| head -1`) is not an error: the run goes on.
 """
 from __future__ import annotations
 
@@ -27,6 +32,11 @@ from .results import rows_for_run, write_csv, write_parquet
 from .run import execute_run
 
 REQUIRED_TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
+EXIT_REFUSED = 2
+EXIT_OUTPUT = 4
+EXIT_INTERRUPTED = 130
+# Signals that end a run as Ctrl-C does: namespaces removed, finished runs kept, status 130.
+INTERRUPT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 BAR_WIDTH_CHARS = 30
 NO_NETEM_MESSAGE = ("spline-testbed: this kernel has no netem qdisc: delay, jitter and reordering cannot be "
                     "emulated here and are NOT applied (runs record delay_applied=false); rate is shaped with tbf "
@@ -74,6 +84,54 @@ def draw_progress(done: int, total: int, label: str, started_s: float) -> None:
 
 def raise_keyboard_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
     raise KeyboardInterrupt
+
+
+class OutputError(Exception):
+    """The results could not be written (exit status 4)."""
+
+
+class ReaderMayLeave:
+    """stdout or stderr whose reader may go away (`spline-testbed ... | head -1`): from then
+    on what is written goes to /dev/null and the run carries on, instead of a
+    BrokenPipeError in the middle of a matrix."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _gone(self) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+            try:
+                self._stream.flush()        # the buffered rest, into /dev/null now
+            except OSError:
+                pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def disk_is_full(folder: Path) -> bool:
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
 
 
 def build_matrix(args: argparse.Namespace) -> MatrixSpec:
@@ -175,14 +233,23 @@ def command_run(args: argparse.Namespace) -> int:
         interrupted = True
         print("\nspline-testbed: interrupted; namespaces, rules and processes removed; "
               f"results of the {len({r['run_id'] for r in rows})} finished run(s) kept", file=sys.stderr)
+    except (TestbedError, OSError) as exc:
+        if disk_is_full(staging):     # a run that failed for want of space: say that, not its symptom
+            raise OutputError(f"cannot write into {out_dir}: No space left on device; what was written "
+                              f"is in {staging}") from None
+        raise
     finally:
-        write_csv(rows, staging / "results.csv")
-        parquet_note = write_parquet(rows, staging / "results.parquet") if rows else None
-        (staging / "testbed.json").write_text(json.dumps({
-            "netem_available": netem_available, "runs_planned": len(runs),
-            "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,
-            "wall_time_s": round(time.monotonic() - started_s, 3), "kernel": os.uname().release,
-        }, indent=2) + "\n", encoding="utf-8")
+        try:
+            write_csv(rows, staging / "results.csv")
+            parquet_note = write_parquet(rows, staging / "results.parquet") if rows else None
+            (staging / "testbed.json").write_text(json.dumps({
+                "netem_available": netem_available, "runs_planned": len(runs),
+                "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,
+                "wall_time_s": round(time.monotonic() - started_s, 3), "kernel": os.uname().release,
+            }, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write the results into {out_dir}: {exc.strerror or exc}; what was "
+                              f"written is in {staging}") from None
         publish(staging, out_dir)
     if parquet_note:
         print(f"spline-testbed: {parquet_note}", file=sys.stderr)
@@ -190,7 +257,7 @@ def command_run(args: argparse.Namespace) -> int:
     for note in notes[:3]:
         print(f"spline-testbed: note: {note}", file=sys.stderr)
     print(f"spline-testbed: {len(rows)} rows -> {out_dir / 'results.csv'}", file=sys.stderr)
-    return 130 if interrupted else 0
+    return EXIT_INTERRUPTED if interrupted else 0
 
 
 def command_check(args: argparse.Namespace) -> int:  # noqa: ARG001
@@ -232,18 +299,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
-    previous_term_handler = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ReaderMayLeave(sys.stdout), ReaderMayLeave(sys.stderr)
+    previous_handlers = {signum: signal.signal(signum, raise_keyboard_interrupt) for signum in INTERRUPT_SIGNALS}
     try:
+        args = build_parser().parse_args(argv)
         return args.handler(args)
     except TestbedError as exc:
         print(f"spline-testbed: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
+    except OutputError as exc:
+        print(f"spline-testbed: error: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
     except KeyboardInterrupt:
         print("\nspline-testbed: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     finally:
-        signal.signal(signal.SIGTERM, previous_term_handler)
+        for signum, handler in previous_handlers.items():
+            signal.signal(signum, handler)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = streams
 
 
 if __name__ == "__main__":
