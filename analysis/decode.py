@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from . import _decode
+from . import memory
 from .columns import PACKET_COLUMNS
 from .background import Background
 from .errors import CaptureCutError, CaptureError
@@ -30,6 +31,9 @@ from .sidecar import capture_drops, capture_unfinished
 
 ProgressCallback = Callable[[int, int], None]
 
+# Bytes of packet columns per frame (134 today): what decoding alone holds per frame.
+COLUMN_BYTES_PER_FRAME = sum(np.dtype(c.dtype).itemsize * int(np.prod(c.shape, dtype=np.int64))
+                             for c in PACKET_COLUMNS)
 # Records per C walk call between progress callbacks (~130 bytes of columns each).
 CHUNK_PACKETS = 262144
 # Classic pcap captures with at least this many records are filled by two threads.
@@ -159,10 +163,22 @@ def _wrap_columns(buffers: tuple) -> Dict[str, np.ndarray]:
     return columns
 
 
-def _walk(path: Path, buffer: Any, size: int, strict: bool,
-          progress: Optional[ProgressCallback]) -> Tuple[str, Dict[str, np.ndarray], bytearray, Optional[int], List[str]]:
+def refuse_beyond_memory(path: Path, frames: int, frame_bytes: int, headroom: Optional[int]) -> None:
+    """CaptureError when `frames` at `frame_bytes` each need more than the `headroom` bytes this
+    process may still take: one line now, instead of the OOM killer's SIGKILL later."""
+    need = frames * frame_bytes
+    if headroom is not None and need > headroom:
+        raise CaptureError(path, None, f"its {frames:,} frames need about {memory.human_bytes(need)} of memory, "
+                                       f"only {memory.human_bytes(headroom)} is available")
+
+
+def _walk(path: Path, buffer: Any, size: int, strict: bool, progress: Optional[ProgressCallback], *,
+          frame_bytes: int = COLUMN_BYTES_PER_FRAME
+          ) -> Tuple[str, Dict[str, np.ndarray], bytearray, Optional[int], List[str]]:
     """Two passes over the mapped file: count the records (and find a cut or damage), then
-    decode them into columns allocated once at their final size, `CHUNK_PACKETS` at a time."""
+    decode them into columns allocated once at their final size, `CHUNK_PACKETS` at a time.
+    Between them, a file whose frames need more than `frame_bytes` each beyond the memory
+    this process may take is refused."""
     state = _decode.new_state()
     status, first_offset, fmt, message, where = _decode.open(state, buffer)
     if status == _decode.ERROR:
@@ -181,6 +197,7 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool,
             raise CaptureCutError(path, where, "file cut mid-record")
         warnings.append(f"file cut mid-record at byte offset {where} ({size - where} trailing bytes ignored); "
                         f"analysed the {total_rows} complete records before it")
+    refuse_beyond_memory(path, total_rows, frame_bytes, memory.headroom_bytes())
     # Second pass: the same walk from a fresh state, now writing columns. (The first pass's state,
     # which saw every block to the end, keeps the interfaces and their statistics.)
     buffers = _decode.allocate(total_rows)
@@ -271,11 +288,13 @@ def _open_source(path: Path) -> BinaryIO:
 
 
 def read(path: Union[str, os.PathLike], *, strict: bool = False,
-         progress: Optional[ProgressCallback] = None) -> Capture:
+         progress: Optional[ProgressCallback] = None, frame_bytes: int = COLUMN_BYTES_PER_FRAME) -> Capture:
     """Decode the capture at `path`.
 
     Raises `CaptureError` when the file cannot be read (and, with `strict`,
-    when it is cut mid-record); otherwise problems are in `Capture.warnings`.
+    when it is cut mid-record, or when its frames at `frame_bytes` each need more
+    memory than this process may take: pass what the caller's later stages hold per
+    frame, as `pipeline.analyze` does); otherwise problems are in `Capture.warnings`.
     `progress(bytes_done, bytes_total)` is called between chunks.
     """
     path = Path(path)
@@ -298,7 +317,8 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
             raise CaptureError(path, 0, "empty file")
         with _map_read_only(source.fileno(), size) as mapped:
             try:
-                format_name, columns, state, truncated_at, walk_warnings = _walk(path, mapped, size, strict, progress)
+                walked = _walk(path, mapped, size, strict, progress, frame_bytes=frame_bytes)
+                format_name, columns, state, truncated_at, walk_warnings = walked
             except CaptureError as exc:
                 exc.offset_in_decompressed = compressed
                 raise

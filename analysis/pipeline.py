@@ -126,4 +126,5 @@ def analyze_capture(capture: Capture) -> Analysis:
 def analyze(path: Union[str, os.PathLike], *, strict: bool = False,
             progress: Optional[ProgressCallback] = None) -> Analysis:
     """Decode `path` and run every stage (raises errors.CaptureError on unreadable input)."""
-    return analyze_capture(read(path, strict=strict, progress=progress))
+    from .memory import ANALYSIS_BYTES_PER_FRAME
+    return analyze_capture(read(path, strict=strict, progress=progress, frame_bytes=ANALYSIS_BYTES_PER_FRAME))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -61,9 +62,9 @@ def test_file_that_shrinks_while_it_is_read_is_an_error_with_an_offset_not_sigbu
     capture = big_capture(tmp_path / "shrinking.pcap", 20_000)
     walk = decode._walk
 
-    def truncate_then_walk(path, mapped, size, strict, progress):
+    def truncate_then_walk(path, mapped, size, strict, progress, **options):
         os.truncate(path, 10_000)          # mapped already: the pages past 10 kB are gone
-        return walk(path, mapped, size, strict, progress)
+        return walk(path, mapped, size, strict, progress, **options)
 
     monkeypatch.setattr(decode, "_walk", truncate_then_walk)
     with pytest.raises(CaptureError, match="shrank while it was read") as error:
@@ -318,3 +319,69 @@ def test_reader_that_stops_early_ends_the_output_quietly():
     assert child.wait(timeout=120) == 0
     assert first.startswith(b"file,time_s,")
     assert err == b""
+
+
+def empty_records_gzip(path: Path, frames: int) -> Path:
+    """A gzip'd pcap of `frames` records with no bytes at all: ~31 bytes of gzip per 1,000
+    frames (16.7 M of them fit in 521 kB)."""
+    import struct
+    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    block = struct.pack("<IIII", 1, 0, 0, 0) * 65536
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
+    with open(path, "wb") as out:
+        out.write(compressor.compress(header))
+        for _ in range(frames // 65536):
+            out.write(compressor.compress(block))
+        out.write(compressor.compress(block[:16 * (frames % 65536)]))
+        out.write(compressor.flush())
+    return path
+
+
+PEAK_RSS_CODE = ("import re, sys; from spline_analysis.cli import main; status = main(sys.argv[1:]); "
+                 "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1), file=sys.stderr); "
+                 "sys.exit(status)")
+
+
+def peak_rss_kib(*args: str) -> int:
+    result = subprocess.run([PYTHON, "-c", PEAK_RSS_CODE, *args], capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return int(result.stderr.decode().strip().splitlines()[-1])
+
+
+def test_memory_per_frame_of_an_analysis_stays_within_what_the_refusal_reckons(tmp_path):
+    """Frames cost memory whatever they hold (one row each, as tshark numbers them): empty records
+    are the most frames per byte of file. Each frame costs at most ANALYSIS_BYTES_PER_FRAME."""
+    from spline_analysis.memory import ANALYSIS_BYTES_PER_FRAME
+    small = peak_rss_kib("--json", "--quiet", str(empty_records_gzip(tmp_path / "1m.pcap.gz", 1 << 20)))
+    large = peak_rss_kib("--json", "--quiet", str(empty_records_gzip(tmp_path / "3m.pcap.gz", 3 << 20)))
+    bytes_per_frame = (large - small) * 1024 / (2 << 20)
+    assert 100 < bytes_per_frame <= ANALYSIS_BYTES_PER_FRAME
+
+
+def test_frames_beyond_the_memory_it_may_take_are_refused_in_one_line_before_allocating(tmp_path):
+    """Without the check: 2.7 GB taken, then 'out of memory' after three SystemError lines (or,
+    without a limit, the OOM killer's SIGKILL); a 2.5 MB gzip holds 100 M empty frames."""
+    import resource
+    bomb = empty_records_gzip(tmp_path / "empty.pcap.gz", 6 << 20)            # 187 kB, 6.3 M frames
+
+    def one_gib_of_address_space() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    started = time.monotonic()
+    result = subprocess.run([*CLI, "--json", "--quiet", str(bomb)], capture_output=True, timeout=120,
+                            preexec_fn=one_gib_of_address_space)
+    assert time.monotonic() - started < 30
+    assert result.returncode == 2, result.stderr
+    assert re.fullmatch(rf"spline-analyze: {re.escape(str(bomb))}: its 6,291,456 frames need about 1\.8 GB of "
+                        rf"memory, only \d+\.\d [MG]B is available\n", result.stderr.decode()), result.stderr
+    assert result.stdout == b""
+
+
+def test_memory_headroom_is_the_least_known_source():
+    from spline_analysis.memory import least_headroom, meminfo_available_bytes, status_kib
+    assert meminfo_available_bytes("MemTotal: 100 kB\nMemAvailable:    2048 kB\n") == 2 << 20
+    assert meminfo_available_bytes("MemTotal: 100 kB\n") is None
+    assert status_kib("VmPeak:\t 10 kB\nVmSize:\t   20 kB\n", "VmSize") == 20
+    assert least_headroom([None, 5, 3, None]) == 3
+    assert least_headroom([None, -7]) == 0                  # already past a limit: nothing more
+    assert least_headroom([None, None]) is None             # unknown: refuse nothing
