@@ -9,7 +9,7 @@ This is the only module of the testbed that prints (to stderr, except `check`).
 
 Exit status: 0 done, 1 (realhost) a capture missed its tolerances, 2 refused (options,
 --out, host) or a run failed, 4 the results could not be written (a full disk: one line;
-what was written stays in OUT/.spline-testbed-PID-XXXXXX), 130 interrupted (Ctrl-C,
+what `run` wrote stays in OUT/.spline-testbed-PID-XXXXXX), 130 interrupted (Ctrl-C,
 SIGTERM, SIGHUP). A reader that has gone (`| head -1`) is not an error: the run goes on.
 """
 from __future__ import annotations
@@ -310,6 +310,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_REFUSED
     except OutputError as exc:
         print(f"spline-testbed: error: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
+    except OSError as exc:        # a file the run writes or reads (realhost's tables on a full disk)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"spline-testbed: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_OUTPUT
     except KeyboardInterrupt:
         print("\nspline-testbed: interrupted", file=sys.stderr)
