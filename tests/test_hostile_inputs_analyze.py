@@ -385,3 +385,12 @@ def test_memory_headroom_is_the_least_known_source():
     assert least_headroom([None, 5, 3, None]) == 3
     assert least_headroom([None, -7]) == 0                  # already past a limit: nothing more
     assert least_headroom([None, None]) is None             # unknown: refuse nothing
+
+
+def test_dev_stdin_from_a_pipe_is_read_like_dash():
+    """`cat x.pcap | spline-analyze /dev/stdin` was "internal error (UnsupportedOperation)"."""
+    result = subprocess.run([*CLI, "--json", "--quiet", "/dev/stdin"], input=SAMPLE.read_bytes(),
+                            capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["file"] == "/dev/stdin" and document["packets"] == 6555
