@@ -204,12 +204,29 @@ def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
     return lines
 
 
+def markdown_rows(scenario: Scenario, table: dict[str, dict]) -> list[str]:
+    """One markdown table row per CCA: scenario, cca, goodput, retr/deliv, retrans, p95 RTT."""
+    rows = []
+    for i, (cca, row) in enumerate(table.items()):
+        g, r, rps, p95 = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt"))
+        rows.append(f"| {scenario.describe() if i == 0 else ''} | {cca} "
+                    f"| {fmt(g[0], '.2f', 1e-6)} +- {fmt(g[1], '.2f', 1e-6)} "
+                    f"| {fmt(rps[0], '.1f', 100)} +- {fmt(rps[1], '.1f', 100)} "
+                    f"| {fmt(r[0], '.0f')} | {fmt(p95[0], '.0f')} |")
+    return rows
+
+
+MARKDOWN_HEADER = ["| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms |",
+                   "| --- | --- | --- | --- | --- | --- |"]
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("list", "args", "table"))
     parser.add_argument("rest", nargs="*")
     parser.add_argument("--scenarios", type=Path, default=DEFAULT_SCENARIOS)
     parser.add_argument("--json", action="store_true", help="table: one JSON object instead")
+    parser.add_argument("--markdown", action="store_true", help="table: one markdown table")
     args = parser.parse_args(argv)
     try:
         scenarios = load_scenarios(args.scenarios)
@@ -229,7 +246,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("vm_suite: table OUT_DIR NAME...", file=sys.stderr)
         return 2
     out_dir, names = Path(args.rest[0]), args.rest[1:]
-    status, report = 0, {}
+    status, report, markdown = 0, {}, list(MARKDOWN_HEADER)
     for name in names:
         if name not in scenarios:
             print(f"vm_suite: unknown scenario {name!r}", file=sys.stderr)
@@ -246,11 +263,14 @@ def main(argv: Optional[list[str]] = None) -> int:
             status = 1
         report[name] = {"scenario": scenario.describe(), "table": table,
                         "checks": [{"holds": h, "text": t} for h, t in results]}
-        if not args.json:
+        markdown += markdown_rows(scenario, table)
+        if not args.json and not args.markdown:
             print("\n".join(format_table(scenario, table) + [f"check: {t}" for _, t in results]))
             print()
     if args.json:
         print(json.dumps(report))
+    elif args.markdown:
+        print("\n".join(markdown))
     return status
 
 

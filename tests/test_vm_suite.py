@@ -100,3 +100,12 @@ def test_table_command_reads_a_scenario_directory(tmp_path):
     assert report["checks"][0]["holds"] is True
     assert report["table"]["spline"]["p95_rtt"][0] == 70.0
     assert report["table"]["spline"]["rps"][0] == pytest.approx(0.005)
+
+
+def test_markdown_rows_name_the_path_once_and_every_cca():
+    scenario = vm_suite.parse_scenarios("w 20 90 20 10 1 -\n")[0]
+    table = vm_suite.aggregate({"spline": [{"goodput": 10e6, "retrans": 3, "rps": 0.2, "p95_rtt": 100.0}],
+                                "bbr": [{"goodput": 5e6, "retrans": 2, "rps": 0.19, "p95_rtt": None}]}, 20)
+    rows = vm_suite.markdown_rows(scenario, table)
+    assert rows[0].startswith("| 20 Mbit/s, 90 ms +-20 ms, 10% loss") and "| spline | 10.00 +- 0.00 | 20.0" in rows[0]
+    assert rows[1].startswith("|  | bbr | 5.00") and rows[1].endswith("| 2 | - |")
