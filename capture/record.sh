@@ -94,19 +94,20 @@ is_uint() {
     [[ "$1" =~ ^[0-9]+$ ]]
 }
 
-# A duration as a user writes it: `30`, `1.5` or `30s` are seconds, `500ms` milliseconds, `2m`
-# minutes; positive, at most MAX_DURATION_S. The same rules as the analysis package's
-# `spline_analysis.validate.parse_duration_s` (tests check both against one table).
+# A duration as a user writes it: `30`, `1.5` or `30s` are seconds, `500ms` milliseconds, `2m` or
+# `2min` minutes; positive, at most MAX_DURATION_S. The same rules as spline-testbed's
+# `spline_analysis.testbed.matrix.parse_duration_s`, which also wants whole seconds (iperf3's
+# -t); tests/test_record_sh.py checks both against one table.
 # Prints the duration in whole nanoseconds, computed in bash's 64-bit integers: awk is not used
 # because mawk (Debian's default awk) caps printf "%d" at 2^31-1, which cut `-t 30` to 2.1 s.
 duration_to_ns() {
     local text="$1" whole fraction unit scale_ns ns
-    [[ "$text" =~ ^([0-9]{1,9})([.]([0-9]{1,9}))?(ms|s|m)?$ ]] || return 1
+    [[ "$text" =~ ^([0-9]{1,9})([.]([0-9]{1,9}))?(ms|s|m|min)?$ ]] || return 1
     whole="${BASH_REMATCH[1]}" fraction="${BASH_REMATCH[3]}" unit="${BASH_REMATCH[4]:-s}"
     case "$unit" in
         ms) scale_ns=1000000 ;;
         s) scale_ns=1000000000 ;;
-        m) scale_ns=60000000000 ;;
+        m|min) scale_ns=60000000000 ;;
     esac
     fraction="${fraction}000000000"               # right-pad to 9 digits: nanoseconds of a unit
     ns=$(( 10#$whole * scale_ns + 10#${fraction:0:9} * scale_ns / 1000000000 ))

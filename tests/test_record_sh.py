@@ -525,3 +525,31 @@ def test_record_sh_whose_stderr_reader_has_gone_still_finishes_the_capture(tmp_p
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("record.sh: capturing on lo")
     assert json.loads((out / "meta.json").read_text())["trace_complete"] is True
+
+
+# One table for every tool's durations: (as written, seconds; None = refused). record.sh takes
+# fractions of a second; spline-testbed only whole seconds (iperf3's -t), the rest alike.
+DURATIONS = [("30", 30.0), ("30s", 30.0), ("2m", 120.0), ("2min", 120.0), ("3000ms", 3.0), ("1.5", 1.5),
+             ("500ms", 0.5), ("604800", 604800.0), ("", None), ("0", None), ("0.0", None), ("-1", None),
+             ("abc", None), ("5d", None), ("1e3", None), (".5", None), ("1.", None), ("604801", None),
+             ("10000000000", None)]
+
+
+def record_sh_duration_ns(text: str):
+    """record.sh's own duration_to_ns, run alone."""
+    script = (f'source <(sed -n "/^duration_to_ns()/,/^}}/p" "{RECORD_SH}"); MAX_DURATION_S=604800; '
+              'duration_to_ns "$1"')
+    result = subprocess.run(["bash", "-c", script, "_", text], capture_output=True, text=True, timeout=10)
+    return int(result.stdout) if result.returncode == 0 else None
+
+
+@pytest.mark.parametrize("text,seconds", DURATIONS)
+def test_record_sh_and_spline_testbed_read_a_duration_by_the_same_rules(text, seconds):
+    from spline_analysis.testbed.errors import TestbedError
+    from spline_analysis.testbed.matrix import parse_duration_s
+    assert record_sh_duration_ns(text) == (None if seconds is None else round(seconds * 1e9))
+    if seconds is None or not seconds.is_integer():
+        with pytest.raises(TestbedError):
+            parse_duration_s(text)
+    else:
+        assert parse_duration_s(text) == seconds
