@@ -39,6 +39,7 @@ NATIVE_COLUMNS: Tuple[Tuple[str, str, Tuple[int, ...], int], ...] = (
     ("sack_count", "uint8", (), 0),
     ("sack_left", "uint32", (4,), 0),
     ("sack_right", "uint32", (4,), 0),
+    ("opt_mptcp", "uint16", (), 0),
 )
 
 

@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from . import _tcp
+from .columns import DECODE_TRUNCATED
 from .flows import Flows, assign_streams, frame_count, native_column_tuple, packet_columns
 
 # Bits of WiresharkAnalysis.flags (mirrors WS_* in _native/tcp/tcp_native.h).
@@ -151,6 +152,9 @@ def analyze(packets: Any, flows: Optional[Flows] = None) -> WiresharkAnalysis:
                                  np.ascontiguousarray(flows.direction), flows.count)
     flags = np.frombuffer(raw["flags"], dtype=np.uint32)
     reused = reused_port_frames(flows)
+    if len(reused):     # a SYN whose header the snaplen cut shows no analysis (tshark throws first)
+        cut = (np.asarray(columns["decode_flags"])[reused] & DECODE_TRUNCATED) != 0
+        reused = reused[~cut]
     if len(reused):
         flags = flags.copy()
         flags[reused] |= REUSED_PORTS

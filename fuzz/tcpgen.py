@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import struct
+import zlib
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ ETHERNET_ENCAPSULATIONS = ("plain", "vlan", "qinq", "pppoe", "pppoe_qinq", "mpls
 T0_NS = 1_700_000_000 * 1_000_000_000
 CONVERSATION_SPACING_NS = 1_000 * 1_000_000_000   # conversations of one file never overlap in time
 MS = 1_000_000
+MAX_OPTION_BYTES = 40
 
 
 # One MPTCP option (kind 30) per subtype: MP_CAPABLE (SYN form), MP_JOIN (SYN form), DSS with a
@@ -105,16 +107,29 @@ class Conversation:
 # ------------------------------------------------------------------ bytes
 
 def _options(seg: Segment, conv: Conversation) -> bytes:
-    peer_isn = conv.server_isn if seg.client else conv.client_isn
+    own_isn, peer_isn = (conv.client_isn, conv.server_isn) if seg.client else (conv.server_isn, conv.client_isn)
     sack = [((peer_isn + l) & 0xFFFFFFFF, (peer_isn + r) & 0xFFFFFFFF) for l, r in seg.sack]
     raw = b""
     if seg.mptcp is not False and seg.mptcp is not None:
         subtype = seg.mptcp if seg.mptcp is not True else (0 if "S" in seg.flags else 2)
-        raw += MPTCP_OPTIONS[subtype]
+        option = MPTCP_OPTIONS[subtype]
+        if subtype == 0:    # a key of this connection's own, or tshark joins connections by token
+            key = (own_isn << 32 | (conv.client_port if seg.client else conv.server_port) << 16
+                   | conv.server_port) ^ zlib.crc32(conv.client_addr.encode())
+            option = option[:4] + struct.pack("!Q", key & 0xFFFFFFFFFFFFFFFF)
+        raw += option
     if seg.unknown_option:
         raw += b"\xfd\x06\x00\x00\x00\x00"     # experimental kind 253
-    return pb.tcp_options(mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted,
-                          sack=sack, ts=seg.ts, raw=raw)
+    options = pb.tcp_options(mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted,
+                             sack=sack, ts=seg.ts, raw=raw)
+    while len(options) > MAX_OPTION_BYTES:     # the data offset field ends at 60 header bytes
+        if raw:
+            raw = b""
+        else:
+            sack = sack[:-1]
+        options = pb.tcp_options(mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted,
+                                 sack=sack, ts=seg.ts, raw=raw)
+    return options
 
 
 def ip_packet(seg: Segment, conv: Conversation) -> bytes:

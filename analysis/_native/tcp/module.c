@@ -10,7 +10,7 @@
 
 #include "tcp_native.h"
 
-#define N_PACKET_COLUMNS 19
+#define N_PACKET_COLUMNS 20
 
 /* Column order of the `packets` tuple, with the element size in bytes and elements per row. */
 static const struct {
@@ -22,7 +22,7 @@ static const struct {
     {"sport", 2, 1}, {"dport", 2, 1}, {"seq", 4, 1}, {"ack", 4, 1}, {"tcp_flags", 2, 1},
     {"window", 2, 1}, {"tcp_header_len", 1, 1}, {"tcp_payload_len", 4, 1}, {"opt_mss", 2, 1},
     {"opt_wscale", 1, 1}, {"opt_sack_permitted", 1, 1}, {"opt_has_ts", 1, 1},
-    {"sack_count", 1, 1}, {"sack_left", 4, 4}, {"sack_right", 4, 4},
+    {"sack_count", 1, 1}, {"sack_left", 4, 4}, {"sack_right", 4, 4}, {"opt_mptcp", 2, 1},
 };
 #define N_USED_COLUMNS N_PACKET_COLUMNS
 
@@ -84,6 +84,7 @@ static int get_packet_views(PyObject *columns, Py_ssize_t n_frames, packet_views
     pk->sack_count = ptrs[16];
     pk->sack_left = ptrs[17];
     pk->sack_right = ptrs[18];
+    pk->opt_mptcp = ptrs[19];
     return 0;
 }
 

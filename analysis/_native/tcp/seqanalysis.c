@@ -35,6 +35,7 @@
 #define WSCALE_NONE (-2)
 #define HALF_SEQ_SPACE 2147483648LL         /* 2^31 sequence numbers */
 #define SEQ_SPACE 4294967296LL              /* 2^32 sequence numbers */
+#define MPTCP_TOKEN_SUBTYPES 0x3            /* MP_CAPABLE (0) and MP_JOIN (1) carry keys/tokens */
 
 typedef struct {
     uint32_t seq;       /* first unacked sequence number (moves up on a partial ACK) */
@@ -66,12 +67,16 @@ typedef struct {
     int64_t max_next_key;       /* unwrapped max nextseq over the list */
     int64_t seq_ref;            /* unwrap reference of this direction's sequence space */
     int seq_ref_set;
+    uint16_t mp_operations;     /* the conversation's MPTCP operations when this side last sent */
 } flow_t;
 
 typedef struct {
     flow_t flow[2];
     int64_t ts_mru_syn_ns;      /* 0 = none */
     int64_t ts_first_rtt_ns;    /* 0 = unknown */
+    int has_mptcp;              /* an MPTCP option was seen */
+    uint16_t mp_operations;     /* MPTCP option subtypes seen so far, bit 1 << subtype */
+    int mptcp_tokenless;        /* the first MPTCP option was neither MP_CAPABLE nor MP_JOIN */
 } conv_t;
 
 static void flow_init(flow_t *f)
@@ -296,7 +301,9 @@ static void analyze_frame(const tcp_packets_t *pk, size_t i, conv_t *cv, int dir
         goto finished_fwd;
     }
     if (seglen == 0 && window && window == fwd->window && seq == fwd->nextseq &&
-        ack == fwd->lastack && !sfr) {
+        ack == fwd->lastack && !sfr && !(cv->has_mptcp && cv->mp_operations != fwd->mp_operations)) {
+        /* MPTCP: the first duplicate-ACK candidate of a side after a new kind of MPTCP
+         * option appeared in the connection is not one (RFC 8684 allows such repeats). */
         fwd->dupacknum = fwd->dupacknum == -1 ? 1 : fwd->dupacknum + 1;
         *ta |= WS_DUPLICATE_ACK;
         out->dupack_num[i] = fwd->dupacknum;
@@ -333,7 +340,8 @@ finished_fwd:
             *ta |= WS_SPURIOUS_RETRANSMISSION;
             goto finished_retransmission;
         }
-        if (not_advanced && rev->dupacknum >= 2 && rev->lastack == seq &&
+        /* tshark's counter is unsigned: the -1 left by "ACKed unseen" counts as >= 2 */
+        if (not_advanced && (uint32_t)rev->dupacknum >= 2 && rev->lastack == seq &&
             recent(now, rev->lastack_ns, FAST_RETRANSMISSION_WINDOW_NS)) {
             *ta |= WS_FAST_RETRANSMISSION;
             goto finished_retransmission;
@@ -373,6 +381,8 @@ finished_retransmission:;
     fwd->window = window;
     fwd->lastack = ack;
     fwd->lastack_ns = now;
+    if (cv->has_mptcp)
+        fwd->mp_operations = cv->mp_operations;
     fwd->lastsegmentflags = *ta;
 
     int64_t acked_frame, acked_ts = 0;
@@ -404,6 +414,9 @@ int tcp_wireshark_analyze(const tcp_packets_t *pk, const int32_t *conversation,
         flow_init(&convs[c].flow[1]);
         convs[c].ts_mru_syn_ns = 0;
         convs[c].ts_first_rtt_ns = 0;
+        convs[c].has_mptcp = 0;
+        convs[c].mp_operations = 0;
+        convs[c].mptcp_tokenless = 0;
     }
     int oom = 0;
     for (size_t i = 0; i < pk->n_frames && !oom; i++) {
@@ -457,7 +470,18 @@ int tcp_wireshark_analyze(const tcp_packets_t *pk, const int32_t *conversation,
             fwd->sack_right[k] = pk->sack_right[4 * i + k];
             fwd->num_sack = k + 1;
         }
-        if (flags & TH_SYN) {
+        /* tshark's option dissection throws (so the frame shows no analysis and what follows
+         * the options is skipped) when the snaplen cut the header, and when an MP_CAPABLE or
+         * MP_JOIN comes after the connection's MPTCP state was made without a token. */
+        if (pk->opt_mptcp[i] && !cv->has_mptcp)
+            cv->mptcp_tokenless = !(pk->opt_mptcp[i] & MPTCP_TOKEN_SUBTYPES);
+        int mptcp_throws = (pk->opt_mptcp[i] & MPTCP_TOKEN_SUBTYPES) && cv->has_mptcp && cv->mptcp_tokenless;
+        int header_cut = ((pk->decode_flags[i] & DECODE_TRUNCATED) && pk->tcp_header_len[i] > 0) || mptcp_throws;
+        if (pk->opt_mptcp[i] && !mptcp_throws) {
+            cv->has_mptcp = 1;
+            cv->mp_operations |= pk->opt_mptcp[i];
+        }
+        if ((flags & TH_SYN) && !header_cut) {   /* after the options: not reached when they throw */
             if (fwd->win_scale == WSCALE_UNKNOWN) {
                 fwd->win_scale = WSCALE_NONE;
                 rev->win_scale = WSCALE_NONE;
@@ -466,10 +490,9 @@ int tcp_wireshark_analyze(const tcp_packets_t *pk, const int32_t *conversation,
             }
         }
         /* A TCP header cut short by the snaplen: tshark's option dissection throws after the
-         * analysis has updated its state, so the frame keeps only what was added before
-         * (reused ports) and shows no analysis. */
-        if ((pk->decode_flags[i] & DECODE_TRUNCATED) && pk->tcp_header_len[i] > 0) {
-            ta &= WS_REUSED_PORTS;
+         * analysis has updated its state, so the frame shows no analysis at all. */
+        if (header_cut) {
+            ta = 0;
             out->ack_rtt_ns[i] = -1;
             out->acked_frame[i] = -1;
             out->bytes_in_flight[i] = -1;

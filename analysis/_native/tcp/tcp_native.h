@@ -49,6 +49,7 @@ typedef struct {
     const uint8_t *sack_count;
     const uint32_t *sack_left;      /* n_frames x 4 */
     const uint32_t *sack_right;     /* n_frames x 4 */
+    const uint16_t *opt_mptcp;      /* MPTCP subtypes present, bit 1 << subtype */
 } tcp_packets_t;
 
 /* Per-stream outputs of the streams pass (arrays grown by the pass; caller frees with free()). */
