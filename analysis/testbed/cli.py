@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from . import netns
+from . import netns, vm
 from .errors import TestbedError
-from .matrix import MatrixSpec, ccas_needed, expand, load_toml, matrix_from_mapping
+from .matrix import MatrixSpec, RunSpec, ccas_needed, expand, load_toml, matrix_from_mapping
+from .probe import ProbeTrace
 from .results import rows_for_run, write_csv, write_parquet
-from .run import execute_run
+from .run import FIRST_CLIENT_PORT, execute_run
 
 REQUIRED_TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
 EXIT_REFUSED = 2
@@ -71,11 +72,13 @@ def detect_netem(prefix: str) -> bool:
         return netns.kernel_has_netem(scratch)
 
 
-def draw_progress(done: int, total: int, label: str, started_s: float) -> None:
+def draw_progress(done: int, total: int, label: str, started_s: float, redraw: Optional[bool] = None) -> None:
+    """The progress bar on stderr: redrawn in place on a terminal, one line per step otherwise
+    (and in a VM guest, whose console the host reads line by line)."""
     filled = BAR_WIDTH_CHARS * done // max(total, 1)
     bar = "=" * filled + " " * (BAR_WIDTH_CHARS - filled)
     line = f"[{bar}] {done}/{total} runs  {time.monotonic() - started_s:6.1f} s  {label}"
-    if sys.stderr.isatty():
+    if sys.stderr.isatty() if redraw is None else redraw:
         sys.stderr.write("\r\033[K" + line + ("\n" if done == total else ""))
     else:
         sys.stderr.write(line + "\n")
@@ -208,8 +211,66 @@ def leftovers_of_killed_runs(out_dir: Optional[Path]) -> List[str]:
     return notes
 
 
+def needs_netem(runs: Sequence[RunSpec]) -> bool:
+    return any(r.delay.value or r.jitter.value or r.reorder.value for r in runs)
+
+
+def vm_choice(args: argparse.Namespace, runs: Sequence[RunSpec]) -> Optional[str]:
+    """Why the matrix runs in a VM (None: on this host): asked with --vm, or delay, jitter or
+    reordering asked for on a host whose kernel has no netem and that can boot a VM."""
+    if args.vm:
+        return "--vm"
+    if args.guest or args.no_vm or not needs_netem(runs) or os.geteuid() != 0:
+        return None
+    if detect_netem(f"{NAMESPACE_PREFIX}-{os.getpid()}"):
+        return None
+    if not vm.usable_kernels() or shutil.which("vng", path=vm.tool_path()) is None \
+            or shutil.which("qemu-system-x86_64") is None:
+        return None
+    return "this host's kernel has no netem, so delay, jitter and reordering need one that has (--no-vm: run here without them)"
+
+
+def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: str) -> int:
+    """The matrix in a guest kernel: the guest runs command_run (--guest) on the shared --out."""
+    out_dir = prepare_out_dir(Path(args.out), args.force)
+    summary = vm.run_in_vm(args, len(runs), runs[0].duration_s if runs else 0.0, out_dir, publish,
+                           STAGING_PREFIX, reason)
+    testbed_json = out_dir / "testbed.json"
+    try:
+        document = json.loads(testbed_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        document = {"runs_planned": len(runs), "runs_finished": summary["runs_recovered"]}
+    document["interrupted"] = bool(document.get("interrupted")) or summary["interrupted"]
+    document["vm"] = {key: summary[key] for key in ("kernel", "accel", "boot_s", "run_costs_s", "wall_time_s",
+                                                    "status")}
+    if not os.path.islink(testbed_json):
+        testbed_json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    costs = summary["run_costs_s"]
+    boot = f"{summary['boot_s']:.1f} s" if summary["boot_s"] is not None else "unknown"
+    per_run = f"{sum(costs) / len(costs):.1f} s per run" if costs else "no run finished"
+    print(f"spline-testbed: VM ({summary['kernel']}, {summary['accel']}): boot and set-up {boot}, {per_run}, "
+          f"{summary['wall_time_s']:.1f} s in all", file=sys.stderr)
+    if summary["interrupted"]:
+        print(f"spline-testbed: interrupted; the VM is stopped; results of the {summary['runs_recovered']} "
+              f"finished run(s) kept in {out_dir}", file=sys.stderr)
+        return 130
+    # The guest publishes testbed.json last: every planned run finished there is success,
+    # whatever status virtme-ng passes on for the guest's poweroff.
+    if document.get("runs_finished") == len(runs) and not document.get("interrupted"):
+        return 0
+    print(f"spline-testbed: {document.get('runs_finished', 0)} of {len(runs)} runs finished in the VM; its console: "
+          f"{out_dir / 'vm-console.log'}", file=sys.stderr)
+    return 2
+
+
 def command_run(args: argparse.Namespace) -> int:
     runs = expand(build_matrix(args))
+    if args.guest:
+        for note in vm.prepare_guest(args.guest_ko):
+            print(f"spline-testbed: guest: {note}", file=sys.stderr)
+    reason = vm_choice(args, runs)
+    if reason is not None:
+        return command_run_vm(args, runs, reason)
     check_host(ccas_needed(runs))
     out_dir = prepare_out_dir(Path(args.out), args.force)
     for note in leftovers_of_killed_runs(out_dir):
@@ -217,18 +278,25 @@ def command_run(args: argparse.Namespace) -> int:
     staging = make_staging_dir(out_dir)
     prefix = f"{NAMESPACE_PREFIX}-{os.getpid()}"
     netem_available = detect_netem(prefix)
-    if not netem_available and any(r.delay.value or r.jitter.value or r.reorder.value for r in runs):
+    if not netem_available and needs_netem(runs):
         print(NO_NETEM_MESSAGE, file=sys.stderr)
     rows = []
     started_s = time.monotonic()
     interrupted = False
-    draw_progress(0, len(runs), "starting", started_s)
+    flows_max = max((spec.flows for spec in runs), default=1)
+    tracer = ProbeTrace(FIRST_CLIENT_PORT, FIRST_CLIENT_PORT + flows_max - 1)
+    redraw = False if args.guest else None
+    draw_progress(0, len(runs), "starting", started_s, redraw)
     try:
         for number, spec in enumerate(runs, start=1):
+            draw_progress(number - 1, len(runs), f"running {spec.run_id}", started_s, redraw)
+            tracer.clear()
             record = execute_run(spec, staging / "runs" / spec.run_id, f"{prefix}-{spec.index}",
                                  netem_available, snaplen_bytes=args.snaplen)
+            tracer.save(record.sender_pcap.with_name("probe.csv"))
             rows.extend(rows_for_run(record, staging))
-            draw_progress(number, len(runs), f"{spec.run_id} ({record.wall_time_s:.1f} s)", started_s)
+            write_csv(rows, staging / "results.csv")    # finished runs survive a killed VM
+            draw_progress(number, len(runs), f"{spec.run_id} ({record.wall_time_s:.1f} s)", started_s, redraw)
     except KeyboardInterrupt:
         interrupted = True
         print("\nspline-testbed: interrupted; namespaces, rules and processes removed; "
@@ -239,6 +307,9 @@ def command_run(args: argparse.Namespace) -> int:
                               f"is in {staging}") from None
         raise
     finally:
+        probe_overruns = tracer.overruns()
+        probe_recorded = tracer.available
+        tracer.close()
         try:
             write_csv(rows, staging / "results.csv")
             parquet_note = write_parquet(rows, staging / "results.parquet") if rows else None
@@ -246,6 +317,7 @@ def command_run(args: argparse.Namespace) -> int:
                 "netem_available": netem_available, "runs_planned": len(runs),
                 "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,
                 "wall_time_s": round(time.monotonic() - started_s, 3), "kernel": os.uname().release,
+                "probe_trace_recorded": probe_recorded, "probe_overrun_events": probe_overruns,
             }, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise OutputError(f"cannot write the results into {out_dir}: {exc.strerror or exc}; what was "
@@ -289,6 +361,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--snaplen", type=int, default=128, help="capture snaplen in bytes (default 128)")
     run.add_argument("--out", required=True, help="output directory (results.csv, results.parquet, runs/)")
     run.add_argument("--force", action="store_true", help="overwrite an existing results.csv in --out")
+    run.add_argument("--vm", action="store_true",
+                     help="run the matrix inside an installed stock kernel under QEMU (virtme-ng): netem, every "
+                          "CCA the kernel ships and spline from tcp_spline.ko built for it (chosen by itself, and "
+                          "said so, when this host has no netem and delay, jitter or reordering is asked for)")
+    run.add_argument("--no-vm", action="store_true", help="never boot a VM, even when this host has no netem")
+    run.add_argument("--kernel", help="with --vm: the kernel version to boot (default: the newest installed with "
+                                      "headers and modules, e.g. 6.12.117+deb12-amd64)")
+    run.add_argument("--no-module", action="store_true", help="with --vm: do not build and load tcp_spline.ko")
+    run.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
+    run.add_argument("--guest-ko", help=argparse.SUPPRESS)
     run.set_defaults(handler=command_run)
     check = commands.add_parser("check", help="say what this host can emulate; remove what killed runs left")
     check.add_argument("--out", help="also name killed runs' unfinished files in this output folder")

@@ -1,0 +1,70 @@
+"""The pieces of `spline-testbed run --vm` that need no VM: kernel order, the guest's
+command line, progress relayed with the time left, tcp_probe lines read into probe.csv."""
+from __future__ import annotations
+
+import argparse
+
+from spline_analysis.testbed import probe, vm
+from spline_analysis.testbed.cli import build_parser
+
+
+def test_kernels_sort_by_version_not_by_spelling():
+    versions = ["6.1.0-56-amd64", "6.12.117+deb12-amd64", "6.1.0-9-amd64", "6.12.9+deb12-amd64"]
+    assert sorted(versions, key=vm.kernel_sort_key, reverse=True) == [
+        "6.12.117+deb12-amd64", "6.12.9+deb12-amd64", "6.1.0-56-amd64", "6.1.0-9-amd64"]
+
+
+def test_guest_runs_the_users_matrix_without_vm_and_with_absolute_paths(tmp_path):
+    args = build_parser().parse_args(["run", "--vm", "--cca", "cubic,bbr", "--delay", "50ms", "--loss", "1%",
+                                      "--duration", "10", "--out", "rel/out", "--force"])
+    argv = vm.guest_arguments(args, tmp_path / "out", tmp_path / "tcp_spline.ko")
+    assert "--vm" not in argv and "--guest" in argv and "--force" in argv
+    assert argv[argv.index("--out") + 1] == str((tmp_path / "out").resolve())
+    assert argv[argv.index("--cca") + 1] == "cubic,bbr" and argv[argv.index("--delay") + 1] == "50ms"
+    assert argv[argv.index("--guest-ko") + 1] == str(tmp_path / "tcp_spline.ko")
+    reparsed = build_parser().parse_args(argv)
+    assert reparsed.guest and not reparsed.vm and reparsed.loss == "1%"
+
+
+def test_progress_relay_drops_kernel_lines_and_counts_down_from_measured_runs(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(vm.time, "monotonic", lambda: clock[0])
+    relay = vm.ProgressRelay(total_runs=3, duration_s=10, started_s=100.0, stream=None)
+    assert relay.line("[    1.234567] virtme-ng-init: mounting /tmp") is None
+    assert relay.line("spline-testbed: guest: modprobe tcp_foo: not found") == "spline-testbed: guest: modprobe tcp_foo: not found"
+    clock[0] = 112.0
+    shown = relay.line("[                              ] 0/3 runs     0.0 s  starting")
+    assert relay.boot_s == 12.0 and "0/3 runs" in shown
+    assert f"~{3 * (10 + vm.RUN_OVERHEAD_GUESS_S):.0f} s left" in shown
+    clock[0] = 132.0
+    shown = relay.line("[==========                    ] 1/3 runs    20.0 s  000-cubic (19.8 s)")
+    assert relay.run_costs_s == [20.0]
+    assert "~40 s left" in shown and "000-cubic" in shown
+
+
+TRACE = """\
+# tracer: nop
+          iperf3-412     [001] ..s1. 1795397563.123456: tcp_probe: family=AF_INET src=10.201.1.1:40001 dest=10.201.2.2:5201 mark=0x0 data_len=0 snd_nxt=0x5c1e2f3 snd_una=0x5c1dc4b snd_cwnd=23 ssthresh=17 snd_wnd=131072 srtt=51234 rcv_wnd=64256 sock_cookie=2
+          <idle>-0       [000] ..s2. 1795397563.173456: tcp_probe: family=AF_INET6 src=[::ffff:10.201.1.1]:40002 dest=[::ffff:10.201.2.2]:5202 mark=0x0 data_len=1448 snd_nxt=0x1 snd_una=0x1 snd_cwnd=10 ssthresh=2147483647 snd_wnd=64256 srtt=50001 rcv_wnd=64256 sock_cookie=3
+"""
+
+
+def test_tcp_probe_lines_become_probe_csv_rows_in_record_sh_columns(tmp_path):
+    rows = probe.parse_trace_lines(TRACE.splitlines())
+    assert len(rows) == 2
+    assert rows[0]["time_s"] == "1795397563.123456" and rows[0]["snd_cwnd_segments"] == "23"
+    assert rows[0]["ssthresh_segments"] == "17" and rows[0]["srtt_us"] == "51234"
+    assert rows[1]["src"] == "10.201.1.1:40002" and rows[1]["dst"] == "10.201.2.2:5202"
+    path = tmp_path / "probe.csv"
+    probe.write_probe_csv(rows, path)
+    lines = path.read_text().splitlines()
+    assert lines[0].split(",") == probe.PROBE_COLUMNS
+    assert lines[1].split(",")[probe.PROBE_COLUMNS.index("srtt_us")] == "51234"
+
+
+def test_no_vm_is_chosen_for_a_matrix_without_delay_jitter_or_reordering():
+    from spline_analysis.testbed.cli import vm_choice
+    from spline_analysis.testbed.matrix import MatrixSpec, expand
+    args = argparse.Namespace(vm=False, guest=False, no_vm=False)
+    assert vm_choice(args, expand(MatrixSpec(loss=["1%"]))) is None
+    assert vm_choice(argparse.Namespace(vm=True, guest=False, no_vm=False), expand(MatrixSpec())) == "--vm"
