@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from . import flows as flows_stage
 from . import iperf3 as iperf3_sidecar
+from . import kernel_probe
 from . import truth as truth_stage
 from . import wireshark as wireshark_stage
 from .background import Background
@@ -33,6 +34,7 @@ class Analysis:
     wireshark: Any
     directions: truth_stage.Directions
     iperf3_tests: List[iperf3_sidecar.Iperf3Test] = field(default_factory=list)
+    probe: Optional[kernel_probe.KernelProbe] = None   # probe.csv beside the capture
     name: str = ""          # how to label this run (defaults to the file's name)
 
     # the names plot.save_report_plots and notebooks look for
@@ -88,7 +90,42 @@ class Analysis:
                                "sender_retransmits": t.sender_retransmits,
                                "receiver_bps": t.receiver_bps, "sender_seconds": t.sender_seconds}
                               for t in self.iperf3_tests]
+        if self.probe is not None:
+            for record, view in zip(records, self.kernel_views()):
+                record["kernel"] = view
         return document
+
+    def _direction_packets(self, row: int):
+        """Timestamps and capture bytes-in-flight of the packets of direction `row`."""
+        import numpy as np
+        d = self.directions
+        slot = d.packet_slot
+        of_row = np.where(slot >= 0, d.row_of_slot[np.maximum(slot, 0)], -1) == row
+        return np.asarray(self.packets["ts_ns"], dtype=np.int64)[of_row], d.bytes_in_flight[of_row]
+
+    def kernel_views(self) -> List[Optional[Dict[str, Any]]]:
+        """Per direction (in `directions` order): the sending kernel's cwnd, ssthresh and srtt
+        from probe.csv, and how the capture's in-flight estimate tracks it (sender vantage
+        only); None for directions the probe did not see."""
+        import numpy as np
+        table = self.directions.table
+        views: List[Optional[Dict[str, Any]]] = []
+        if self.probe is None:
+            return [None] * len(self.directions)
+        ts = np.asarray(self.packets["ts_ns"], dtype=np.int64)
+        aligned_any = len(ts) > 0 and kernel_probe.clock_aligned(self.probe.time_ns, int(ts.min()), int(ts.max()))
+        for row in range(len(self.directions)):
+            events = kernel_probe.events_of(self.probe, str(table["src"][row]), int(table["sport"][row]),
+                                            str(table["dst"][row]), int(table["dport"][row]))
+            if len(events) == 0:
+                views.append(None)
+                continue
+            packet_ns = capture_flight = None
+            if table["vantage"][row] == "sender":
+                packet_ns, capture_flight = self._direction_packets(row)
+            views.append(kernel_probe.direction_summary(self.probe, events, int(table["mss"][row]), aligned_any,
+                                                        packet_ns, capture_flight))
+        return views
 
     def warnings(self, directions_records: Optional[List[Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
         """Capture-integrity warnings (integrity.py): the decoder's, the file's, each direction's."""
@@ -105,7 +142,32 @@ class Analysis:
     def timeseries(self, interval_s: float):
         """Per-interval throughput, goodput, retransmissions, RTT and in flight (DataFrame)."""
         from .timeseries import series
-        return series(self.packets, self.flows, self.directions, interval_s)
+        frame = series(self.packets, self.flows, self.directions, interval_s)
+        if self.probe is not None and len(frame):
+            frame = self._with_kernel_columns(frame, interval_s)
+        return frame
+
+    def _with_kernel_columns(self, frame, interval_s: float):
+        """The kernel's last cwnd, ssthresh and srtt per interval beside the capture's figures."""
+        import numpy as np
+        table = self.directions.table
+        ts = np.asarray(self.packets["ts_ns"], dtype=np.int64)
+        start_ns = int(ts.min())
+        if not kernel_probe.clock_aligned(self.probe.time_ns, start_ns, int(ts.max())):
+            return frame
+        added = {name: np.full(len(frame), np.nan) for name in ("cwnd_segments", "ssthresh_segments", "srtt_ms")}
+        bins = np.rint(frame["time_s"].to_numpy() / interval_s).astype(np.int64)
+        streams, directions = frame["stream"].to_numpy(), frame["direction"].to_numpy()
+        for row in range(len(self.directions)):
+            mine = np.flatnonzero((streams == table["stream"][row]) & (directions == table["direction"][row]))
+            events = kernel_probe.events_of(self.probe, str(table["src"][row]), int(table["sport"][row]),
+                                            str(table["dst"][row]), int(table["dport"][row]))
+            values = kernel_probe.interval_values(self.probe, events, start_ns, interval_s * 1e9, bins[mine])
+            for name, column in values.items():
+                added[name][mine] = column
+        for name, column in added.items():
+            frame[name] = column
+        return frame
 
 
 def analyze_capture(capture: Capture) -> Analysis:
@@ -119,8 +181,10 @@ def analyze_capture(capture: Capture) -> Analysis:
     directions = truth_stage.analyze_directions(packets, flows, capture_drops=capture.capture_drops)
     wireshark = wireshark_pass.result()
     tests = iperf3_sidecar.find_tests(Path(str(capture.path))) if capture.path else []
+    probe_path = kernel_probe.find_probe(Path(str(capture.path))) if capture.path else None
+    probe = kernel_probe.read_probe(probe_path) if probe_path is not None else None
     return Analysis(capture=capture, flows=flows, wireshark=wireshark, directions=directions,
-                    iperf3_tests=tests)
+                    iperf3_tests=tests, probe=probe if probe is not None and len(probe) else None)
 
 
 def analyze(path: Union[str, os.PathLike], *, strict: bool = False,

@@ -631,6 +631,36 @@ def with_warning_codes(title: str, warnings: Any) -> str:
     return f"{title}\ncapture warnings: {', '.join(codes)}" if codes else title
 
 
+def plot_kernel_window(probe: Any, events: np.ndarray, packet_ns: Optional[np.ndarray] = None,
+                       capture_in_flight: Optional[np.ndarray] = None, mss_bytes: int = 1448, title: str = ""):
+    """The sending kernel's cwnd and ssthresh (segments, from probe.csv) over time, with the
+    capture's bytes in flight in segments beside them, and the kernel's srtt below."""
+    from .kernel_probe import SSTHRESH_INFINITE
+    fig = _figure(9.0, 5.5)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
+    start_ns = int(probe.time_ns[events].min()) if len(events) else 0
+    if packet_ns is not None and len(packet_ns):
+        start_ns = min(start_ns, int(packet_ns.min()))
+    t_s = (probe.time_ns[events] - start_ns) / NS_PER_S
+    colors = _colors()
+    if packet_ns is not None and capture_in_flight is not None:
+        known = capture_in_flight >= 0
+        top.plot((packet_ns[known] - start_ns) / NS_PER_S, capture_in_flight[known] / max(mss_bytes, 1),
+                 color=colors[7], linewidth=0.6, alpha=0.8, label="in flight (capture)")
+    top.step(t_s, probe.cwnd_segments[events], where="post", color=colors[0], linewidth=1.2, label="cwnd (kernel)")
+    ssthresh = probe.ssthresh_segments[events].astype(np.float64)
+    ssthresh[ssthresh >= SSTHRESH_INFINITE] = np.nan
+    if np.isfinite(ssthresh).any():
+        top.step(t_s, ssthresh, where="post", color=colors[3], linewidth=1.0, linestyle="--", label="ssthresh (kernel)")
+    top.set_ylabel("segments")
+    top.legend(loc="upper right", fontsize="small")
+    top.set_title(title or "kernel congestion window")
+    bottom.plot(t_s, probe.srtt_us[events] / 1000.0, color=colors[2], linewidth=0.8)
+    bottom.set_ylabel("srtt (ms)")
+    bottom.set_xlabel("time (s)")
+    return fig
+
+
 def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str, *,
                       dpi: int = 120) -> List[Path]:
     """Write the PNGs of one capture into `out_dir` and return their paths:
@@ -675,9 +705,24 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
         samples = {name: values for name, values in samples.items() if len(values)}
         if samples:
             save(plot_rtt_cdf(samples, title=title), "rtt_cdf")
+        probe = _part(analysis_parts, "probe")
+        if probe is not None:
+            from .kernel_probe import events_of
+            table = directions.table
+            events = events_of(probe, str(table["src"][main]), int(table["sport"][main]),
+                               str(table["dst"][main]), int(table["dport"][main]))
+            if len(events):
+                packet_ns = capture_flight = None
+                if table["vantage"][main] == "sender":
+                    slot = directions.packet_slot
+                    of_main = np.where(slot >= 0, directions.row_of_slot[np.maximum(slot, 0)], -1) == main
+                    packet_ns = np.asarray(packets["ts_ns"], dtype=np.int64)[of_main]
+                    capture_flight = directions.bytes_in_flight[of_main]
+                save(plot_kernel_window(probe, events, packet_ns, capture_flight, int(table["mss"][main]),
+                                        title=title), "kernel")
     return written
 
 
-__all__ = ["plot_timeseries", "plot_sequence", "plot_rtt_cdf", "plot_compare", "plot_throughput_vs_loss",
+__all__ = ["plot_timeseries", "plot_kernel_window", "plot_sequence", "plot_rtt_cdf", "plot_compare", "plot_throughput_vs_loss",
            "plot_fairness", "save_report_plots", "flow_label", "flow_labels", "rtt_samples_ms",
            "choose_interval_s", "jain_index", "with_warning_codes", "save_figure_atomically", "SEQUENCE_MAX_POINTS", "TIMESERIES_PANELS"]
