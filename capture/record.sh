@@ -240,6 +240,9 @@ probe_start() {   # SERVER PORT RAW_FILE; PORT empty = any port of SERVER
     PROBE_INSTANCE="$TRACEFS_MOUNT/instances/record-sh-$$"
     mkdir "$PROBE_INSTANCE" || die "cannot create trace instance $PROBE_INSTANCE"
     echo 8192 >"$PROBE_INSTANCE/buffer_size_kb"
+    # The tai clock stamps events in wall-clock seconds, as tcpdump stamps packets, so
+    # spline-analyze can line probe.csv up with the capture (the default clock counts from boot).
+    echo tai >"$PROBE_INSTANCE/trace_clock" 2>/dev/null || warn "this kernel has no tai trace clock: probe.csv times count from boot"
     # Fields saddr/daddr are sockaddr byte arrays the filter cannot match; a known server port
     # narrows it in the kernel, the address is matched when the CSV is written.
     if [[ -n "$port" ]]; then

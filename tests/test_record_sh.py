@@ -196,6 +196,9 @@ def test_record_sh_probe_writes_tcp_probe_csv_and_removes_its_trace_instance(ipe
     assert len(sender_rows) > 100
     assert max(int(row["snd_cwnd_segments"]) for row in sender_rows) > 10
     assert json.loads((out / "meta.json").read_text())["probe"]["rows"] == len(lines) - 1
+    # wall-clock times (the tai trace clock), within the capture's span: the analysis lines them up
+    times = [float(line.split(",")[0]) for line in lines[1:]]
+    assert abs(min(times) - time.time()) < 600
     instances = Path("/sys/kernel/tracing/instances")
     if instances.is_dir():
         assert not [p for p in instances.iterdir() if p.name.startswith("record-sh-")]
