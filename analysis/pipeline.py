@@ -95,7 +95,7 @@ class Analysis:
                 record["kernel"] = view
         return document
 
-    def _direction_packets(self, row: int):
+    def direction_packets(self, row: int):
         """Timestamps and capture bytes-in-flight of the packets of direction `row`."""
         import numpy as np
         d = self.directions
@@ -122,7 +122,7 @@ class Analysis:
                 continue
             packet_ns = capture_flight = None
             if table["vantage"][row] == "sender":
-                packet_ns, capture_flight = self._direction_packets(row)
+                packet_ns, capture_flight = self.direction_packets(row)
             views.append(kernel_probe.direction_summary(self.probe, events, int(table["mss"][row]), aligned_any,
                                                         packet_ns, capture_flight))
         return views

@@ -3,6 +3,10 @@ cwnd/ssthresh/srtt per direction in the JSON, per interval in --interval, tracki
 capture's in-flight estimate against the kernel's own count."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,3 +72,27 @@ def test_last_value_per_interval_and_nan_where_no_event_fell():
     assert values["cwnd_segments"][0] == 14 and np.isnan(values["cwnd_segments"][1])
     assert values["cwnd_segments"][2] == 30 and values["ssthresh_segments"][0] == 9
     assert values["srtt_ms"][2] == 4.0
+
+
+PROBE_SAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "samples").glob("*/trace.pcap")
+                       if (p.parent / "probe.csv").exists())
+
+
+@pytest.mark.skipif(not PROBE_SAMPLES, reason="no bundled sample with a probe.csv")
+def test_a_sample_with_probe_csv_gets_the_kernel_view_in_json_and_interval_csv():
+    sample = PROBE_SAMPLES[0]
+    cli = [sys.executable, "-m", "spline_analysis.cli"]
+    document = json.loads(subprocess.run([*cli, "--json", str(sample)], capture_output=True, text=True,
+                                         check=True).stdout)
+    data = max(document["directions"], key=lambda d: d["data_packets"])
+    kernel = data["kernel"]
+    assert kernel["clock_aligned"] is True and kernel["events"] > 100
+    assert kernel["cwnd_segments"]["max"] >= kernel["cwnd_segments"]["median"] >= kernel["cwnd_segments"]["min"] > 0
+    tracking = kernel["capture_tracking"]
+    assert tracking["events"] > 100 and 0 <= tracking["within_one_segment"] <= 1
+    series = subprocess.run([*cli, "--interval", "500ms", str(sample)], capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    header = series[0].split(",")
+    assert {"cwnd_segments", "ssthresh_segments", "srtt_ms"} <= set(header)
+    cwnd = [row.split(",")[header.index("cwnd_segments")] for row in series[1:]]
+    assert sum(1 for value in cwnd if value) >= 10
