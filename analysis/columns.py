@@ -51,7 +51,8 @@ PACKET_COLUMNS: Tuple[Column, ...] = (
     Column("ts_ns", "int64", (), "capture timestamp, nanoseconds since the Unix epoch"),
     Column("frame_len", "uint32", (), "original length on the wire, bytes"),
     Column("cap_len", "uint32", (), "captured length, bytes (<= frame_len)"),
-    Column("interface", "uint16", (), "capture interface index (pcapng: global over sections; pcap: 0)"),
+    Column("interface", "uint16", (), "interface the frame was seen on: pcapng interface index (global "
+           "over sections), else 0; Linux cooked frames: the ifindex (v2), or 0xFF00 + 1 if outgoing (v1)"),
     Column("link_type", "uint16", (), "DLT/LINKTYPE of the frame's interface"),
     Column("decode_flags", "uint8", (), "DECODE_* bits"),
     Column("ip_version", "uint8", (), "4, 6, or 0 when the frame carries no IP"),

@@ -176,3 +176,44 @@ def _pair_segmented(row_slot: np.ndarray, seq: np.ndarray, payload_len: np.ndarr
     delay = ts[out_rows] - ts[cand]
     ok &= (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
     return cand[ok].astype(np.int64), out_rows[ok].astype(np.int64)
+
+
+def find_interface_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
+                          eligible_slots: np.ndarray) -> ForwardedCopies:
+    """Copies of one packet seen on several interfaces with the same TTL: a bridge, a bond,
+    or `tcpdump -i any` on a host whose interfaces pass a packet on unchanged (the
+    `interface` column tells them apart: pcapng interface, Linux cooked v2 ifindex, v1
+    in/out). Identical copies (everything but the checksum) follow each other in a burst,
+    each gap within MAX_FORWARDING_DELAY_NS; in a burst, a copy on another interface than
+    the burst's first is set aside, while one on the same interface is a real repeat (a
+    retransmission the sender made). A direction's copies are set aside only when at least
+    MIN_PAIRED_FRACTION of its packets (half of them: each has its copy) have one."""
+    n = len(slot)
+    hidden = np.zeros(n, dtype=bool)
+    duplicate_frames = np.zeros(n_slots, dtype=np.int64)
+    none = ForwardedCopies(hidden, duplicate_frames, np.zeros(n_slots, dtype=np.int64))
+    interface = np.asarray(packets["interface"])
+    usable = (slot >= 0) & ((np.asarray(packets["decode_flags"]) & (DECODE_IP_FRAGMENT | DECODE_IN_ICMP_ERROR)) == 0)
+    in_eligible = np.zeros(n, dtype=bool)
+    in_eligible[usable] = eligible_slots[slot[usable]]
+    rows = np.flatnonzero(in_eligible)
+    if len(rows) < 2 or np.all(interface[rows] == interface[rows[0]]):
+        return none
+    ts = np.asarray(packets["ts_ns"])[rows]
+    content = _content_hash(packets, rows, slot) ^ (np.asarray(packets["ttl"])[rows].astype(np.uint64) << np.uint64(56))
+    order = np.lexsort((ts, content))
+    h, t, ifc = content[order], ts[order], interface[rows][order]
+    # a burst starts where the content changes or the gap to the previous copy is too long
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = (h[1:] != h[:-1]) | (t[1:] - t[:-1] > MAX_FORWARDING_DELAY_NS)
+    burst_first = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
+    copy = ~starts & (ifc != ifc[burst_first])
+    copy_rows = rows[order[copy]]
+    row_slot = slot[copy_rows].astype(np.int64)
+    copies = np.bincount(row_slot, minlength=n_slots)
+    packets_per_slot = np.bincount(slot[rows].astype(np.int64), minlength=n_slots)
+    confirmed = (copies > 0) & (copies >= MIN_PAIRED_FRACTION * packets_per_slot / 2)
+    keep = confirmed[row_slot]
+    hidden[copy_rows[keep]] = True
+    np.add.at(duplicate_frames, row_slot[keep], 1)
+    return ForwardedCopies(hidden, duplicate_frames, none.forwarded_drops)

@@ -49,9 +49,10 @@ WARNING_CODES: Sequence[WarningCode] = (
                 "by the receiving NIC (GRO/LRO) or not yet split by the sender's (TSO/GSO); each is counted "
                 "as the segments it holds", "to see each segment on the wire: `ethtool -K IFACE gro off "
                 "lro off` on a receiver, `ethtool -K IFACE tso off gso off` on a sender"),
-    WarningCode("duplicate_frames", "direction", "the same packets were captured twice, coming in and "
-                "going out of a forwarding host (`tcpdump -i any`); the copies coming in are set aside and "
-                "never counted as retransmissions", "capture on one interface: `tcpdump -i IFACE`"),
+    WarningCode("duplicate_frames", "direction", "the same packets were captured twice: coming in and "
+                "going out of a forwarding host (`tcpdump -i any`; the copies coming in are set aside), or on "
+                "two interfaces of a bridge or bond with one TTL (the later copy is set aside); never counted "
+                "as retransmissions", "capture on one interface: `tcpdump -i IFACE`"),
     WarningCode("forwarding_drops", "direction", "packets came into the capturing host and never left it, "
                 "although later ones did: this host dropped them (queue or filter); they are part of the "
                 "loss", "none needed: this is the network's behaviour, reported as such"),
@@ -139,8 +140,8 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                                 f"data frames hold several segments ({d['data_segments']:,} segments counted)",
                                 frames=d["super_segment_frames"], segments=d["data_segments"], **where))
         if d.get("duplicate_frames"):
-            out.append(_warning("duplicate_frames", f"{flow}: {d['duplicate_frames']:,} packets captured both "
-                                f"coming in and going out; the incoming copies are set aside",
+            out.append(_warning("duplicate_frames", f"{flow}: {d['duplicate_frames']:,} packets captured twice "
+                                f"(in and out of this host, or on two interfaces); one copy of each is analysed",
                                 frames=d["duplicate_frames"], **where))
         if d.get("forwarded_drops"):
             out.append(_warning("forwarding_drops", f"{flow}: {d['forwarded_drops']:,} segments came into this "

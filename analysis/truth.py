@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _truth
 from .columns import TCP_SYN
-from .copies import find_forwarded_copies, forwarding_slots
+from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots
 from .rtt import rtt_stats
 
 # Per-packet segment kinds (mirror of the C enum).
@@ -379,6 +379,13 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     candidates = forwarding_slots(stats1[:, col["ttl_min"]], stats1[:, col["ttl_max"]], stats1[:, col["packets"]])
     if candidates.any():
         copies = find_forwarded_copies(packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss)
+    # the same packet on two interfaces with one TTL (bridges, bonds): set the copies aside
+    same_ttl = find_interface_copies(packets, slot, n_slots, ~candidates & (stats1[:, col["packets"]] > 1))
+    if same_ttl.hidden.any():
+        copies = same_ttl if copies is None else ForwardedCopies(
+            copies.hidden | same_ttl.hidden, copies.duplicate_frames + same_ttl.duplicate_frames,
+            copies.forwarded_drops)
+    if copies is not None:
         if copies.hidden.any():
             slot = np.where(copies.hidden, -1, slot).astype(np.int32)
             _, _, _, _, id64, _, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
@@ -459,9 +466,11 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     table["ip_id_unusable"] = np.isin(table["ip_id_policy"], ("shared", "random", "zero")) & \
         ~is_sender_mode
     upstream = np.where(use_ids, id_based, hole_based)
-    # A file holding both sides of a forwarding host counts that host's drops exactly; holes
-    # miss a retransmission lost again, so the larger of the two stands for loss up to here.
-    upstream = np.maximum(upstream, table["forwarded_drops"])
+    # A file holding both sides of a forwarding host counts that host's drops exactly; the
+    # holes seen (a floor: they miss a repair lost again) or the IDs may add loss before it,
+    # so the larger of those and the drops stands for loss up to here (no estimate needed)
+    forwarded = table["forwarded_drops"]
+    upstream = np.where(forwarded > 0, np.maximum(np.where(use_ids, id_based, holes_seen), forwarded), upstream)
     # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
     lost = np.where(is_sender_mode, retrans - spurious, upstream + table["downstream_retransmissions"])
     table["lost_segments"] = lost.astype(np.int64)

@@ -53,3 +53,42 @@ def test_whole_copies_pair_as_before():
     _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5,), split_on_the_way_out=False))
     r = row_of(d, 0, 1)
     assert r["duplicate_frames"] == 40 and r["forwarded_drops"] == 1 and r["retransmissions"] == 0
+
+
+def bridged_capture(tmp_path, copies_per_packet: int = 2, retransmit: int = 7):
+    """`tcpdump -i any` on a bridge (Linux cooked v2): every data packet of 10.0.0.1 is seen on
+    each bridge port (ifindex 2, 3, ...) with the same TTL; segment `retransmit` is lost
+    beyond the bridge and sent again later (seen on every port again)."""
+    from pcapbuild import LINKTYPE_LINUX_SLL2, ipv4, pcap_file, sll2, tcp
+    records = []
+    t_ns = 1_000_000_000
+    sends = list(range(20)) + [retransmit]
+    for n, k in enumerate(sends):
+        ident = 100 + n                                     # Linux: a new IP ID for the retransmission
+        segment = tcp(sport=40000, dport=5201, seq=1 + k * 1000, ack=1, flags="A", payload=b"d" * 1000)
+        packet = ipv4("10.0.0.1", "10.0.0.2", segment, ident=ident)
+        t_ns += 1_000_000 if n < 20 else 30_000_000
+        for port in range(copies_per_packet):
+            records.append((t_ns + port * 20_000, sll2(packet, ifindex=2 + port, packet_type=4 if port else 0)))
+    path = tmp_path / "bridge.pcap"
+    path.write_bytes(pcap_file(records, link_type=LINKTYPE_LINUX_SLL2, nanosecond=True))
+    return path
+
+
+def test_copies_on_two_bridge_ports_with_one_ttl_are_set_aside_not_retransmissions(tmp_path):
+    from spline_analysis.pipeline import analyze as analyze_file
+    document = analyze_file(bridged_capture(tmp_path)).to_json()
+    d = max(document["directions"], key=lambda x: x["payload_bytes"])
+    assert d["data_packets"] == 21 and d["duplicate_frames"] == 21
+    assert d["retransmissions"] == 1
+    assert "duplicate_frames" in {w["code"] for w in document["warnings"]}
+
+
+def test_three_ports_leave_one_copy_and_a_capture_on_one_interface_is_untouched(tmp_path):
+    from spline_analysis.pipeline import analyze as analyze_file
+    d = max(analyze_file(bridged_capture(tmp_path, copies_per_packet=3)).to_json()["directions"],
+            key=lambda x: x["payload_bytes"])
+    assert (d["data_packets"], d["duplicate_frames"], d["retransmissions"]) == (21, 42, 1)
+    single = max(analyze_file(bridged_capture(tmp_path, copies_per_packet=1)).to_json()["directions"],
+                 key=lambda x: x["payload_bytes"])
+    assert (single["data_packets"], single["duplicate_frames"], single["retransmissions"]) == (21, 0, 1)

@@ -214,3 +214,16 @@ def test_tcp_counts_once_sixteen_header_bytes_are_captured_like_tshark(tmp_path)
 def test_ipv6_under_the_ipv4_ethertype_is_decoded_as_ipv6_like_tshark(tmp_path):
     p = decode_frames(tmp_path, [pb.ethernet(v6_segment(), ethertype=0x0800)])
     assert p["ip_version"][0] == 6 and p["tcp_payload_len"][0] == 100
+
+
+def test_linux_cooked_frames_say_which_interface_or_direction_in_the_interface_column(tmp_path):
+    from pcapbuild import LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2, ipv4, pcap_file, sll, sll2, tcp
+    packet = ipv4("10.0.0.1", "10.0.0.2", tcp(sport=1, dport=2, flags="S"))
+    v2 = tmp_path / "v2.pcap"
+    v2.write_bytes(pcap_file([(1, sll2(packet, ifindex=7)), (2, sll2(packet, ifindex=300))],
+                             link_type=LINKTYPE_LINUX_SLL2))
+    v1 = tmp_path / "v1.pcap"
+    v1.write_bytes(pcap_file([(1, sll(packet, packet_type=0)), (2, sll(packet, packet_type=4))],
+                             link_type=LINKTYPE_LINUX_SLL))
+    assert list(read(v2).packets["interface"]) == [7, 300]
+    assert list(read(v1).packets["interface"]) == [0xFF00, 0xFF01]

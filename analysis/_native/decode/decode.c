@@ -381,11 +381,16 @@ void decode_frame(const uint8_t *frame, uint32_t cap_len, uint32_t frame_len, ui
         break;
     case 113:   /* Linux cooked v1: packet type, ARPHRD, address length, address[8], protocol */
         if (cap < 16) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        /* `tcpdump -i any` names no interface here, only whether the frame was going out:
+         * the two copies of a forwarded or bridged packet differ in that */
+        if (cols) cols->interface[i] = (uint16_t)(DECODE_INTERFACE_SLL_BASE | (be16(p) == SLL_PACKET_OUTGOING));
         if (be16(p + 2) == 824) break;   /* ARPHRD_NETLINK: netlink messages, no IP */
         decode_ethertype(be16(p + 14), p + 16, cap - 16, wire - 16, &r, 0);
         break;
     case 276:   /* Linux cooked v2: protocol, reserved, ifindex, ARPHRD, packet type, address length, address[8] */
         if (cap < 20) { r.flags |= DECODE_FLAG_TRUNCATED; break; }
+        /* the interface the frame was seen on (`tcpdump -i any`): its ifindex */
+        if (cols) cols->interface[i] = (uint16_t)be32(p + 4);
         if (be16(p + 8) == 824) break;
         decode_ethertype(be16(p), p + 20, cap - 20, wire - 20, &r, 0);
         break;

@@ -35,6 +35,12 @@
 #define DECODE_FLAG_IP_ID_VALID 0x40
 #define DECODE_FLAG_IP_MORE_FRAGMENTS 0x80
 
+/* Linux cooked v1 frames carry no interface, only a packet type: their `interface` is
+ * this base, plus one for frames going out (packet type 4), so that the copy of a packet
+ * seen arriving and the copy seen leaving differ. Linux cooked v2 frames: the ifindex. */
+#define DECODE_INTERFACE_SLL_BASE 0xFF00u
+#define SLL_PACKET_OUTGOING 4
+
 /* Interfaces a pcapng file may define over all its sections (the packet
  * table stores the interface index as uint16). */
 #define DECODE_MAX_INTERFACES 4096
