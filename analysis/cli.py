@@ -127,6 +127,7 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
         try:
             report["plots"] = [str(p) for p in save_report_plots(analysis, args.plot, stem)]
         except OSError as exc:   # the figures are lost, never the report
+            _stop_if_interrupted()
             plot_error = f"cannot write figures into {args.plot}: {exc.strerror or exc}"
         except ImportError:
             plot_error = "figures need matplotlib: .venv/bin/pip install 'spline-toolkit[plot]'"
@@ -229,6 +230,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             status = max(status, EXIT_INTERNAL)
             continue
         except Exception as exc:  # a bug: say so in one line, never a traceback
+            _stop_if_interrupted()     # or an interrupt that an import or C code turned into an error
             print(f"{PROG}: {path}: internal error ({exc.__class__.__name__}: {exc}); please report it",
                   file=sys.stderr)
             status = max(status, EXIT_INTERNAL)
@@ -257,6 +259,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except OSError as exc:
+        _stop_if_interrupted()
         print(f"{PROG}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         status = max(status, EXIT_OUTPUT)
     if args.plot and len(reports) > 1:
@@ -269,10 +272,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 _interrupted_quietly = False
-INTERRUPT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+INTERRUPT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
+    global _interrupted_quietly
+    # remembered too: C code (a PNG writer) may turn the exception into an OSError
+    _interrupted_quietly = True
     raise KeyboardInterrupt
 
 
@@ -308,6 +314,13 @@ def run() -> None:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         status = EXIT_INTERRUPTED
+    except Exception as exc:  # outside the per-file guard (output, imports): still one line
+        if _interrupted_quietly:
+            print(f"{PROG}: interrupted", file=sys.stderr)
+            status = EXIT_INTERRUPTED
+        else:
+            print(f"{PROG}: internal error ({exc.__class__.__name__}: {exc}); please report it", file=sys.stderr)
+            status = EXIT_INTERNAL
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
