@@ -86,6 +86,7 @@ PACKET_COLUMNS: Tuple[Column, ...] = (
     Column("ip_frag_offset", "uint16", (), "IP fragment offset, bytes (0 for unfragmented and first fragments)"),
     Column("ts_valid", "bool", (), "the record carries a timestamp (False for pcapng Simple Packet Blocks, "
                                    "whose ts_ns repeats the previous record's, or 0)"),
+    Column("opt_mptcp", "uint16", (), "MPTCP option subtypes present (bit 1 << subtype, RFC 8684); 0 none"),
 )
 
 COLUMN_NAMES: Tuple[str, ...] = tuple(c.name for c in PACKET_COLUMNS)

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .opt_mss = column(2), .opt_wscale = column(1), .opt_sack_permitted = column(1), .opt_has_ts = column(1),
         .opt_tsval = column(4), .opt_tsecr = column(4), .sack_count = column(1),
         .sack_left = column(4 * DECODE_MAX_SACK_BLOCKS), .sack_right = column(4 * DECODE_MAX_SACK_BLOCKS),
-        .ip_frag_offset = column(2), .ts_valid = column(1),
+        .ip_frag_offset = column(2), .ts_valid = column(1), .opt_mptcp = column(2),
     };
     size_t offset = 0, counted_rows = 0, count_end = 0;
     /* Pass 1 as the Python reader does it: count only (no columns). */

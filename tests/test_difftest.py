@@ -82,7 +82,6 @@ def test_differences_name_the_frame_and_field():
 
 
 @pytest.mark.skipif(tsharkdiff.TSHARK is None, reason="tshark not installed")
-@pytest.mark.xfail(strict=True, reason="MPTCP duplicate-ACK rule needs the decoder's opt_mptcp column (next commit)")
 def test_smoke_run_of_seeded_conversations_has_no_difference_from_tshark(tmp_path):
     out = io.StringIO()
     status = difftest.run(SMOKE_SEED, SMOKE_CONVERSATIONS, SMOKE_CONVERSATIONS, tmp_path, None, False, out=out)

@@ -75,7 +75,7 @@ typedef struct row {
     uint8_t flags, ip_version, ttl, ip_proto, tcp_header_len, sack_count;
     uint8_t src[16], dst[16];
     uint32_t ip_id, ip_payload_len, seq, ack, tcp_payload_len, tsval, tsecr;
-    uint16_t sport, dport, tcp_flags, window, mss, frag_offset;
+    uint16_t sport, dport, tcp_flags, window, mss, frag_offset, mptcp;
     int8_t wscale;
     uint8_t sack_permitted, has_ts;
     uint32_t sack_left[DECODE_MAX_SACK_BLOCKS], sack_right[DECODE_MAX_SACK_BLOCKS];
@@ -102,7 +102,18 @@ static void decode_tcp_options(const uint8_t *p, uint32_t n, row *r) {
         if (i + 1 >= n) { r->flags |= DECODE_FLAG_TRUNCATED; break; }
         uint8_t len = p[i + 1];
         if (len < 2) { r->flags |= DECODE_FLAG_MALFORMED; break; }
-        if (i + len > n) { r->flags |= DECODE_FLAG_TRUNCATED; break; }
+        if (i + len > n) {
+            /* A SACK option cut by the snaplen: tshark keeps the blocks it could read
+             * before it hit the end of the capture. */
+            if (kind == 5 && len >= 10 && (len - 2) % 8 == 0)
+                for (uint32_t at = i + 2; at + 8 <= n && r->sack_count < DECODE_MAX_SACK_BLOCKS; at += 8) {
+                    r->sack_left[r->sack_count] = be32(p + at);
+                    r->sack_right[r->sack_count] = be32(p + at + 4);
+                    r->sack_count++;
+                }
+            r->flags |= DECODE_FLAG_TRUNCATED;
+            break;
+        }
         const uint8_t *o = p + i;
         switch (kind) {
         case 2: if (len == 4) r->mss = be16(o + 2); break;
@@ -120,6 +131,9 @@ static void decode_tcp_options(const uint8_t *p, uint32_t n, row *r) {
             break;
         case 8:
             if (len == 10) { r->has_ts = 1; r->tsval = be32(o + 2); r->tsecr = be32(o + 6); }
+            break;
+        case 30:   /* MPTCP (RFC 8684): the subtype is the high nibble of the third byte */
+            if (len >= 3) r->mptcp |= (uint16_t)(1u << (o[2] >> 4));
             break;
         default: break;
         }
@@ -472,6 +486,7 @@ void decode_frame(const uint8_t *frame, uint32_t cap_len, uint32_t frame_len, ui
     memcpy(cols->sack_left[i], r.sack_left, sizeof r.sack_left);
     memcpy(cols->sack_right[i], r.sack_right, sizeof r.sack_right);
     cols->ip_frag_offset[i] = r.frag_offset;
+    cols->opt_mptcp[i] = r.mptcp;
 }
 
 /* ---------------------------------------------------------------- classic pcap */

@@ -90,6 +90,7 @@ typedef struct decode_columns {
     uint32_t (*sack_right)[DECODE_MAX_SACK_BLOCKS];
     uint16_t *ip_frag_offset;
     uint8_t *ts_valid;
+    uint16_t *opt_mptcp;       /* MPTCP option subtypes present: bit 1 << subtype */
 } decode_columns;
 
 typedef struct decode_interface {

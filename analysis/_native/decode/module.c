@@ -59,7 +59,7 @@ static const column_spec COLUMNS[] = {
     COLUMN(opt_mss, 2), COLUMN(opt_wscale, 1), COLUMN(opt_sack_permitted, 1), COLUMN(opt_has_ts, 1),
     COLUMN(opt_tsval, 4), COLUMN(opt_tsecr, 4), COLUMN(sack_count, 1),
     COLUMN(sack_left, 4 * DECODE_MAX_SACK_BLOCKS), COLUMN(sack_right, 4 * DECODE_MAX_SACK_BLOCKS),
-    COLUMN(ip_frag_offset, 2), COLUMN(ts_valid, 1),
+    COLUMN(ip_frag_offset, 2), COLUMN(ts_valid, 1), COLUMN(opt_mptcp, 2),
 };
 #define N_COLUMNS (sizeof COLUMNS / sizeof COLUMNS[0])
 
