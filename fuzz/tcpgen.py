@@ -91,6 +91,7 @@ class Conversation:
     ipv6_extensions: int = 0               # hop-by-hop / destination options headers before TCP
     trailer: int = 0                       # Ethernet trailer bytes after the IP packet
     snaplen: int = 0                       # captured bytes per frame (0 = all)
+    ip_length_zero: bool = False           # IPv4 total length 0, as TSO leaves it on the capturing host
     segments: List[Segment] = field(default_factory=list)
 
     def to_json(self) -> Dict:
@@ -145,7 +146,10 @@ def ip_packet(seg: Segment, conv: Conversation) -> bytes:
         extensions = [(nh, pb.ipv6_extension(60 if k + 1 < len(next_headers) else 6))
                       for k, nh in enumerate(next_headers)]
         return pb.ipv6(src, dst, segment, extensions=extensions) if extensions else pb.ipv6(src, dst, segment)
-    return pb.ipv4(src, dst, segment)
+    packet = pb.ipv4(src, dst, segment)
+    if conv.ip_length_zero:
+        packet = packet[:2] + b"\x00\x00" + packet[4:]
+    return packet
 
 
 def _gre(packet: bytes, ethertype: int) -> bytes:
@@ -270,6 +274,7 @@ def generate(seed: int, index: int) -> Conversation:
         trailer=rng.choice([0, 0, 0, 4, 36]) if link == "ethernet" else 0,
         snaplen=rng.choice([0] * 6 + [54, 60, 64, 68, 74, 80, 96, 128]),
     )
+    conv.ip_length_zero = not v6 and rng.random() < 0.1
     _Builder(rng, conv).run()
     return conv
 

@@ -355,6 +355,9 @@ static void decode_ethertype(uint16_t ethertype, const uint8_t *p, uint32_t cap,
             continue;
         case 0x8864:   /* PPPoE session: ver/type, code, session id, length; then PPP protocol */
             if (cap < 6 || wire < 6) { r->flags |= DECODE_FLAG_TRUNCATED; return; }
+            /* The session length ends the payload, as in tshark: Ethernet padding after it
+             * is not part of an IP packet whose own length field is 0 (TSO). */
+            if ((uint32_t)be16(p + 4) + 6 < wire) wire = (uint32_t)be16(p + 4) + 6;
             decode_ppp_protocol(p + 6, cap - 6, wire - 6, r, depth);
             return;
         case 0x8847: case 0x8848:   /* MPLS: 4-byte labels until bottom-of-stack, then IP by version nibble */
