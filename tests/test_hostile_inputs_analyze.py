@@ -225,14 +225,11 @@ IS_ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not IS_ROOT, reason="needs root (setpriv to another user, mount)")
 
 
-def _unreadable_for_nobody(tmp_path: Path) -> tuple:
+def _unreadable_for_nobody(folder: Path) -> tuple:
     """A capture only root may read, in a folder anyone may enter; run as user nobody."""
     import shutil
-    import tempfile
     if not shutil.which("setpriv"):
         pytest.skip("needs setpriv")
-    folder = Path(tempfile.mkdtemp(prefix="hd-unreadable-"))
-    folder.chmod(0o755)
     capture = folder / "private.pcap"
     capture.write_bytes(SAMPLE.read_bytes())
     capture.chmod(0o600)
@@ -254,9 +251,13 @@ def _dangling_symlink(tmp_path: Path) -> tuple:
     pytest.param(_directory, "Is a directory", id="directory"),
     pytest.param(_dangling_symlink, "No such file or directory", id="dangling-symlink"),
 ])
-def test_input_that_cannot_be_read_is_one_line_naming_it_and_status_2(make, reason, tmp_path):
-    path, prefix = make(tmp_path)
-    result = subprocess.run([*prefix, *CLI, "--json", str(path), str(SAMPLE)], capture_output=True, timeout=120)
+def test_input_that_cannot_be_read_is_one_line_naming_it_and_status_2(make, reason):
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="hd-input-") as public:   # pytest's tmp_path is 0700: nobody
+        os.chmod(public, 0o755)                                         # could not even reach the file
+        path, prefix = make(Path(public))
+        result = subprocess.run([*prefix, *CLI, "--json", str(path), str(SAMPLE)], capture_output=True,
+                                timeout=120)
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.decode().splitlines() if "warning" not in line]
     assert lines == [f"spline-analyze: {path}: {reason}"]

@@ -115,12 +115,9 @@ def test_interrupted_run_marks_its_captures_unfinished_and_strict_analysis_refus
     assert "capture_unfinished" in {w["code"] for w in json.loads(lenient.stdout)["warnings"]}
 
 
-def _config_unreadable_for_nobody(tmp_path: Path) -> tuple:
-    import tempfile
+def _config_unreadable_for_nobody(folder: Path) -> tuple:
     if not (IS_ROOT and shutil.which("setpriv")):
         pytest.skip("needs root and setpriv")
-    folder = Path(tempfile.mkdtemp(prefix="hd-testbed-"))
-    folder.chmod(0o755)
     config = folder / "private.toml"
     config.write_text('[matrix]\ncca = "cubic"\n')
     config.chmod(0o600)
@@ -141,9 +138,12 @@ def _config_dangling_symlink(tmp_path: Path) -> tuple:
                          ids=["unreadable", "directory", "dangling-symlink"])
 @pytest.mark.parametrize("command", [["run", "--config"], ["realhost", "--matrix"]], ids=["run", "realhost"])
 def test_experiment_file_that_cannot_be_read_is_one_line_and_status_2(make, command, tmp_path):
-    path, prefix, reason = make(tmp_path)
-    result = subprocess.run([*prefix, *TESTBED, *command, str(path), "--out", str(tmp_path / "out")],
-                            capture_output=True, text=True, timeout=60)
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="hd-config-") as public:   # pytest's tmp_path is 0700
+        os.chmod(public, 0o755)
+        path, prefix, reason = make(Path(public))
+        result = subprocess.run([*prefix, *TESTBED, *command, str(path), "--out", str(tmp_path / "out")],
+                                capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("spline-testbed: error: cannot read ") \
