@@ -473,11 +473,13 @@ int tcp_wireshark_analyze(const tcp_packets_t *pk, const int32_t *conversation,
         /* tshark's option dissection throws (so the frame shows no analysis and what follows
          * the options is skipped) when the snaplen cut the header, and when an MP_CAPABLE or
          * MP_JOIN comes after the connection's MPTCP state was made without a token. */
-        if (pk->opt_mptcp[i] && !cv->has_mptcp)
+        if (pk->opt_mptcp[i] && !cv->has_mptcp && !((pk->decode_flags[i] & DECODE_TRUNCATED) && pk->tcp_header_len[i] > 0))
             cv->mptcp_tokenless = !(pk->opt_mptcp[i] & MPTCP_TOKEN_SUBTYPES);
         int mptcp_throws = (pk->opt_mptcp[i] & MPTCP_TOKEN_SUBTYPES) && cv->has_mptcp && cv->mptcp_tokenless;
-        int header_cut = ((pk->decode_flags[i] & DECODE_TRUNCATED) && pk->tcp_header_len[i] > 0) || mptcp_throws;
-        if (pk->opt_mptcp[i] && !mptcp_throws) {
+        int snaplen_cut = (pk->decode_flags[i] & DECODE_TRUNCATED) && pk->tcp_header_len[i] > 0;
+        int header_cut = snaplen_cut || mptcp_throws;
+        /* tshark takes up the MPTCP options once all options are read: not when they throw */
+        if (pk->opt_mptcp[i] && !header_cut) {
             cv->has_mptcp = 1;
             cv->mp_operations |= pk->opt_mptcp[i];
         }
