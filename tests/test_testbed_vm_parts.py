@@ -3,6 +3,9 @@ command line, progress relayed with the time left, tcp_probe lines read into pro
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+import pytest
 
 from spline_analysis.testbed import probe, vm
 from spline_analysis.testbed.cli import build_parser
@@ -68,3 +71,21 @@ def test_no_vm_is_chosen_for_a_matrix_without_delay_jitter_or_reordering():
     args = argparse.Namespace(vm=False, guest=False, no_vm=False)
     assert vm_choice(args, expand(MatrixSpec(loss=["1%"]))) is None
     assert vm_choice(argparse.Namespace(vm=True, guest=False, no_vm=False), expand(MatrixSpec())) == "--vm"
+
+
+EXPERIMENTS = sorted(p for p in (Path(__file__).resolve().parents[1] / "capture" / "experiments").glob("*.toml")
+                     if not p.name.startswith("realhost"))
+GUEST_CCAS = {"reno", "cubic", "bbr", "vegas", "westwood", "hybla", "htcp", "illinois", "bic", "highspeed",
+              "scalable", "veno", "yeah", "lp", "nv", "cdg", "dctcp", "spline"}
+RUN_COST_S, BOOT_S = 40.0, 60.0      # per-run overhead and boot under TCG, as measured here (README)
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.name)
+def test_experiment_files_expand_to_ccas_the_guest_ships_and_short_ones_fit_10_minutes(path):
+    from spline_analysis.testbed.matrix import ccas_needed, expand, load_toml, matrix_from_mapping
+    runs = expand(matrix_from_mapping(load_toml(path)))
+    assert runs and set(ccas_needed(runs)) <= GUEST_CCAS
+    assert "spline-testbed run" in path.read_text()          # the file says how to run it
+    if path.stem.endswith("-short") or path.stem.startswith(("spline-claims", "cs244", "starlink-fairness")):
+        flow_cost_s = sum(r.duration_s + RUN_COST_S * (1 + (r.flows > 1)) for r in runs)
+        assert BOOT_S + flow_cost_s < 600, f"{path.name}: ~{BOOT_S + flow_cost_s:.0f} s"
