@@ -32,7 +32,7 @@ def test_guest_runs_the_users_matrix_without_vm_and_with_absolute_paths(tmp_path
 def test_progress_relay_drops_kernel_lines_and_counts_down_from_measured_runs(monkeypatch):
     clock = [100.0]
     monkeypatch.setattr(vm.time, "monotonic", lambda: clock[0])
-    relay = vm.ProgressRelay(total_runs=3, duration_s=10, started_s=100.0, stream=None)
+    relay = vm.ProgressRelay(total_runs=3, duration_s=10, started_s=100.0)
     assert relay.line("[    1.234567] virtme-ng-init: mounting /tmp") is None
     assert relay.line("spline-testbed: guest: modprobe tcp_foo: not found") == "spline-testbed: guest: modprobe tcp_foo: not found"
     clock[0] = 112.0

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, TextIO
+from typing import Dict, List, Optional, Sequence
 
 from .errors import TestbedError
 
@@ -142,11 +142,10 @@ class ProgressRelay:
     """Reads the guest's stderr: kernel lines to the console log, the guest's progress redrawn
     with the time left (runs still to go x the mean cost of a finished run), the rest passed on."""
 
-    def __init__(self, total_runs: int, duration_s: float, started_s: float, stream: TextIO) -> None:
+    def __init__(self, total_runs: int, duration_s: float, started_s: float) -> None:
         self.total_runs = total_runs
         self.duration_s = duration_s
         self.started_s = started_s
-        self.stream = stream
         self.boot_s: Optional[float] = None
         self.run_costs_s: List[float] = []
         self.last_done_s: Optional[float] = None
@@ -209,7 +208,10 @@ def recover_interrupted(out_dir: Path, staging_before: set, publish, staging_pre
         for name in os.listdir(staging):
             if name not in ("runs", "results.csv", "results.parquet", "testbed.json"):
                 path = staging / name
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
         publish(staging, out_dir)
         finished += len(run_ids)
     return finished
@@ -235,7 +237,7 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
                   f"({time.monotonic() - started_s:.1f} s)", file=sys.stderr)
         command = vng_command(kernel, guest_arguments(args, out_dir, ko), [out_dir.resolve(), work_dir], kvm)
         console_path = work_dir / "console.log"
-        relay = ProgressRelay(total_runs, duration_s, time.monotonic(), sys.stderr)
+        relay = ProgressRelay(total_runs, duration_s, time.monotonic())
         env = dict(os.environ, PATH=tool_path())
         interrupted = False
         with open(console_path, "w", encoding="utf-8") as console:
@@ -269,9 +271,11 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
         recovered = 0
         if interrupted:
             recovered = recover_interrupted(out_dir, staging_before, publish, staging_prefix)
-        shutil.copyfile(console_path, work_dir / "console.copy")
-        os.replace(work_dir / "console.copy", out_dir / "vm-console.log") if not os.path.islink(
-            out_dir / "vm-console.log") else None
+        # the console goes into --out by a rename, which replaces a planted symlink, never follows it
+        handle, part = tempfile.mkstemp(prefix=".vm-console.", dir=out_dir)     # O_EXCL: never a planted link
+        with os.fdopen(handle, "wb") as target, open(console_path, "rb") as source:
+            shutil.copyfileobj(source, target)
+        os.replace(part, out_dir / "vm-console.log")
     wall_s = time.monotonic() - started_s
     return {"kernel": kernel, "accel": "kvm" if kvm else "tcg", "status": status, "interrupted": interrupted,
             "boot_s": relay.boot_s, "run_costs_s": relay.run_costs_s, "wall_time_s": wall_s,
