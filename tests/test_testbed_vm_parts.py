@@ -3,6 +3,7 @@ command line, progress relayed with the time left, tcp_probe lines read into pro
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,16 @@ def test_experiment_files_expand_to_ccas_the_guest_ships_and_short_ones_fit_10_m
     if path.stem.endswith("-short") or path.stem.startswith(("spline-claims", "cs244", "starlink-fairness")):
         flow_cost_s = sum(r.duration_s + RUN_COST_S * (1 + (r.flows > 1)) for r in runs)
         assert BOOT_S + flow_cost_s < 600, f"{path.name}: ~{BOOT_S + flow_cost_s:.0f} s"
+
+
+def test_trace_instances_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
+    """tracefs-like folders: a SIGKILLed run's instance goes, a running process's stays."""
+    instances = tmp_path / "instances"
+    dead, alive = instances / "spline-testbed-999999999", instances / f"spline-testbed-{os.getpid()}"
+    for folder in (dead, alive):
+        (folder / "events" / "tcp" / "tcp_probe").mkdir(parents=True)
+        (folder / "events" / "tcp" / "tcp_probe" / "enable").write_text("1\n")
+    # a real tracefs removes an instance's files with it; here only the empty folder can go
+    assert probe.remove_orphaned_instances(tmp_path) == []
+    assert (dead / "events" / "tcp" / "tcp_probe" / "enable").read_text() == "0\n"
+    assert (alive / "events" / "tcp" / "tcp_probe" / "enable").read_text() == "1\n"

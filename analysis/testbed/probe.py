@@ -70,14 +70,29 @@ def write_probe_csv(rows: List[Dict[str, str]], path: Path) -> None:
             handle.write(",".join(row[column] for column in PROBE_COLUMNS) + "\n")
 
 
+def remove_orphaned_instances(root: Path) -> List[str]:
+    """Remove the trace instances of spline-testbed processes that are gone (SIGKILLed runs
+    cannot remove theirs, and an instance left enabled keeps tracing); their names."""
+    removed = []
+    for instance in sorted((root / "instances").glob(f"{INSTANCE_PREFIX}*")):
+        pid = instance.name[len(INSTANCE_PREFIX):]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            ProbeTrace._remove(instance)
+            if not instance.exists():
+                removed.append(instance.name)
+    return removed
+
+
 class ProbeTrace:
     """tcp_probe for source ports `first_port`..`last_port` in a private trace instance."""
 
     def __init__(self, first_port: int, last_port: int) -> None:
         self.instance: Optional[Path] = None
+        self.orphans_removed: List[str] = []
         root = tracefs_root()
         if root is None or not (root / "events" / "tcp" / "tcp_probe").is_dir():
             return
+        self.orphans_removed = remove_orphaned_instances(root)
         instance = root / "instances" / f"{INSTANCE_PREFIX}{os.getpid()}"
         try:
             instance.mkdir()
