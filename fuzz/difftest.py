@@ -10,6 +10,9 @@ every frame: tcp.stream, tcp.len, every tcp.analysis flag, ack_rtt and bytes_in_
 conversation with a difference is shrunk to a minimal one; with --keep it is written as a JSON
 regression case (conversation + tshark's per-frame answer) that tests/test_difftest.py replays.
 Prints conversations tried, frames compared and differences by field; exit 1 if any.
+
+Acceptance run (issue 10), tshark 4.0.17: `--seed 1 --conversations 20000` compares 725,502
+frames with no difference (about 6 minutes on two shared cores).
 """
 from __future__ import annotations
 
