@@ -46,7 +46,8 @@ setup(
     extras_require={
         "dataframe": ["pyarrow>=10"],
         "plot": ["matplotlib>=3.5"],
-        "test": ["pytest>=7", "pandas>=1.5", "pyarrow>=10", "matplotlib>=3.5", "scapy>=2.5",
+        "vm": ["virtme-ng>=1.42"],      # spline-testbed run --vm: a stock kernel under QEMU
+        "test": ["pytest>=7", "virtme-ng>=1.42", "pandas>=1.5", "pyarrow>=10", "matplotlib>=3.5", "scapy>=2.5",
                  "nbclient>=0.7", "nbformat>=5", "ipykernel>=6"],
         "bench": ["dpkt>=1.9", "scapy>=2.5"],
     },
