@@ -115,8 +115,8 @@ def split_list(value: Any) -> List[str]:
     return [part.strip() for part in str(value).split(",") if part.strip()]
 
 
-def load_toml(path: Path) -> Dict[str, Any]:
-    """The `[matrix]` table (or the top level) of a TOML experiment file."""
+def read_toml(path: Path, what: str) -> Dict[str, Any]:
+    """A TOML file as a mapping; TestbedError naming `what` it is when it cannot be read."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python < 3.11
@@ -127,7 +127,13 @@ def load_toml(path: Path) -> Dict[str, Any]:
     try:
         document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise TestbedError(f"cannot read experiment file {path}: {exc}") from exc
+        raise TestbedError(f"cannot read {what} {path}: {exc}") from exc
+    return document
+
+
+def load_toml(path: Path) -> Dict[str, Any]:
+    """The `[matrix]` table (or the top level) of a TOML experiment file."""
+    document = read_toml(path, "experiment file")
     return document.get("matrix", document)
 
 

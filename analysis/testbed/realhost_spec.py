@@ -26,13 +26,12 @@ the router, whose drop counters still count segments: see realhost.py).
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .errors import TestbedError
-from .matrix import parse_duration_s, parse_probability, parse_rate_bps
+from .matrix import parse_duration_s, parse_probability, parse_rate_bps, read_toml
 
 DEFAULT_VANTAGES = ("sender", "receiver", "router-any", "router-out")
 VANTAGES = DEFAULT_VANTAGES + ("router-in",)   # router-in: the router's interface from the sender, before its drops
@@ -150,17 +149,7 @@ def matrix_from_document(document: Dict[str, Any]) -> Matrix:
 
 def load_matrix(path: Path) -> Matrix:
     """Read a real-host matrix file (TOML)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError as exc:
-            raise TestbedError("reading TOML needs Python >= 3.11 or the 'tomli' package") from exc
-    try:
-        document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TestbedError(f"cannot read real-host matrix {path}: {exc}") from exc
+    document = read_toml(path, "real-host matrix")
     return matrix_from_document(document)
 
 
