@@ -33,6 +33,17 @@ def namespaces_of_testbed() -> set:
     return {line.split()[0] for line in output.splitlines() if line.startswith("stb-")}
 
 
+def start_transfer(out: Path, stderr=subprocess.DEVNULL) -> subprocess.Popen:
+    """An 8 s run into `out`, returned once its namespaces exist (tcpdump and iperf3 starting)."""
+    child = subprocess.Popen([*TESTBED, *TINY_RUN[:-1], "8", "--out", str(out)], stdout=subprocess.DEVNULL,
+                             stderr=stderr, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(n.startswith(f"stb-{child.pid}-") and n.endswith("-snd")
+                                                  for n in namespaces_of_testbed()):
+        time.sleep(0.2)
+    return child
+
+
 @pytest.mark.parametrize("value", ["500ms", "1.5", "0", "abc"])
 def test_duration_iperf3_cannot_run_is_refused_in_one_line(value, tmp_path):
     result = run_testbed(*TINY_RUN[:-2], "--duration", value, "--out", str(tmp_path / "out"))
@@ -72,11 +83,7 @@ def test_symlinks_planted_in_out_are_replaced_never_followed(tmp_path):
 @live
 def test_sigkill_leaves_nothing_running_once_check_has_cleaned_up(tmp_path):
     out = tmp_path / "out"
-    child = subprocess.Popen([*TESTBED, *TINY_RUN[:-1], "8", "--out", str(out)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(n.endswith("-snd") for n in namespaces_of_testbed()):
-        time.sleep(0.2)
+    child = start_transfer(out)
     time.sleep(2.0)                                  # tcpdump and iperf3 running
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=10)
@@ -94,11 +101,7 @@ def test_sigkill_leaves_nothing_running_once_check_has_cleaned_up(tmp_path):
 @live
 def test_interrupted_run_marks_its_captures_unfinished_and_strict_analysis_refuses_them(tmp_path):
     out = tmp_path / "out"
-    child = subprocess.Popen([*TESTBED, *TINY_RUN[:-1], "8", "--out", str(out)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(n.endswith("-snd") for n in namespaces_of_testbed()):
-        time.sleep(0.2)
+    child = start_transfer(out, stderr=subprocess.PIPE)
     time.sleep(3.0)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
@@ -190,12 +193,7 @@ def test_full_disk_under_out_is_one_line_status_4_and_nothing_left_running(tmp_p
 @live
 def test_sighup_is_an_interrupt_that_cleans_up_like_ctrl_c(tmp_path):
     out = tmp_path / "out"
-    child = subprocess.Popen([*TESTBED, *TINY_RUN[:-1], "8", "--out", str(out)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(n.startswith(f"stb-{child.pid}-") and n.endswith("-snd")
-                                                  for n in namespaces_of_testbed()):
-        time.sleep(0.2)
+    child = start_transfer(out, stderr=subprocess.PIPE)
     time.sleep(2.0)
     child.send_signal(signal.SIGHUP)
     _, err = child.communicate(timeout=60)
