@@ -17,3 +17,13 @@ def processes_holding_files_under(directory: Path) -> List[int]:
         if any(target.startswith(str(directory)) for target in targets):
             holders.append(int(entry.name))
     return holders
+
+
+def python_runs_as_nobody() -> bool:
+    """Whether user nobody (65534) can run this Python with the toolkit importable: not when
+    the clone sits in a folder only its owner may enter (as `mktemp -d` makes)."""
+    import subprocess
+    import sys
+    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                             "import spline_analysis"], capture_output=True, timeout=60)
+    return result.returncode == 0

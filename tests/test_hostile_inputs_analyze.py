@@ -230,6 +230,9 @@ def _unreadable_for_nobody(folder: Path) -> tuple:
     import shutil
     if not shutil.which("setpriv"):
         pytest.skip("needs setpriv")
+    from processes import python_runs_as_nobody
+    if not python_runs_as_nobody():
+        pytest.skip("user nobody cannot reach this checkout's Python (a folder only its owner may enter)")
     capture = folder / "private.pcap"
     capture.write_bytes(SAMPLE.read_bytes())
     capture.chmod(0o600)

@@ -121,6 +121,9 @@ def test_interrupted_run_marks_its_captures_unfinished_and_strict_analysis_refus
 def _config_unreadable_for_nobody(folder: Path) -> tuple:
     if not (IS_ROOT and shutil.which("setpriv")):
         pytest.skip("needs root and setpriv")
+    from processes import python_runs_as_nobody
+    if not python_runs_as_nobody():
+        pytest.skip("user nobody cannot reach this checkout's Python (a folder only its owner may enter)")
     config = folder / "private.toml"
     config.write_text('[matrix]\ncca = "cubic"\n')
     config.chmod(0o600)
