@@ -46,6 +46,7 @@ STAT_FIELDS = (
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
     "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs", "acked_bytes",
+    "spurious_without_dsack", "discard_dupacks", "lost_inferred_milli",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -472,7 +473,12 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     forwarded = table["forwarded_drops"]
     upstream = np.where(forwarded > 0, np.maximum(np.where(use_ids, id_based, holes_seen), forwarded), upstream)
     # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
-    lost = np.where(is_sender_mode, retrans - spurious, upstream + table["downstream_retransmissions"])
+    # at the sender: retransmissions needed, plus the inferred part (first copies whose fate
+    # no ACK told, by their loss probability, and copies not needed lost on the way)
+    table["lost_inferred"] = np.where(is_sender_mode, np.rint(table["lost_inferred_milli"] / 1000.0), 0).astype(np.int64)
+    lost = np.where(is_sender_mode, retrans - spurious + table["lost_inferred"],
+                    upstream + table["downstream_retransmissions"])
+    lost = np.maximum(lost, 0)
     table["lost_segments"] = lost.astype(np.int64)
     table["loss_method"] = np.where(is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", "holes"))
 
@@ -563,6 +569,7 @@ JSON_FIELDS = (
     "delivered_bytes", "capture_gap_bytes", "super_segment_frames", "duplicate_frames",
     "forwarded_drops", "downstream_retransmissions", "ip_id_policy", "handshake_seen",
     "ip_id_lost_segments", "hole_lost_segments", "lost_repairs", "ip_id_unusable", "ip_id_contradicted",
+    "spurious_without_dsack", "discard_dupacks", "lost_inferred",
 )
 
 

@@ -38,6 +38,65 @@
  * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
 #define IP_ID_OUT_OF_BAND_JUMP 1024
 
+/* Which copy delivered a retransmitted range, told at the sender from what the ACKs say
+ * about each first copy (the scoreboard, below). A receiver that uses timestamps discards a
+ * segment whose TSval is older than the last in-order segment's by more than
+ * PAWS_WINDOW_TICKS (RFC 7323 PAWS; Linux's TCP_PAWS_WINDOW) and answers with a duplicate
+ * ACK, with a D-SACK only below its cumulative ACK: a first copy that reordering delays
+ * behind a retransmission of lower data arrives and is dropped without a word. */
+#define PAWS_WINDOW_TICKS 1
+/* A range covered sooner than this fraction of the lowest RTT seen after its newest copy
+ * left was covered by an earlier copy (RFC 4015's spirit: the response came too soon). */
+#define EARLY_COVER_NUM 3
+#define EARLY_COVER_DEN 4
+/* Distinct TSvals remembered with their send times, for the RTT of an echo (entries: a
+ * second of 1 ms ticks in flight). */
+#define SENT_TSVAL_RING 1024
+/* RTT samples at the sender kept for the recent maximum (entries). */
+#define SENDER_RECENT_RTT_SAMPLES 16
+/* Reordering seen on the path: how far (send time) a segment reported as just arrived
+ * trailed the latest-sent segment reported before it, as a histogram with
+ * REORDER_BINS_PER_OCTAVE bins per doubling of microseconds (REORDER_BINS cover 1 us to
+ * about 2^31 us). */
+#define REORDER_BINS_PER_OCTAVE 4
+#define REORDER_BINS 128
+/* Rounds of expectation-maximisation that settle the loss rate and the reordering hidden
+ * by discards together (each round moves the count by less than the one before). */
+#define SCOREBOARD_EM_ROUNDS 8
+
+/* First copies whose fate awaits a receiver's word (a D-SACK, an early cover) at once, per
+ * direction (entries, allocated at the first; the oldest retires early when it is full). */
+#define AWAITING_RING 4096
+
+enum copy_verdict {
+    VERDICT_PENDING = 0,    /* not yet told */
+    VERDICT_LOST = 1,
+    VERDICT_DELIVERED = 2,
+    VERDICT_AWAITING = 3,   /* may have arrived late and been discarded: lost unless the receiver says so */
+};
+
+/* A first copy awaiting the receiver's word. */
+typedef struct { int64_t lo, hi, first_ns, lag_ns, age_ns; double lost; int settled; } awaiting_copy;
+
+/* The path's reordering as the sender's ACKs show it, and the first copies awaiting a word. */
+typedef struct {
+    int64_t hist[REORDER_BINS];        /* segments reported as just arrived that far behind */
+    double unreported_hist[REORDER_BINS];   /* retired awaiting copies by lag, weighted by their
+                                               chance of delivery: reordering the reports miss */
+    awaiting_copy *awaiting;           /* ring of AWAITING_RING, allocated at the first */
+} reordering;
+
+/* One segment (or super-segment) as first sent, and what became of its first copy. */
+typedef struct {
+    int64_t lo, hi;
+    int64_t first_ns, last_ns;   /* first and newest copy sent */
+    uint32_t first_tsval;
+    int32_t copies;
+    int32_t skip;                /* covered: entries to step over to a maybe uncovered one */
+    int8_t covered;              /* ACKed or SACKed */
+    int8_t verdict;              /* enum copy_verdict, of the first copy */
+} sent_segment;
+
 typedef struct { int64_t lo, hi, created_ns, reveal_id; uint32_t reveal_tsval; int has_ts; } hole;
 typedef struct { int64_t end, ts_ns; } rtt_entry;
 typedef struct { int64_t lo, hi, pkt; int spurious, downstream; } retx_entry;
@@ -80,6 +139,23 @@ typedef struct {
     /* IP ID unwrapping */
     int have_id; int64_t id_hi; int64_t last_id;
     int64_t mss;
+    /* sent segments not yet cumulatively ACKed, in sequence order (sb[sb_first..sb_len)) */
+    sent_segment *sb; int64_t sb_first, sb_len, sb_cap;
+    int64_t sb_verdict_next;      /* first segment whose first copy no TSecr has passed yet */
+    int64_t sb_una;               /* cumulative ACK the scoreboard has applied */
+    reordering *ro;               /* allocated with the scoreboard */
+    int64_t reorder_samples;      /* segments reported as just arrived, reordered or not */
+    int64_t first_copy_verdicts, first_copy_lost;
+    int64_t covered_sent_max_ns;  /* latest first-copy send time of a segment reported */
+    uint32_t echo_last; int echo_valid;   /* newest TSecr the peer echoed */
+    uint32_t *sent_tsval; int64_t *sent_tsval_ns, *sent_tsval_first_ns; int sent_tsval_head, sent_tsval_len;
+    int64_t sender_rtt_min_ns;
+    int64_t sender_rtt_recent_ns[SENDER_RECENT_RTT_SAMPLES]; int sender_rtt_next, sender_rtt_len;
+    int uses_ts;                  /* this direction's data carries timestamps */
+    int awaiting_head, awaiting_len;   /* ring in ro->awaiting */
+    double inferred_lost;           /* awaiting copies retired: their summed loss probability */
+    double lost_inferred_correction;   /* lost count less the retransmissions labelled needed */
+    uint16_t ack_window_last; int ack_window_valid;   /* the window of the peer's last ACK */
 } direction_state;
 
 typedef struct {
@@ -294,19 +370,30 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
 /* SACK blocks: D-SACK when the first block lies below the cumulative ACK or inside the
  * second block (RFC 2883); a D-SACK marks the newest retransmission inside it as not
  * needed (in path: not lost downstream either, the receiver had it twice). */
-static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
+/* The SACK blocks of packet i about direction d's data, unwrapped into L/R; returns their
+ * count, and in *dsack whether the first is a D-SACK (RFC 2883: below the cumulative ACK a,
+ * or inside the second block). */
+static int sack_blocks(const pass *ps, int64_t d, int64_t i, int64_t a, int64_t L[TRUTH_MAX_SACK],
+                       int64_t R[TRUTH_MAX_SACK], int *dsack) {
     const truth_input *in = ps->in;
-    direction_state *p = &ps->dirs[d ^ 1];
-    int64_t *P = stats_of(ps, d ^ 1);
+    const direction_state *p = &ps->dirs[d];
     int nb = in->sack_count[i] > TRUTH_MAX_SACK ? TRUTH_MAX_SACK : in->sack_count[i];
-    int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
     for (int j = 0; j < nb; j++) {
         L[j] = unwrap32(p->hi_end, in->sack_left[i * TRUTH_MAX_SACK + j]);
         R[j] = unwrap32(p->hi_end, in->sack_right[i * TRUTH_MAX_SACK + j]);
     }
+    *dsack = nb > 0 && R[0] > L[0] && (R[0] <= a || (nb > 1 && L[1] <= L[0] && R[0] <= R[1]));
+    return nb;
+}
+
+static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
+    const truth_input *in = ps->in;
+    direction_state *p = &ps->dirs[d ^ 1];
+    int64_t *P = stats_of(ps, d ^ 1);
+    int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
     int first_regular = 0;
-    if (nb > 0 && R[0] > L[0] && (R[0] <= a || (nb > 1 && L[1] <= L[0] && R[0] <= R[1]))) {
-        first_regular = 1;
+    int nb = sack_blocks(ps, d ^ 1, i, a, L, R, &first_regular);
+    if (first_regular) {
         P[S_DSACK_BLOCKS]++;
         int8_t m = in->mode[d ^ 1];
         if (m == TRUTH_MODE_SENDER || m == TRUTH_MODE_IN_PATH) {
@@ -337,6 +424,417 @@ static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
     }
 }
 
+/* ---- which copy delivered: the sender's scoreboard ----
+ *
+ * Every first copy gets a verdict at the first moment the ACKs could no longer report it:
+ * when its range is covered (by it, or by a later copy), or when the receiver echoes a TSval
+ * newer than its own by more than the PAWS window while it is still unreported (from then
+ * on it would be discarded on arrival, with a duplicate ACK and no D-SACK). Covered by
+ * itself: delivered. Covered by a later copy sooner than that copy could make the trip
+ * (RFC 4015's spirit): delivered. Otherwise it was lost, or it was still on its way:
+ * reordered behind segments sent after it. How far behind (lag: how much later the
+ * latest-sent segment already reported left) tells which, against the path's own
+ * reordering (how often a segment reported as just arrived trailed one sent that much
+ * later) and loss (how often a first copy was lost): a path that never reordered that far
+ * lost it; else it awaits the receiver's word (a D-SACK, an early cover) and, without one,
+ * counts as lost with the probability those rates give (the more likely fate labels its
+ * retransmissions). Copies not needed can be lost too: they add the first-copy loss rate
+ * each. Both make the inferred part of the lost count (S_LOST_INFERRED_MILLI). */
+
+static int64_t sb_index(const direction_state *s, int64_t lo) {
+    /* first entry with hi > lo (entries are in sequence order) */
+    int64_t a = s->sb_first, b = s->sb_len;
+    while (a < b) {
+        int64_t m = a + (b - a) / 2;
+        if (s->sb[m].hi <= lo) a = m + 1; else b = m;
+    }
+    return a;
+}
+
+/* The first entry at or after k not yet covered (runs of covered entries are stepped over,
+ * and the steps shortened for the next search: SACK blocks are read again at every ACK). */
+static int64_t sb_uncovered(direction_state *s, int64_t k) {
+    int64_t t = k;
+    while (t < s->sb_len && s->sb[t].covered) t += s->sb[t].skip;
+    if (t > s->sb_len) t = s->sb_len;
+    while (k < t && s->sb[k].covered) {
+        int64_t next = k + s->sb[k].skip;
+        if (t - k < INT32_MAX) s->sb[k].skip = (int32_t)(t - k);
+        k = next;
+    }
+    return t;
+}
+
+static void sender_rtt_sample(direction_state *s, int64_t r) {
+    if (r < 0) return;
+    if (s->sender_rtt_min_ns < 0 || r < s->sender_rtt_min_ns) s->sender_rtt_min_ns = r;
+    s->sender_rtt_recent_ns[s->sender_rtt_next] = r;
+    s->sender_rtt_next = (s->sender_rtt_next + 1) % SENDER_RECENT_RTT_SAMPLES;
+    if (s->sender_rtt_len < SENDER_RECENT_RTT_SAMPLES) s->sender_rtt_len++;
+}
+
+static int64_t sender_rtt_recent_max_ns(const direction_state *s) {
+    int64_t m = 0;
+    for (int j = 0; j < s->sender_rtt_len; j++)
+        if (s->sender_rtt_recent_ns[j] > m) m = s->sender_rtt_recent_ns[j];
+    return m;
+}
+
+/* Lowest RTT seen: echoes of TSvals and the cumulative ACK's Karn samples (-1: none). */
+static int64_t sender_rtt_floor_ns(const direction_state *s) {
+    int64_t m = s->sender_rtt_min_ns;
+    if (s->min_rtt_ns > 0 && (m < 0 || s->min_rtt_ns < m)) m = s->min_rtt_ns;
+    return m;
+}
+
+static int reorder_bin(int64_t lag_ns) {
+    if (lag_ns < 1000) return 0;
+    int b = (int)floor(log2((double)lag_ns / 1000.0) * REORDER_BINS_PER_OCTAVE);
+    return b < 0 ? 0 : b >= REORDER_BINS ? REORDER_BINS - 1 : b;
+}
+
+static void reorder_sample(direction_state *s, int64_t lag_ns) {
+    s->reorder_samples++;
+    if (lag_ns > 0) s->ro->hist[reorder_bin(lag_ns)]++;
+}
+
+/* Whether any segment reported as just arrived trailed one sent lag_ns later. */
+static int reordered_that_far(const direction_state *s, int64_t lag_ns) {
+    for (int b = reorder_bin(lag_ns); b < REORDER_BINS; b++)
+        if (s->ro->hist[b] > 0) return 1;
+    return 0;
+}
+
+/* Chance that a delivered first copy trails a segment sent lag_ns after it, for every bin:
+ * late[b] = P(lag >= bin b's start). The reports see a trailing copy only until a TSecr
+ * passes it (then it is discarded unseen): copies that awaited a word are the censored ones
+ * (Kaplan-Meier), each weighted by its chance of delivery. */
+static void reordering_survival(const direction_state *s, double late[REORDER_BINS]) {
+    double censored[REORDER_BINS];
+    for (int b = 0; b < REORDER_BINS; b++) censored[b] = s->ro->unreported_hist[b];
+    for (int q = 0; q < s->awaiting_len; q++) {
+        const awaiting_copy *c = &s->ro->awaiting[(s->awaiting_head + q) % AWAITING_RING];
+        if (!c->settled && c->lag_ns > 0) censored[reorder_bin(c->lag_ns)] += 1.0 - c->lost;
+    }
+    int64_t in_order = s->reorder_samples;   /* reports that trailed nothing */
+    double at_risk = 0.0;
+    for (int b = 0; b < REORDER_BINS; b++) {
+        in_order -= s->ro->hist[b];
+        at_risk += (double)s->ro->hist[b] + censored[b];
+    }
+    at_risk += (double)in_order;
+    double survive = at_risk > 0 ? 1.0 - (double)in_order / at_risk : 0.0;
+    at_risk -= (double)in_order;
+    for (int b = 0; b < REORDER_BINS; b++) {
+        late[b] = survive;
+        if (at_risk > 0) survive *= 1.0 - (double)s->ro->hist[b] / at_risk;
+        at_risk -= (double)s->ro->hist[b] + censored[b];
+    }
+}
+
+/* Share of first copies lost: the certain losses and the inferred ones, plus one in one
+ * more copy (so a short transfer without losses does not call reordering certain). */
+static double first_copy_loss_rate(const direction_state *s, double inferred) {
+    return ((double)s->first_copy_lost + inferred + 1.0) / ((double)s->first_copy_verdicts + 1.0);
+}
+
+/* The lag past which the path reorders less often than it loses a first copy. */
+static int64_t reorder_window_ns(const direction_state *s, double loss_rate) {
+    int64_t n = 0;
+    for (int b = REORDER_BINS - 1; b >= 0; b--) {
+        n += s->ro->hist[b];
+        if ((double)n > loss_rate * (double)s->reorder_samples)
+            return (int64_t)(1000.0 * exp2((double)(b + 1) / REORDER_BINS_PER_OCTAVE));
+    }
+    return 0;
+}
+
+/* Probability that an unreported first copy was lost rather than on its way: lag_ns as
+ * above (<= 0: nothing sent later was reported, then its age against the recent RTT plus
+ * the reordering window tells), at the loss rate and reordering (reordering_survival) given. */
+static double copy_loss_probability(const direction_state *s, int64_t lag_ns, int64_t age_ns, double loss_rate,
+                                    const double late_of_bin[REORDER_BINS]) {
+    double late;   /* chance that a delivered copy is still unreported */
+    if (lag_ns > 0) {
+        late = reordered_that_far(s, lag_ns) ? late_of_bin[reorder_bin(lag_ns)] : 0.0;
+    } else {
+        int64_t rtt = sender_rtt_recent_max_ns(s);
+        late = rtt > 0 && age_ns > rtt + reorder_window_ns(s, loss_rate) ? 0.0 : 1.0;
+    }
+    if (loss_rate > 1.0) loss_rate = 1.0;
+    double denominator = loss_rate + (1.0 - loss_rate) * late;
+    return denominator > 0 ? loss_rate / denominator : 1.0;
+}
+
+/* The range's retransmissions were not needed: a first copy got there. */
+static void retransmissions_not_needed(pass *ps, int64_t d, const sent_segment *e) {
+    direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    for (int q = 0; q < s->retx_len; q++) {
+        retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
+        if (r->spurious || r->hi <= e->lo || r->lo >= e->hi) continue;
+        int64_t segs = segments_of(r->hi - r->lo, s->mss);
+        r->spurious = 1;
+        ps->out->kind[r->pkt] = TRUTH_KIND_SPURIOUS;
+        S[S_SPURIOUS] += segs;
+        S[S_SPURIOUS_WITHOUT_DSACK] += segs;
+        if (r->downstream) { S[S_DOWNSTREAM_RETRANS] -= segs; r->downstream = 0; }
+    }
+}
+
+/* A first copy arrived after all: its retransmissions were not needed. */
+static void awaiting_delivered(pass *ps, int64_t d, awaiting_copy *c) {
+    direction_state *s = &ps->dirs[d];
+    c->settled = 1;
+    int64_t k = sb_index(s, c->lo);
+    if (k < s->sb_len && s->sb[k].lo == c->lo) s->sb[k].verdict = VERDICT_DELIVERED;
+    sent_segment e = {c->lo, c->hi, c->first_ns, c->first_ns, 0, 2, 1, 0, VERDICT_DELIVERED};
+    retransmissions_not_needed(ps, d, &e);
+}
+
+/* The oldest awaiting first copy gets no word: lost with the probability the path's rates
+ * give (the inferred count), labelled by the more likely fate. */
+static void awaiting_retire(pass *ps, int64_t d, double loss_rate, const double late_of_bin[REORDER_BINS]) {
+    direction_state *s = &ps->dirs[d];
+    awaiting_copy *c = &s->ro->awaiting[s->awaiting_head];
+    s->awaiting_head = (s->awaiting_head + 1) % AWAITING_RING; s->awaiting_len--;
+    if (c->settled) return;
+    double lost = copy_loss_probability(s, c->lag_ns, c->age_ns, loss_rate, late_of_bin);
+    s->inferred_lost += lost;
+    if (c->lag_ns > 0) s->ro->unreported_hist[reorder_bin(c->lag_ns)] += 1.0 - lost;
+    if (2.0 * lost < 1.0) {
+        awaiting_delivered(ps, d, c);                         /* labelled delivered: */
+        s->lost_inferred_correction += lost;                  /* count its chance of loss */
+    } else {
+        s->lost_inferred_correction -= 1.0 - lost;            /* labelled lost: less its chance */
+    }
+}
+
+/* An unreported first copy at the moment the ACKs could no longer report it. */
+static void unreported_copy(pass *ps, int64_t d, sent_segment *e, int64_t now) {
+    direction_state *s = &ps->dirs[d];
+    int64_t lag_ns = s->covered_sent_max_ns - e->first_ns, age_ns = now - e->first_ns;
+    double rate = first_copy_loss_rate(s, s->inferred_lost);
+    s->first_copy_verdicts++;
+    int reordered = lag_ns > 0 ? reordered_that_far(s, lag_ns)
+                               : !(sender_rtt_recent_max_ns(s) > 0 && age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
+    if (!s->uses_ts || s->reorder_samples == 0 || !reordered) {
+        e->verdict = VERDICT_LOST;   /* the path never reordered that far */
+        s->first_copy_lost++;
+        return;
+    }
+    if (s->ro->awaiting == NULL && (s->ro->awaiting = malloc(sizeof(awaiting_copy) * AWAITING_RING)) == NULL) {
+        ps->out_of_memory = 1;
+        return;
+    }
+    e->verdict = VERDICT_AWAITING;
+    if (s->awaiting_len == AWAITING_RING) {
+        double late[REORDER_BINS];
+        reordering_survival(s, late);
+        awaiting_retire(ps, d, rate, late);
+    }
+    s->ro->awaiting[(s->awaiting_head + s->awaiting_len) % AWAITING_RING] =
+        (awaiting_copy){e->lo, e->hi, e->first_ns, lag_ns, age_ns, rate, 0};
+    s->awaiting_len++;
+}
+
+/* The receiver's word on a range: a first copy awaiting it there arrived. */
+static void awaiting_word(pass *ps, int64_t d, int64_t lo, int64_t hi) {
+    direction_state *s = &ps->dirs[d];
+    for (int q = 0; q < s->awaiting_len; q++) {
+        awaiting_copy *c = &s->ro->awaiting[(s->awaiting_head + q) % AWAITING_RING];
+        if (!c->settled && c->lo >= lo && c->hi <= hi) { awaiting_delivered(ps, d, c); return; }
+    }
+}
+
+/* End of the capture: every awaiting copy retires at the loss rate and reordering that
+ * account for them (expectation-maximisation: each copy's chance of loss sets the rate and
+ * the censored reordering, which set the chances), and the copies not needed add their
+ * expected losses. */
+static void scoreboard_finish(pass *ps, int64_t d) {
+    direction_state *s = &ps->dirs[d];
+    double late[REORDER_BINS], rate = first_copy_loss_rate(s, s->inferred_lost);
+    for (int round = 0; round < SCOREBOARD_EM_ROUNDS; round++) {
+        reordering_survival(s, late);
+        double sum = s->inferred_lost;
+        for (int q = 0; q < s->awaiting_len; q++) {
+            awaiting_copy *c = &s->ro->awaiting[(s->awaiting_head + q) % AWAITING_RING];
+            if (c->settled) continue;
+            c->lost = copy_loss_probability(s, c->lag_ns, c->age_ns, rate, late);
+            sum += c->lost;
+        }
+        rate = first_copy_loss_rate(s, sum);
+    }
+    reordering_survival(s, late);
+    while (s->awaiting_len > 0) awaiting_retire(ps, d, rate, late);
+    /* copies not needed and not shown to have arrived (a D-SACK shows one) */
+    int64_t *S = stats_of(ps, d);
+    int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS];
+    if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0)
+        s->lost_inferred_correction += (rate - 1.0 / ((double)s->first_copy_verdicts + 1.0)) * (double)unproven;
+    S[S_LOST_INFERRED_MILLI] = (int64_t)llround(1000.0 * s->lost_inferred_correction);
+}
+
+/* Data sent: a first copy joins the scoreboard, a repeat is one more copy of its ranges. */
+static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int repeat) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    int64_t now = in->ts_ns[i];
+    if (in->has_ts[i]) {
+        s->uses_ts = 1;
+        if (s->sent_tsval == NULL) {
+            s->sent_tsval = malloc(sizeof(uint32_t) * SENT_TSVAL_RING);
+            s->sent_tsval_ns = malloc(sizeof(int64_t) * SENT_TSVAL_RING);
+            s->sent_tsval_first_ns = malloc(sizeof(int64_t) * SENT_TSVAL_RING);
+            if (!s->sent_tsval || !s->sent_tsval_ns || !s->sent_tsval_first_ns) { ps->out_of_memory = 1; return; }
+        }
+        int last = (s->sent_tsval_head + s->sent_tsval_len - 1) % SENT_TSVAL_RING;
+        if (s->sent_tsval_len > 0 && s->sent_tsval[last] == in->tsval[i]) {
+            s->sent_tsval_ns[last] = now;
+        } else {
+            if (s->sent_tsval_len == SENT_TSVAL_RING) {
+                s->sent_tsval_head = (s->sent_tsval_head + 1) % SENT_TSVAL_RING; s->sent_tsval_len--;
+            }
+            int at = (s->sent_tsval_head + s->sent_tsval_len) % SENT_TSVAL_RING;
+            s->sent_tsval[at] = in->tsval[i]; s->sent_tsval_ns[at] = s->sent_tsval_first_ns[at] = now;
+            s->sent_tsval_len++;
+        }
+    }
+    if (s->ro == NULL && (s->ro = calloc(1, sizeof(reordering))) == NULL) { ps->out_of_memory = 1; return; }
+    if (repeat) {
+        for (int64_t k = sb_index(s, lo); k < s->sb_len && s->sb[k].lo < hi; k++) {
+            sent_segment *e = &s->sb[k];
+            e->copies++;
+            e->last_ns = now;
+            if (e->verdict == VERDICT_DELIVERED) retransmissions_not_needed(ps, d, e);
+        }
+        return;
+    }
+    if (s->sb_len == s->sb_cap) {
+        if (s->sb_first > 0) {
+            memmove(s->sb, s->sb + s->sb_first, sizeof(sent_segment) * (size_t)(s->sb_len - s->sb_first));
+            s->sb_len -= s->sb_first; s->sb_verdict_next -= s->sb_first; s->sb_first = 0;
+        }
+        if (s->sb_len == s->sb_cap) {
+            int64_t nc = s->sb_cap ? s->sb_cap * 2 : 256;
+            sent_segment *nb = realloc(s->sb, sizeof(sent_segment) * (size_t)nc);
+            if (!nb) { ps->out_of_memory = 1; return; }
+            s->sb = nb; s->sb_cap = nc;
+        }
+    }
+    s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], 1, 1, 0, VERDICT_PENDING};
+}
+
+/* A segment newly ACKed or SACKed. `fresh`: reported as just arrived (the SACK block the
+ * receiver lists first, or the segment that moved the cumulative ACK), so its send time
+ * measures reordering against what was reported before. */
+static void scoreboard_cover(pass *ps, int64_t d, sent_segment *e, int64_t now, int fresh,
+                             int64_t *newest_sent_ns) {
+    direction_state *s = &ps->dirs[d];
+    e->covered = 1;
+    if (e->copies == 1) {
+        if (fresh) reorder_sample(s, s->covered_sent_max_ns - e->first_ns);
+        if (e->first_ns > *newest_sent_ns) *newest_sent_ns = e->first_ns;
+        if (e->verdict == VERDICT_AWAITING) awaiting_word(ps, d, e->lo, e->hi);   /* it came in time */
+        else if (e->verdict == VERDICT_PENDING) s->first_copy_verdicts++;
+        e->verdict = VERDICT_DELIVERED;
+        return;
+    }
+    int64_t floor_ns = sender_rtt_floor_ns(s);
+    int early = floor_ns > 0 && (now - e->last_ns) * EARLY_COVER_DEN < floor_ns * EARLY_COVER_NUM;
+    if (early && e->verdict == VERDICT_AWAITING) awaiting_word(ps, d, e->lo, e->hi);
+    if (e->verdict != VERDICT_PENDING) return;
+    if (early) {
+        s->first_copy_verdicts++;
+        e->verdict = VERDICT_DELIVERED;
+        retransmissions_not_needed(ps, d, e);
+        return;
+    }
+    unreported_copy(ps, d, e, now);   /* covered by a later copy */
+}
+
+/* A newer TSecr: an RTT sample, and first copies older than it by more than the PAWS window
+ * that are still unreported get their verdict (from now on they would be discarded). */
+static void scoreboard_on_echo(pass *ps, int64_t d, uint32_t echo, int64_t now) {
+    direction_state *p = &ps->dirs[d];
+    int lo = 0, hi = p->sent_tsval_len;
+    while (lo < hi) {   /* the ring is in send order: TSvals never fall */
+        int m = lo + (hi - lo) / 2;
+        if ((int32_t)(p->sent_tsval[(p->sent_tsval_head + m) % SENT_TSVAL_RING] - echo) < 0) lo = m + 1;
+        else hi = m;
+    }
+    int at = (p->sent_tsval_head + lo) % SENT_TSVAL_RING;
+    if (lo < p->sent_tsval_len && p->sent_tsval[at] == echo) {
+        /* the segment that moved the receiver's in-order point left with this TSval */
+        sender_rtt_sample(p, now - p->sent_tsval_ns[at]);
+        if (p->sent_tsval_first_ns[at] > p->covered_sent_max_ns) p->covered_sent_max_ns = p->sent_tsval_first_ns[at];
+    }
+    if (p->sb_verdict_next < p->sb_first) p->sb_verdict_next = p->sb_first;
+    while (p->sb_verdict_next < p->sb_len &&
+           (int32_t)(echo - p->sb[p->sb_verdict_next].first_tsval) > PAWS_WINDOW_TICKS) {
+        sent_segment *e = &p->sb[p->sb_verdict_next++];
+        if (!e->covered && e->verdict == VERDICT_PENDING) unreported_copy(ps, d, e, now);
+    }
+}
+
+/* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
+ * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
+ * answers each segment PAWS rejects with one, RFC 7323 5.3). */
+static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *p = &ps->dirs[d ^ 1];
+    int64_t now = in->ts_ns[i];
+    uint16_t f = in->tcp_flags[i];
+    if (!(f & TRUTH_TCP_ACK) || (f & TRUTH_TCP_RST) || p->sb_len == p->sb_first)
+        return;
+    int64_t a = unwrap32(p->hi_end, in->ack[i]);
+    int64_t newest_sent_ns = p->covered_sent_max_ns;
+    int news = a != p->sb_una || in->payload_len[i] > 0 || (f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) ||
+               !p->ack_window_valid || in->window[i] != p->ack_window_last;
+    p->ack_window_last = in->window[i]; p->ack_window_valid = 1;
+    /* the cumulative ACK: the first newly covered segment is the one that just arrived */
+    int fresh = 1;
+    for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
+        if (p->sb[k].covered) continue;
+        scoreboard_cover(ps, d ^ 1, &p->sb[k], now, fresh && p->sb[k].lo <= p->sb_una, &newest_sent_ns);
+        fresh = 0;
+    }
+    if (a > p->sb_una) p->sb_una = a;
+    /* SACK blocks (a D-SACK first block reports a duplicate, not an arrival) */
+    int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
+    int first = 0;
+    int nb = sack_blocks(ps, d ^ 1, i, a, L, R, &first);
+    if (first) {
+        news = 1;
+        for (int64_t k = sb_index(p, L[0]); k < p->sb_len && p->sb[k].lo < R[0]; k++) {
+            sent_segment *e = &p->sb[k];
+            if (e->verdict == VERDICT_PENDING && e->copies == 2 && e->lo >= L[0] && e->hi <= R[0]) {
+                p->first_copy_verdicts++;   /* two copies, one a duplicate: the first arrived */
+                e->verdict = VERDICT_DELIVERED;
+                retransmissions_not_needed(ps, d ^ 1, e);
+            }
+        }
+        awaiting_word(ps, d ^ 1, L[0], R[0]);
+    }
+    for (int j = first; j < nb; j++) {
+        if (R[j] <= L[j]) continue;
+        for (int64_t k = sb_uncovered(p, sb_index(p, L[j])); k < p->sb_len && p->sb[k].lo < R[j];
+             k = sb_uncovered(p, k + 1))
+            if (p->sb[k].lo >= L[j] && p->sb[k].hi <= R[j]) {
+                scoreboard_cover(ps, d ^ 1, &p->sb[k], now, j == first, &newest_sent_ns);
+                news = 1;
+            }
+    }
+    p->covered_sent_max_ns = newest_sent_ns;
+    if (in->has_ts[i] && (!p->echo_valid || (int32_t)(in->tsecr[i] - p->echo_last) > 0)) {
+        p->echo_last = in->tsecr[i]; p->echo_valid = 1;
+        scoreboard_on_echo(ps, d ^ 1, in->tsecr[i], now);
+        news = 1;
+    }
+    if (!news && p->hi_end > a) stats_of(ps, d ^ 1)[S_DISCARD_DUPACKS]++;
+    while (p->sb_first < p->sb_len && p->sb[p->sb_first].hi <= a) p->sb_first++;
+}
+
 /* This packet as an acknowledgment of the peer direction's data. */
 static void on_ack(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -355,6 +853,7 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
         P[S_DUP_ACKS]++;
     }
     on_sack(ps, d, i, a);
+    if (in->mode[d ^ 1] == TRUTH_MODE_SENDER) scoreboard_on_ack(ps, d, i);
 }
 
 /* This packet announces its sender's receive window: it limits the peer. */
@@ -529,11 +1028,13 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
 
     if (lo >= s->hi_end) {
         on_new_data(ps, d, i, lo, hi);
+        if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 0);
     } else if (len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0) {
         ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE;   /* a one-byte zero-window probe: not loss */
         S[S_WINDOW_PROBES]++;
     } else {
         on_repeat(ps, d, i, lo, hi, idle_ns);
+        if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 1);
     }
 
     /* bytes in flight after this segment: highest sent - cumulative ACK - SACKed */
@@ -598,6 +1099,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].mss = in->mss[d];
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
+        ps.dirs[d].sender_rtt_min_ns = -1;
     }
     for (int64_t i = 0; i < in->n_packets; i++) {
         out->kind[i] = TRUTH_KIND_NONE; out->rtt_us[i] = NAN; out->rtt_direction[i] = -1;
@@ -619,6 +1121,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         on_data(&ps, d, i);
     }
     for (int64_t d = 0; d < n_dirs; d++) {
+        if (in->mode[d] == TRUTH_MODE_SENDER && ps.dirs[d].ro) scoreboard_finish(&ps, d);
         int64_t unfilled = 0;
         for (int j = 0; j < ps.dirs[d].nholes; j++) unfilled += ps.dirs[d].holes[j].hi - ps.dirs[d].holes[j].lo;
         stats_of(&ps, d)[S_UNFILLED_HOLE_BYTES] = unfilled;
@@ -626,6 +1129,12 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         stats_of(&ps, d)[S_ACKED_BYTES] = ps.dirs[d].have_una ? ps.dirs[d].snd_una - ps.dirs[d].base : -1;
         free(ps.dirs[d].holes);
         free(ps.dirs[d].rtt);
+        free(ps.dirs[d].sb);
+        if (ps.dirs[d].ro) free(ps.dirs[d].ro->awaiting);
+        free(ps.dirs[d].ro);
+        free(ps.dirs[d].sent_tsval);
+        free(ps.dirs[d].sent_tsval_ns);
+        free(ps.dirs[d].sent_tsval_first_ns);
     }
     free(ps.dirs);
     return ps.out_of_memory ? -1 : 0;
