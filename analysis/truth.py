@@ -348,6 +348,34 @@ def _ip_id_gaps(id64: np.ndarray, id_count: Optional[np.ndarray], slot: np.ndarr
     return gaps
 
 
+def _ids_per_packet_reordered(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
+                              mss: np.ndarray, id64: np.ndarray, stats1: np.ndarray,
+                              id_per_packet: np.ndarray) -> np.ndarray:
+    """Per slot: a sender that numbers packets one by one, seen after reordering. Reordering
+    breaks the steps of one in capture order, but not the count: the IDs present cover the
+    span between the lowest and highest as densely as consecutive steps would (the same
+    IP_ID_PER_PACKET_FRACTION; the rest are packets lost before the capture point)."""
+    col = STAT_INDEX
+    steps = stats1[:, col["ip_id_steps"]]
+    candidates = ~id_per_packet & (steps >= IP_ID_MIN_STEPS) & (stats1[:, col["ip_id_forward_steps"]] < steps)
+    if not candidates.any():
+        return np.zeros(n_slots, dtype=bool)
+    payload = np.asarray(packets["tcp_payload_len"])
+    slot_mss = np.where(slot >= 0, mss[np.maximum(slot, 0)] if len(mss) else 0, 0)
+    id_count = _ids_per_packet(packets, slot, mss) if ((slot_mss > 0) & (payload > slot_mss)).any() else None
+    slots = np.flatnonzero(candidates)
+    gaps = _ip_id_gaps(id64, id_count, slot, slots, n_slots)
+    valid = (id64 >= 0) & (slot >= 0)
+    lowest = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
+    highest = np.full(n_slots, -1, dtype=np.int64)
+    np.minimum.at(lowest, slot[valid], id64[valid])
+    np.maximum.at(highest, slot[valid], id64[valid])
+    span = np.maximum(highest - lowest + 1, 0)
+    # distinct IDs (the span less its gaps) fill the span; repeated IDs (zero) do not count
+    distinct = span - gaps
+    return candidates & (span >= IP_ID_MIN_STEPS) & (distinct >= IP_ID_PER_PACKET_FRACTION * np.maximum(span, 1))
+
+
 def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
                        capture_drops: Optional[Dict[str, Any]] = None) -> Directions:
     """Truth-seeking numbers for every flow direction that carries data.
@@ -394,6 +422,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     steps = stats1[:, col["ip_id_steps"]]
     id_per_packet = (steps > 0) & (stats1[:, col["ip_id_steps_of_one"]] >=
                                    IP_ID_PER_PACKET_FRACTION * np.maximum(steps, 1))
+    id_per_packet |= _ids_per_packet_reordered(packets, slot, n_slots, mss, id64, stats1, id_per_packet)
     vantage = _vantage(stats1, n_slots)
     mode = np.select([vantage == "receiver", vantage == "in-path"], [MODE_RECEIVER, MODE_IN_PATH],
                      MODE_SENDER).astype(np.int8)

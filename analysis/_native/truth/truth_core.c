@@ -16,6 +16,8 @@
 #define RTO_MIN_NS 180000000LL
 /* Without an RTT estimate, a hole filled within this time is reordering. */
 #define REORDER_DEFAULT_NS 3000000LL
+/* The longest TSval tick among common stacks (Linux and BSDs tick in 1 ms). */
+#define TSVAL_TICK_MAX_NS 2000000LL
 /* A hole filled within this fraction of the RTT is reordering (1/REORDER_RTT_DIV). */
 #define REORDER_RTT_DIV 2
 /* Segments awaiting their RTT sample, and retransmissions kept for D-SACK
@@ -124,6 +126,8 @@ typedef struct {
     /* the highest start of a hole a retransmission filled: a sender repairs holes in
      * sequence order, so a hole still open below it had its retransmission lost (-1: none) */
     int64_t retx_fill_lo;
+    uint32_t retx_fill_tsval; int retx_fill_has_ts;   /* that repair's TSval: a lower repair sent
+                                                         no later arrived late, it was not lost */
     /* RTT at the sender */
     rtt_entry *rtt; int rtt_head, rtt_len;
     retx_entry retx[RETX_RING]; int retx_head, retx_len;
@@ -901,10 +905,14 @@ static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *
     int64_t id = ps->out->id64[i];
     if (in->id_per_packet[d] && id >= 0 && h->reveal_id >= 0)
         return id < h->reveal_id;
+    int64_t min_rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
     if (in->has_ts[i] && h->has_ts && in->tsval[i] != h->reveal_tsval)
         return (int32_t)(in->tsval[i] - h->reveal_tsval) < 0;
-    int64_t thr = s->min_rtt_ns > 0 ? s->min_rtt_ns / REORDER_RTT_DIV : REORDER_DEFAULT_NS;
-    if (p->min_rtt_ns > 0 && s->min_rtt_ns <= 0) thr = p->min_rtt_ns / REORDER_RTT_DIV;
+    /* the revealing segment's own TSval tick: a repair leaves at least a round trip after
+     * it, so on a path whose round trip is longer than a tick it is a late original */
+    if (in->has_ts[i] && h->has_ts && min_rtt_ns > TSVAL_TICK_MAX_NS)
+        return 1;
+    int64_t thr = min_rtt_ns > 0 ? min_rtt_ns / REORDER_RTT_DIV : REORDER_DEFAULT_NS;
     return (in->ts_ns[i] - h->created_ns) < thr;
 }
 
@@ -982,18 +990,25 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         ps->out->hole_age_ns[i] = hole_age_ns;
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
-        int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo;
+        int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo &&
+                      !(in->has_ts[i] && s->retx_fill_has_ts && (int32_t)(in->tsval[i] - s->retx_fill_tsval) <= 0);
         int64_t rtt_ns = recent_rtt_max_ns(s);
         int64_t opened_ns = now - hole_age_ns;
         int64_t quiet_ns = now - (s->last_repair_ns > opened_ns ? s->last_repair_ns : opened_ns);
-        int late = s->recent_rtt_len > 0 && hole_age_ns > LATE_REPAIR_RTTS * rtt_ns && quiet_ns > rtt_ns;
+        /* a sender that saw reordering waits up to one RTT more before repairing (RACK's
+         * reordering window grows to the smoothed RTT) */
+        int64_t late_rtts = LATE_REPAIR_RTTS + (S[S_REORDERED] > 0 ? 1 : 0);
+        int late = s->recent_rtt_len > 0 && hole_age_ns > late_rtts * rtt_ns && quiet_ns > rtt_ns;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end;
         s->last_repair_lost = skipped || late || continues;
         if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg;
         s->last_repair_ns = now;
         s->last_repair_end = hi;
-        if (lo > s->retx_fill_lo) s->retx_fill_lo = lo;
+        if (lo > s->retx_fill_lo) {
+            s->retx_fill_lo = lo;
+            s->retx_fill_tsval = in->tsval[i]; s->retx_fill_has_ts = in->has_ts[i];
+        }
     }
     if (downstream) S[S_DOWNSTREAM_RETRANS] += rseg;
     ps->out->kind[i] = spurious ? TRUTH_KIND_SPURIOUS : (uint8_t)rk;
