@@ -46,7 +46,7 @@ STAT_FIELDS = (
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
     "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs", "acked_bytes",
-    "spurious_without_dsack", "discard_dupacks", "lost_inferred_milli",
+    "spurious_without_dsack", "discard_dupacks", "lost_inferred_milli", "lost_inferred_sd_milli",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -505,6 +505,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     # at the sender: retransmissions needed, plus the inferred part (first copies whose fate
     # no ACK told, by their loss probability, and copies not needed lost on the way)
     table["lost_inferred"] = np.where(is_sender_mode, np.rint(table["lost_inferred_milli"] / 1000.0), 0).astype(np.int64)
+    table["lost_inferred_sd"] = np.where(is_sender_mode, table["lost_inferred_sd_milli"] / 1000.0, 0.0)
     lost = np.where(is_sender_mode, retrans - spurious + table["lost_inferred"],
                     upstream + table["downstream_retransmissions"])
     lost = np.maximum(lost, 0)
@@ -598,7 +599,7 @@ JSON_FIELDS = (
     "delivered_bytes", "capture_gap_bytes", "super_segment_frames", "duplicate_frames",
     "forwarded_drops", "downstream_retransmissions", "ip_id_policy", "handshake_seen",
     "ip_id_lost_segments", "hole_lost_segments", "lost_repairs", "ip_id_unusable", "ip_id_contradicted",
-    "spurious_without_dsack", "discard_dupacks", "lost_inferred",
+    "spurious_without_dsack", "discard_dupacks", "lost_inferred", "lost_inferred_sd",
 )
 
 

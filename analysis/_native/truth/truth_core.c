@@ -159,6 +159,7 @@ typedef struct {
     int awaiting_head, awaiting_len;   /* ring in ro->awaiting */
     double inferred_lost;           /* awaiting copies retired: their summed loss probability */
     double lost_inferred_correction;   /* lost count less the retransmissions labelled needed */
+    double lost_inferred_variance;     /* of that count (segments squared) */
     uint16_t ack_window_last; int ack_window_valid;   /* the window of the peer's last ACK */
 } direction_state;
 
@@ -605,6 +606,7 @@ static void awaiting_retire(pass *ps, int64_t d, double loss_rate, const double 
     if (c->settled) return;
     double lost = copy_loss_probability(s, c->lag_ns, c->age_ns, loss_rate, late_of_bin);
     s->inferred_lost += lost;
+    s->lost_inferred_variance += lost * (1.0 - lost);
     if (c->lag_ns > 0) s->ro->unreported_hist[reorder_bin(c->lag_ns)] += 1.0 - lost;
     if (2.0 * lost < 1.0) {
         awaiting_delivered(ps, d, c);                         /* labelled delivered: */
@@ -675,8 +677,13 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     int64_t *S = stats_of(ps, d);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS];
     if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0)
-        s->lost_inferred_correction += (rate - 1.0 / ((double)s->first_copy_verdicts + 1.0)) * (double)unproven;
+    {
+        double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);
+        s->lost_inferred_correction += unneeded_loss_rate * (double)unproven;
+        s->lost_inferred_variance += unneeded_loss_rate * (1.0 - unneeded_loss_rate) * (double)unproven;
+    }
     S[S_LOST_INFERRED_MILLI] = (int64_t)llround(1000.0 * s->lost_inferred_correction);
+    S[S_LOST_INFERRED_SD_MILLI] = (int64_t)llround(1000.0 * sqrt(s->lost_inferred_variance));
 }
 
 /* Data sent: a first copy joins the scoreboard, a repeat is one more copy of its ranges. */
@@ -898,6 +905,14 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     }
 }
 
+/* The round trip the handshake shows at this capture point (the longer leg), -1 unknown. */
+static int64_t handshake_rtt_ns(const pass *ps, int64_t d) {
+    const int64_t *A = stats_of(ps, d & ~1), *B = stats_of(ps, d | 1);
+    int64_t syn = A[S_SYN_TS], synack = B[S_SYNACK_TS], ack = A[S_FIRST_ACK_TS];
+    if (syn < 0 || synack < syn || ack < synack) return -1;
+    return synack - syn > ack - synack ? synack - syn : ack - synack;
+}
+
 /* A hole filled: a late original or a retransmission? */
 static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *h) {
     const truth_input *in = ps->in;
@@ -906,6 +921,7 @@ static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *
     if (in->id_per_packet[d] && id >= 0 && h->reveal_id >= 0)
         return id < h->reveal_id;
     int64_t min_rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
+    if (min_rtt_ns <= 0) min_rtt_ns = handshake_rtt_ns(ps, d);
     if (in->has_ts[i] && h->has_ts && in->tsval[i] != h->reveal_tsval)
         return (int32_t)(in->tsval[i] - h->reveal_tsval) < 0;
     /* the revealing segment's own TSval tick: a repair leaves at least a round trip after
