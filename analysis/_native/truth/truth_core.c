@@ -16,7 +16,8 @@
 #define RTO_MIN_NS 180000000LL
 /* Without an RTT estimate, a hole filled within this time is reordering. */
 #define REORDER_DEFAULT_NS 3000000LL
-/* The longest TSval tick among common stacks (Linux and BSDs tick in 1 ms). */
+/* The TSval tick of Linux and the BSDs (1 ms), and the longest among common stacks. */
+#define TSVAL_TICK_NS 1000000LL
 #define TSVAL_TICK_MAX_NS 2000000LL
 /* A hole filled within this fraction of the RTT is reordering (1/REORDER_RTT_DIV). */
 #define REORDER_RTT_DIV 2
@@ -47,8 +48,9 @@
  * ACK, with a D-SACK only below its cumulative ACK: a first copy that reordering delays
  * behind a retransmission of lower data arrives and is dropped without a word. */
 #define PAWS_WINDOW_TICKS 1
-/* A range covered sooner than this fraction of the lowest RTT seen after its newest copy
- * left was covered by an earlier copy (RFC 4015's spirit: the response came too soon). */
+/* A range covered sooner than this fraction of the lowest RTT seen, less a TSval tick (RTTs
+ * from echoes are known to a tick), after its newest copy left was covered by an earlier
+ * copy (RFC 4015's spirit: the response came too soon). */
 #define EARLY_COVER_NUM 3
 #define EARLY_COVER_DEN 4
 /* Distinct TSvals remembered with their send times, for the RTT of an echo (entries: a
@@ -622,7 +624,9 @@ static void unreported_copy(pass *ps, int64_t d, sent_segment *e, int64_t now) {
     int64_t lag_ns = s->covered_sent_max_ns - e->first_ns, age_ns = now - e->first_ns;
     double rate = first_copy_loss_rate(s, s->inferred_lost);
     s->first_copy_verdicts++;
-    int reordered = lag_ns > 0 ? reordered_that_far(s, lag_ns)
+    /* a copy trailing by less than a TSval tick would not be discarded as too old, and a late
+     * copy that is not discarded gets a D-SACK: none came, it was lost */
+    int reordered = lag_ns > 0 ? lag_ns > TSVAL_TICK_NS && reordered_that_far(s, lag_ns)
                                : !(sender_rtt_recent_max_ns(s) > 0 && age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
     if (!s->uses_ts || s->reorder_samples == 0 || !reordered) {
         e->verdict = VERDICT_LOST;   /* the path never reordered that far */
@@ -752,7 +756,7 @@ static void scoreboard_cover(pass *ps, int64_t d, sent_segment *e, int64_t now, 
         return;
     }
     int64_t floor_ns = sender_rtt_floor_ns(s);
-    int early = floor_ns > 0 && (now - e->last_ns) * EARLY_COVER_DEN < floor_ns * EARLY_COVER_NUM;
+    int early = floor_ns > 0 && (now - e->last_ns + TSVAL_TICK_NS) * EARLY_COVER_DEN < floor_ns * EARLY_COVER_NUM;
     if (early && e->verdict == VERDICT_AWAITING) awaiting_word(ps, d, e->lo, e->hi);
     if (e->verdict != VERDICT_PENDING) return;
     if (early) {
@@ -939,6 +943,18 @@ static int64_t recent_rtt_max_ns(const direction_state *s) {
     return m;
 }
 
+/* A repair below the highest repair so far that left before it (an earlier TSval tick, or
+ * the same tick on a path slower than a tick): reordered on the way, not a second repair. */
+static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+    if (!in->has_ts[i] || !s->retx_fill_has_ts) return 0;
+    int32_t ticks = (int32_t)(in->tsval[i] - s->retx_fill_tsval);
+    int64_t min_rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
+    if (min_rtt_ns <= 0) min_rtt_ns = handshake_rtt_ns(ps, d);
+    return ticks < 0 || (ticks == 0 && min_rtt_ns > TSVAL_TICK_MAX_NS);
+}
+
 /* Retransmission kind from the recovery the ACKs show. */
 static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
     if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
@@ -1006,8 +1022,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         ps->out->hole_age_ns[i] = hole_age_ns;
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
-        int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo &&
-                      !(in->has_ts[i] && s->retx_fill_has_ts && (int32_t)(in->tsval[i] - s->retx_fill_tsval) <= 0);
+        int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo && !repair_reordered(ps, d, i);
         int64_t rtt_ns = recent_rtt_max_ns(s);
         int64_t opened_ns = now - hole_age_ns;
         int64_t quiet_ns = now - (s->last_repair_ns > opened_ns ? s->last_repair_ns : opened_ns);
