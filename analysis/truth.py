@@ -46,6 +46,7 @@ STAT_FIELDS = (
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
     "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs", "acked_bytes",
+    "idle_ns",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -481,7 +482,9 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         table["loss_rate"] = np.where(originals > 0, lost / np.maximum(originals, 1), np.nan)
         table["retransmission_rate"] = np.where(
             table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan)
-        duration_s = (table["last_data_ts_ns"] - table["first_data_ts_ns"]) / 1e9
+        # first to last data segment, less the time the application was idle (nothing
+        # unacknowledged and nothing sent for over the minimum RTO): the rates are while it sent
+        duration_s = (table["last_data_ts_ns"] - table["first_data_ts_ns"] - table["idle_ns"]) / 1e9
         table["duration_s"] = duration_s
         table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
         # data the receiver acknowledged was delivered, also where the capture missed it; data
