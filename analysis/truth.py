@@ -46,7 +46,7 @@ STAT_FIELDS = (
     "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
     "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs", "acked_bytes",
-    "idle_ns",
+    "idle_ns", "first_acked_ts_ns",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -483,8 +483,16 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         table["retransmission_rate"] = np.where(
             table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan)
         # first to last data segment, less the time the application was idle (nothing
-        # unacknowledged and nothing sent for over the minimum RTO): the rates are while it sent
-        duration_s = (table["last_data_ts_ns"] - table["first_data_ts_ns"] - table["idle_ns"]) / 1e9
+        # unacknowledged and nothing sent for over the minimum RTO): the rates are while it sent.
+        # At the sender, data lost before any was delivered (iperf3's cookie, waiting out a
+        # timeout) is not the transfer yet: it starts with the data the first ACK covered, sent
+        # about a round trip (the handshake's) before that ACK came, as the receiver sees it
+        handshake_ns = _handshake_rtt_us(stats, n_slots)[data_slots] * 1000.0
+        first_acked = table["first_acked_ts_ns"]
+        start_ns = np.where(is_sender_mode & (first_acked >= 0),
+                            np.maximum(table["first_data_ts_ns"], first_acked - handshake_ns),
+                            table["first_data_ts_ns"])
+        duration_s = (table["last_data_ts_ns"] - start_ns - table["idle_ns"]) / 1e9
         table["duration_s"] = duration_s
         table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
         # data the receiver acknowledged was delivered, also where the capture missed it; data

@@ -370,6 +370,26 @@ def test_goodput_leaves_out_the_applications_idle_time_before_the_transfer():
         assert abs(r["goodput_bps"] - (37 + 100 * 1460) * 8 / 0.099) < 1.0
 
 
+def test_goodput_at_the_sender_starts_with_the_first_data_delivered_not_a_lost_first_segment():
+    """The first segment (iperf3's cookie) is lost and repaired by a timeout 0.2 s later; the
+    transfer starts behind the repair. The receiver's rate begins with the repair's arrival,
+    and so does the sender's: the first ACK came one round trip after it was sent."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=61, ttl_b=64)
+    f.add(t + 0.001, 1, 1001, 5001, length=37, ttl=64)
+    f.add(t + 0.201, 1, 1001, 5001, length=37, ttl=64)
+    f.add(t + 0.202, 0, 5001, 1038, ttl=61)
+    seq = 1038
+    for k in range(100):
+        f.add(t + 0.203 + k * 0.001, 1, seq, 5001, length=1460, ttl=64)
+        seq += 1460
+        f.add(t + 0.2035 + k * 0.001, 0, 5001, seq, ttl=61)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender" and r["retransmissions"] == 1
+    assert abs(r["duration_s"] - 0.101) < 1e-6, r["duration_s"]
+
+
 def test_goodput_at_the_receiver_keeps_a_silence_after_full_segments_a_lost_window_may_have_made():
     """Downstream, a window lost whole before a retransmission timeout also leaves everything
     received acknowledged; a silence after a full segment is not taken for idleness there."""
