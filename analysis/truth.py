@@ -482,12 +482,12 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         table["loss_rate"] = np.where(originals > 0, lost / np.maximum(originals, 1), np.nan)
         table["retransmission_rate"] = np.where(
             table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan)
-        # first to last data segment, less the time the application was idle (nothing
-        # unacknowledged and nothing sent for over the minimum RTO): the rates are while it sent.
+        # first to last data segment, less a wait after the first message (nothing
+        # unacknowledged and nothing sent for over the minimum RTO) before the transfer began.
         # At the sender, data lost before any was delivered (iperf3's cookie, waiting out a
         # timeout) is not the transfer yet: it starts with the data the first ACK covered, sent
         # about a round trip (the handshake's) before that ACK came, as the receiver sees it
-        handshake_ns = _handshake_rtt_us(stats, n_slots)[data_slots] * 1000.0
+        handshake_ns = np.round(_handshake_rtt_us(stats, n_slots)[data_slots] * 1000.0).astype(np.int64)
         first_acked = table["first_acked_ts_ns"]
         start_ns = np.where(is_sender_mode & (first_acked >= 0),
                             np.maximum(table["first_data_ts_ns"], first_acked - handshake_ns),

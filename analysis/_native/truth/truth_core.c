@@ -15,9 +15,7 @@
 /* Linux's minimum retransmission timeout is 200 ms; accept 10% early. */
 #define RTO_MIN_NS 180000000LL
 /* A direction with every byte acknowledged that sends nothing for longer than this is idle
- * as TCP itself counts it (RFC 5681 4.1 restarts the window after an RTO of idleness): the
- * application had nothing to send (iperf3's cookie before a -P test starts, a request before
- * its reply). Rates leave that time out. */
+ * as TCP itself counts it (RFC 5681 4.1 restarts the window after an RTO of idleness). */
 #define IDLE_NS RTO_MIN_NS
 /* Without an RTT estimate, a hole filled within this time is reordering. */
 #define REORDER_DEFAULT_NS 3000000LL
@@ -538,17 +536,21 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     s->retx_len++;
 }
 
-/* Data after a silence with nothing unacknowledged: the application was idle. At the sender
- * nothing unacknowledged means nothing in flight. Downstream, a window lost whole before a
- * retransmission timeout looks the same (all it received is acknowledged), so there the
- * data before the silence must also end short of a full segment: the application's write
- * ended there, as a bulk sender fills every segment while it has data queued. */
+/* Data after a silence with nothing unacknowledged that follows the direction's first
+ * message: the application waited before its transfer began (iperf3 -P sends each stream a
+ * cookie, then waits for every stream; a client's greeting, then the server's turn). Idle
+ * as TCP counts it (RFC 5681 4.1: nothing sent for over an RTO). Later silences stay in the
+ * transfer's time, as an application's own stalls do in its rate. At the sender nothing
+ * unacknowledged means nothing in flight; downstream a first flight lost whole before a
+ * timeout looks the same, so there the message must also end short of a full segment. */
 static void on_data_after_idle(pass *ps, int64_t d, int64_t i) {
     const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
     int64_t silence_ns = ps->in->ts_ns[i] - s->last_tx_ns;
-    if (stats_of(ps, d)[S_DATA_PACKETS] <= 1 || !s->have_una || s->snd_una < s->hi_end || silence_ns <= IDLE_NS)
+    if (S[S_DATA_PACKETS] <= 1 || s->mss <= 0 || S[S_UNIQUE_BYTES] > s->mss || !s->have_una ||
+            s->snd_una < s->hi_end || silence_ns <= IDLE_NS)
         return;
-    if (ps->in->mode[d] != TRUTH_MODE_SENDER && (s->mss <= 0 || s->last_tx_len % s->mss == 0))
+    if (ps->in->mode[d] != TRUTH_MODE_SENDER && s->last_tx_len % s->mss == 0)
         return;
     stats_of(ps, d)[S_IDLE_NS] += silence_ns;
 }
