@@ -487,7 +487,8 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         # At the sender, data lost before any was delivered (iperf3's cookie, waiting out a
         # timeout) is not the transfer yet: it starts with the data the first ACK covered, sent
         # about a round trip (the handshake's) before that ACK came, as the receiver sees it
-        handshake_ns = np.round(_handshake_rtt_us(stats, n_slots)[data_slots] * 1000.0).astype(np.int64)
+        handshake_us = _handshake_rtt_us(stats, n_slots)
+        handshake_ns = np.round(handshake_us[data_slots] * 1000.0).astype(np.int64)
         first_acked = table["first_acked_ts_ns"]
         start_ns = np.where(is_sender_mode & (first_acked >= 0),
                             np.maximum(table["first_data_ts_ns"], first_acked - handshake_ns),
@@ -506,7 +507,6 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     rtt_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
     flight_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
     if len(data_slots):
-        handshake_us = _handshake_rtt_us(stats, n_slots)
         sample_rows = np.flatnonzero(rtt_slot >= 0)
         for r, s in enumerate(_split_by_row(rtt_us[sample_rows], row_of_slot[rtt_slot[sample_rows]],
                                             len(data_slots))):

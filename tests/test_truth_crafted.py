@@ -338,6 +338,21 @@ def test_new_data_the_sender_sent_before_it_knew_of_the_hole_does_not_count_a_lo
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
+def test_on_a_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lost_repair():
+    """The lost-repair flow above, on a path that delivered an original late before (segment
+    2 ahead of 1, with the older TSval): new data sent after a repair may overtake it there."""
+    f = receiver_side_with_rtt(repair_after_s=0.019, rtt_s=0.010, segments=80, step_s=0.0005)
+    data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
+    one, two = data[1], data[2]
+    for key in ("seq", "tsval"):
+        f.rows[one][key], f.rows[two][key] = f.rows[two][key], f.rows[one][key]
+    f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS   # the ACK after 2 still asks for 1
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 1
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
 def transfer_after_a_pause(vantage: str, first_length: int, pause_s: float = 0.3, segments: int = 100,
                            step_s: float = 0.001) -> Flow:
     """b sends `first_length` bytes, a acknowledges them, b pauses `pause_s`, then sends

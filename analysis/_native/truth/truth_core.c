@@ -41,12 +41,12 @@
  * of history at Linux's 1 ms TSval tick). */
 #define SENT_TSVAL_RING 1024
 /* A sender marks a hole lost once data sent after it is SACKed and a reordering window has
- * passed (RACK, RFC 8985: a quarter of the round trip, a whole one here where reordering
- * was seen), then repairs every hole it marked before it sends new data. New data whose
- * TSecr echoes an ACK the receiver sent this long after a hole opened (the larger of the
- * floor and the round trip over KNOWN_LOST_RTT_DIV) was sent after that hole's repair: when
- * the hole is still open as it arrives, that repair was lost. The floor covers TSval clocks
- * that tick once a millisecond. */
+ * passed (RACK, RFC 8985: a quarter of the round trip), then repairs every hole it marked
+ * before it sends new data. New data whose TSecr echoes an ACK the receiver sent this long
+ * after a hole opened (the larger of the floor and the round trip over KNOWN_LOST_RTT_DIV)
+ * was sent after that hole's repair: when the hole is still open as it arrives, that repair
+ * was lost, on a path that delivers in order. The floor covers TSval clocks that tick once a
+ * millisecond. */
 #define KNOWN_LOST_FLOOR_NS 1000000LL
 #define KNOWN_LOST_RTT_DIV 4
 /* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
@@ -674,13 +674,14 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     const direction_state *p = &ps->dirs[d ^ 1];
-    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || s->recent_rtt_len == 0 || p->sent_tsv_len == 0)
+    /* where late originals were seen, the path reorders: new data sent after a repair may
+     * arrive before it, and the order of arrival is no evidence */
+    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || s->recent_rtt_len == 0 || p->sent_tsv_len == 0
+            || stats_of(ps, d)[S_REORDERED] > 0)
         return;
     int64_t echoed_ns = sent_tsval_ns(p, in->tsecr[i]);
     if (echoed_ns < 0) return;
-    int64_t rtt_ns = recent_rtt_max_ns(s);
-    /* a sender that saw reordering waits up to a round trip before it calls a hole lost */
-    int64_t wait_ns = stats_of(ps, d)[S_REORDERED] > 0 ? rtt_ns : rtt_ns / KNOWN_LOST_RTT_DIV;
+    int64_t wait_ns = recent_rtt_max_ns(s) / KNOWN_LOST_RTT_DIV;
     if (wait_ns < KNOWN_LOST_FLOOR_NS) wait_ns = KNOWN_LOST_FLOOR_NS;
     /* holes are in sequence order, and so in the order they opened: skip those already
      * marked (binary search), then mark while the sender knew them */
