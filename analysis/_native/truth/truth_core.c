@@ -40,12 +40,14 @@
  * sent, to tell when the ACK a data segment's TSecr echoes left the receiver (entries: 1 s
  * of history at Linux's 1 ms TSval tick). */
 #define SENT_TSVAL_RING 1024
-/* A sender marks a hole lost once data sent after it is SACKed and a reordering window has
- * passed (RACK, RFC 8985: a quarter of the round trip), then repairs every hole it marked
- * before it sends new data. New data whose TSecr echoes an ACK the receiver sent this long
- * after a hole opened (the larger of the floor and the round trip over KNOWN_LOST_RTT_DIV)
- * was sent after that hole's repair: when the hole is still open as it arrives, that repair
- * was lost, on a path that delivers in order. The floor covers TSval clocks that tick once a
+/* A sender marks a hole lost once data sent after it is SACKed and the hole's segment is
+ * older than the newest round trip plus a reordering window (RACK, RFC 8985: a quarter of
+ * the minimum round trip), then repairs every hole it marked before it sends new data. The
+ * newest round trip exceeds the hole's own by as much as the queue grew since: at most the
+ * spread of the recent round trips. New data whose TSecr echoes an ACK the receiver sent
+ * longer than that after a hole opened (window plus spread, at least the floor) was sent
+ * after that hole's repair: when the hole is still open as it arrives, that repair was lost,
+ * on a path that delivers in order. The floor covers TSval clocks that tick once a
  * millisecond. */
 #define KNOWN_LOST_FLOOR_NS 1000000LL
 #define KNOWN_LOST_RTT_DIV 4
@@ -681,7 +683,10 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
         return;
     int64_t echoed_ns = sent_tsval_ns(p, in->tsecr[i]);
     if (echoed_ns < 0) return;
-    int64_t wait_ns = recent_rtt_max_ns(s) / KNOWN_LOST_RTT_DIV;
+    int64_t rtt_min_ns = s->recent_rtt_ns[0];
+    for (int j = 1; j < s->recent_rtt_len; j++)
+        if (s->recent_rtt_ns[j] < rtt_min_ns) rtt_min_ns = s->recent_rtt_ns[j];
+    int64_t wait_ns = rtt_min_ns / KNOWN_LOST_RTT_DIV + (recent_rtt_max_ns(s) - rtt_min_ns);
     if (wait_ns < KNOWN_LOST_FLOOR_NS) wait_ns = KNOWN_LOST_FLOOR_NS;
     /* holes are in sequence order, and so in the order they opened: skip those already
      * marked (binary search), then mark while the sender knew them */
