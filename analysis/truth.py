@@ -47,6 +47,7 @@ STAT_FIELDS = (
     "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
     "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs", "acked_bytes",
     "spurious_without_dsack", "discard_dupacks", "lost_inferred_milli", "lost_inferred_sd_milli",
+    "idle_ns", "first_acked_ts_ns",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -517,7 +518,18 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         table["loss_rate"] = np.where(originals > 0, lost / np.maximum(originals, 1), np.nan)
         table["retransmission_rate"] = np.where(
             table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan)
-        duration_s = (table["last_data_ts_ns"] - table["first_data_ts_ns"]) / 1e9
+        # first to last data segment, less a wait after the first message (nothing
+        # unacknowledged and nothing sent for over the minimum RTO) before the transfer began.
+        # At the sender, data lost before any was delivered (iperf3's cookie, waiting out a
+        # timeout) is not the transfer yet: it starts with the data the first ACK covered, sent
+        # about a round trip (the handshake's) before that ACK came, as the receiver sees it
+        handshake_us = _handshake_rtt_us(stats, n_slots)
+        handshake_ns = np.round(handshake_us[data_slots] * 1000.0).astype(np.int64)
+        first_acked = table["first_acked_ts_ns"]
+        start_ns = np.where(is_sender_mode & (first_acked >= 0),
+                            np.maximum(table["first_data_ts_ns"], first_acked - handshake_ns),
+                            table["first_data_ts_ns"])
+        duration_s = (table["last_data_ts_ns"] - start_ns - table["idle_ns"]) / 1e9
         table["duration_s"] = duration_s
         table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
         # data the receiver acknowledged was delivered, also where the capture missed it; data
@@ -531,7 +543,6 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     rtt_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
     flight_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
     if len(data_slots):
-        handshake_us = _handshake_rtt_us(stats, n_slots)
         sample_rows = np.flatnonzero(rtt_slot >= 0)
         for r, s in enumerate(_split_by_row(rtt_us[sample_rows], row_of_slot[rtt_slot[sample_rows]],
                                             len(data_slots))):

@@ -270,15 +270,16 @@ def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_
     assert r["retransmissions"] == 1 and r["lost_segments"] == 1
 
 
-def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Sequence[int] = (4,)) -> Flow:
+def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Sequence[int] = (4,),
+                           segments: int = 30, step_s: float = 0.0001) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
     arrive one after another from `repair_after_s` after the segment that revealed the hole.
     a ACKs each arrival at once; each data segment echoes the TSval of a's newest ACK sent
     at least `rtt_s` before it arrived (the receiver-side RTT)."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
-    base, rng, step = 1001, np.random.default_rng(9), 0.0001
-    order = [k for k in range(30) if k not in lost]
+    base, rng, step = 1001, np.random.default_rng(9), step_s
+    order = [k for k in range(segments) if k not in lost]
     arrivals = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
     revealed_at = arrivals[min(lost)][1]
     arrivals = sorted(arrivals + [(k, revealed_at + repair_after_s + 0.00001 * j) for j, k in enumerate(lost)],
@@ -317,6 +318,100 @@ def test_repair_about_one_round_trip_after_the_hole_is_the_first_one():
     _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0013))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
+def test_new_data_sent_after_a_known_hole_while_it_stays_open_counts_its_lost_repair():
+    """A sender repairs the holes it knows of before it sends new data. New data whose TSecr
+    echoes an ACK sent well after the hole opened arrives while the hole is still open: the
+    hole's first repair was lost, though its second comes under two round trips after it."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.015, rtt_s=0.010, segments=80, step_s=0.0005))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
+def test_new_data_the_sender_sent_before_it_knew_of_the_hole_does_not_count_a_lost_repair():
+    """The same path with the repair one round trip after the hole: the new data that arrived
+    before it was sent before the sender heard of the hole."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.011, rtt_s=0.010, segments=80, step_s=0.0005))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
+def test_on_a_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lost_repair():
+    """The lost-repair flow above, on a path that delivered an original late before (segment
+    2 ahead of 1, with the older TSval): new data sent after a repair may overtake it there."""
+    f = receiver_side_with_rtt(repair_after_s=0.019, rtt_s=0.010, segments=80, step_s=0.0005)
+    data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
+    one, two = data[1], data[2]
+    for key in ("seq", "tsval"):
+        f.rows[one][key], f.rows[two][key] = f.rows[two][key], f.rows[one][key]
+    f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS   # the ACK after 2 still asks for 1
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 1
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
+def transfer_after_a_pause(vantage: str, first_length: int, pause_s: float = 0.3, segments: int = 100,
+                           step_s: float = 0.001) -> Flow:
+    """b sends `first_length` bytes, a acknowledges them, b pauses `pause_s`, then sends
+    `segments` full segments (the 1460 bytes the handshake announces; no timestamps) `step_s`
+    apart, each acknowledged at once; captured at b (the sender) or at a (the receiver)."""
+    f = Flow()
+    full = 1460
+    ttl_a, ttl_b = (61, 64) if vantage == "sender" else (64, 61)
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=ttl_a, ttl_b=ttl_b)
+    seq = 1001
+    f.add(t + 0.001, 1, seq, 5001, length=first_length, ttl=ttl_b)
+    seq += first_length
+    f.add(t + 0.002, 0, 5001, seq, ttl=ttl_a)
+    start = t + 0.001 + pause_s
+    for k in range(segments):
+        f.add(start + k * step_s, 1, seq, 5001, length=full, ttl=ttl_b)
+        seq += full
+        f.add(start + k * step_s + 0.0005, 0, 5001, seq, ttl=ttl_a)
+    return f
+
+
+def test_goodput_leaves_out_the_applications_idle_time_before_the_transfer():
+    """iperf3 -P sends a 37-byte cookie per stream, then waits for every stream before the test
+    starts: the rate is over the transfer, not the wait (nothing was unacknowledged)."""
+    for vantage in ("sender", "receiver"):
+        _, _, d = analyze(transfer_after_a_pause(vantage, first_length=37))
+        r = row_of(d, 0, 1)
+        assert r["vantage"] == vantage
+        assert abs(r["duration_s"] - 0.099) < 1e-6, (vantage, r["duration_s"])
+        assert abs(r["goodput_bps"] - (37 + 100 * 1460) * 8 / 0.099) < 1.0
+
+
+def test_goodput_at_the_sender_starts_with_the_first_data_delivered_not_a_lost_first_segment():
+    """The first segment (iperf3's cookie) is lost and repaired by a timeout 0.2 s later; the
+    transfer starts behind the repair. The receiver's rate begins with the repair's arrival,
+    and so does the sender's: the first ACK came one round trip after it was sent."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=61, ttl_b=64)
+    f.add(t + 0.001, 1, 1001, 5001, length=37, ttl=64)
+    f.add(t + 0.201, 1, 1001, 5001, length=37, ttl=64)
+    f.add(t + 0.202, 0, 5001, 1038, ttl=61)
+    seq = 1038
+    for k in range(100):
+        f.add(t + 0.203 + k * 0.001, 1, seq, 5001, length=1460, ttl=64)
+        seq += 1460
+        f.add(t + 0.2035 + k * 0.001, 0, 5001, seq, ttl=61)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender" and r["retransmissions"] == 1
+    assert abs(r["duration_s"] - 0.101) < 1e-6, r["duration_s"]
+
+
+def test_goodput_at_the_receiver_keeps_a_silence_after_full_segments_a_lost_window_may_have_made():
+    """Downstream, a window lost whole before a retransmission timeout also leaves everything
+    received acknowledged; a silence after a full segment is not taken for idleness there."""
+    _, _, d = analyze(transfer_after_a_pause("receiver", first_length=1460))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert abs(r["duration_s"] - 0.399) < 1e-6
 
 
 def test_tail_loss_is_probed_by_tlp_then_recovered_by_rto():

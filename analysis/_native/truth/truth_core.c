@@ -14,6 +14,9 @@
 
 /* Linux's minimum retransmission timeout is 200 ms; accept 10% early. */
 #define RTO_MIN_NS 180000000LL
+/* A direction with every byte acknowledged that sends nothing for longer than this is idle
+ * as TCP itself counts it (RFC 5681 4.1 restarts the window after an RTO of idleness). */
+#define IDLE_NS RTO_MIN_NS
 /* Without an RTT estimate, a hole filled within this time is reordering. */
 #define REORDER_DEFAULT_NS 3000000LL
 /* The TSval tick of Linux and the BSDs (1 ms), and the longest among common stacks. */
@@ -36,6 +39,21 @@
 #define RECENT_RTT_SAMPLES 8
 /* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
 #define TSVAL_RING 64
+/* Distinct TSvals of the receiver's own packets remembered with the time each was first
+ * sent, to tell when the ACK a data segment's TSecr echoes left the receiver (entries: 1 s
+ * of history at Linux's 1 ms TSval tick). */
+#define SENT_TSVAL_RING 1024
+/* A sender marks a hole lost once data sent after it is SACKed and the hole's segment is
+ * older than the newest round trip plus a reordering window (RACK, RFC 8985: a quarter of
+ * the minimum round trip), then repairs every hole it marked before it sends new data. The
+ * newest round trip exceeds the hole's own by as much as the queue grew since: at most the
+ * spread of the recent round trips. New data whose TSecr echoes an ACK the receiver sent
+ * longer than that after a hole opened (window plus spread, at least the floor) was sent
+ * after that hole's repair: when the hole is still open as it arrives, that repair was lost,
+ * on a path that delivers in order. The floor covers TSval clocks that tick once a
+ * millisecond. */
+#define KNOWN_LOST_FLOOR_NS 1000000LL
+#define KNOWN_LOST_RTT_DIV 4
 /* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
  * did not come from the socket's counter: a Linux socket numbers every segment it sends
  * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
@@ -103,6 +121,7 @@ typedef struct {
 
 typedef struct { int64_t lo, hi, created_ns, reveal_id; uint32_t reveal_tsval; int has_ts; } hole;
 typedef struct { int64_t end, ts_ns; } rtt_entry;
+typedef struct { uint32_t tsval; int64_t ts_ns; } tsval_sent;
 typedef struct { int64_t lo, hi, pkt; int spurious, downstream; } retx_entry;
 
 typedef struct {
@@ -110,6 +129,7 @@ typedef struct {
     int64_t base;          /* first data sequence number (unwrapped) */
     int64_t hi_end;        /* highest sequence end sent/seen (data only) */
     int64_t last_tx_ns;
+    int64_t last_tx_len;   /* payload bytes of the last data packet */
     /* what the peer's ACKs said about this direction's data */
     int have_una;
     int64_t snd_una, last_adv_ns;
@@ -139,6 +159,11 @@ typedef struct {
     int64_t last_repair_ns;   /* when a retransmission last filled a hole */
     int64_t last_repair_end;  /* where it ended */
     int last_repair_lost;     /* it showed an earlier repair lost */
+    /* holes below this sequence number were still open when new data sent after their
+     * repair arrived: their first repair was lost (-1: none) */
+    int64_t repair_lost_below;
+    /* this direction's own TSvals as first sent, oldest first (ring): when its ACKs left */
+    tsval_sent *sent_tsv; int sent_tsv_head, sent_tsv_len;   /* allocated on first use */
     /* TSval -> first time sent, for the peer's echo (ring of distinct TSvals) */
     uint32_t tsv[TSVAL_RING]; int64_t tsv_ns[TSVAL_RING]; int tsv_head, tsv_len;
     uint32_t tsv_last; int tsv_last_valid;
@@ -367,6 +392,8 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
             if (p->min_rtt_ns < 0 || r < p->min_rtt_ns) p->min_rtt_ns = r;
         }
     }
+    /* the first data the peer acknowledged: when delivery began */
+    if (!first && a_data > p->base && P[S_FIRST_ACKED_TS] < 0) P[S_FIRST_ACKED_TS] = now;
     if (a > p->snd_una || first) p->snd_una = a_data;
     p->dupacks = 0;
     p->sack_evidence = 0;
@@ -883,12 +910,16 @@ static void on_window(pass *ps, int64_t d, int64_t i) {
     p->peer_window_known = 1;
 }
 
+static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i);
+static int64_t recent_rtt_max_ns(const direction_state *s);
+
 /* Data beyond the highest sequence seen; a jump past it leaves a hole. */
 static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) {
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     int64_t *S = stats_of(ps, d);
     int64_t now = in->ts_ns[i];
+    if (in->mode[d] != TRUTH_MODE_SENDER) on_data_after_known_holes(ps, d, i);
     if (lo > s->hi_end) {
         S[S_FORWARD_JUMPS]++;
         if (in->mode[d] != TRUTH_MODE_SENDER) {
@@ -1032,7 +1063,9 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int late = s->recent_rtt_len > 0 && hole_age_ns > late_rtts * rtt_ns && quiet_ns > rtt_ns;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end;
-        s->last_repair_lost = skipped || late || continues;
+        /* new data sent after this hole's first repair arrived while it was still open */
+        int overtaken = lo < s->repair_lost_below;
+        s->last_repair_lost = skipped || late || continues || overtaken;
         if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg;
         s->last_repair_ns = now;
         s->last_repair_end = hi;
@@ -1048,6 +1081,25 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     if (s->retx_len == RETX_RING) { s->retx_head = (s->retx_head + 1) % RETX_RING; s->retx_len--; }
     s->retx[(s->retx_head + s->retx_len) % RETX_RING] = (retx_entry){lo, hi, i, spurious, downstream};
     s->retx_len++;
+}
+
+/* Data after a silence with nothing unacknowledged that follows the direction's first
+ * message: the application waited before its transfer began (iperf3 -P sends each stream a
+ * cookie, then waits for every stream; a client's greeting, then the server's turn). Idle
+ * as TCP counts it (RFC 5681 4.1: nothing sent for over an RTO). Later silences stay in the
+ * transfer's time, as an application's own stalls do in its rate. At the sender nothing
+ * unacknowledged means nothing in flight; downstream a first flight lost whole before a
+ * timeout looks the same, so there the message must also end short of a full segment. */
+static void on_data_after_idle(pass *ps, int64_t d, int64_t i) {
+    const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
+    int64_t silence_ns = ps->in->ts_ns[i] - s->last_tx_ns;
+    if (S[S_DATA_PACKETS] <= 1 || s->mss <= 0 || S[S_UNIQUE_BYTES] > s->mss || !s->have_una ||
+            s->snd_una < s->hi_end || silence_ns <= IDLE_NS)
+        return;
+    if (ps->in->mode[d] != TRUTH_MODE_SENDER && s->last_tx_len % s->mss == 0)
+        return;
+    stats_of(ps, d)[S_IDLE_NS] += silence_ns;
 }
 
 /* This packet as data of its direction. */
@@ -1068,9 +1120,11 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     /* earliest and latest, not first and last in file order: clocks step back */
     if (S[S_FIRST_DATA_TS] < 0 || now < S[S_FIRST_DATA_TS]) S[S_FIRST_DATA_TS] = now;
     if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
+    on_data_after_idle(ps, d, i);
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
     int64_t idle_ns = now - idle_ref;
     s->last_tx_ns = now;
+    s->last_tx_len = len;
 
     if (lo >= s->hi_end) {
         on_new_data(ps, d, i, lo, hi);
@@ -1131,6 +1185,67 @@ static void on_timestamp_echo(pass *ps, int64_t d, int64_t i) {
     }
 }
 
+/* A packet of a direction whose peer's data is seen at its receiver or in path: remember
+ * when each of its TSvals first left, for the TSecr of the data that echoes it. */
+static void on_sent_tsval(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    if (!in->has_ts[i] || in->mode[d ^ 1] < TRUTH_MODE_RECEIVER) return;
+    uint32_t v = in->tsval[i];
+    if (s->sent_tsv_len > 0) {
+        const tsval_sent *last = &s->sent_tsv[(s->sent_tsv_head + s->sent_tsv_len - 1) % SENT_TSVAL_RING];
+        if ((int32_t)(v - last->tsval) <= 0) return;   /* not a newer value */
+    }
+    if (s->sent_tsv == NULL) s->sent_tsv = malloc(sizeof(tsval_sent) * SENT_TSVAL_RING);
+    if (s->sent_tsv == NULL) { ps->out_of_memory = 1; return; }
+    if (s->sent_tsv_len == SENT_TSVAL_RING) { s->sent_tsv_head = (s->sent_tsv_head + 1) % SENT_TSVAL_RING; s->sent_tsv_len--; }
+    s->sent_tsv[(s->sent_tsv_head + s->sent_tsv_len) % SENT_TSVAL_RING] = (tsval_sent){v, in->ts_ns[i]};
+    s->sent_tsv_len++;
+}
+
+/* When the direction first sent TSval v (ns), or -1 when it is not remembered. */
+static int64_t sent_tsval_ns(const direction_state *s, uint32_t v) {
+    int lo = 0, hi = s->sent_tsv_len;   /* binary search: the ring holds rising values */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        const tsval_sent *e = &s->sent_tsv[(s->sent_tsv_head + mid) % SENT_TSVAL_RING];
+        if ((int32_t)(e->tsval - v) < 0) lo = mid + 1; else hi = mid;
+    }
+    if (lo == s->sent_tsv_len) return -1;
+    const tsval_sent *e = &s->sent_tsv[(s->sent_tsv_head + lo) % SENT_TSVAL_RING];
+    return e->tsval == v ? e->ts_ns : -1;
+}
+
+/* New data seen at the receiver or in path: the holes the sender knew were lost when it sent
+ * it (the ACK its TSecr echoes left well after they opened) had their repairs sent before
+ * it; those still open were lost on the way. */
+static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    const direction_state *p = &ps->dirs[d ^ 1];
+    /* where late originals were seen, the path reorders: new data sent after a repair may
+     * arrive before it, and the order of arrival is no evidence */
+    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || s->recent_rtt_len == 0 || p->sent_tsv_len == 0
+            || stats_of(ps, d)[S_REORDERED] > 0)
+        return;
+    int64_t echoed_ns = sent_tsval_ns(p, in->tsecr[i]);
+    if (echoed_ns < 0) return;
+    int64_t rtt_min_ns = s->recent_rtt_ns[0];
+    for (int j = 1; j < s->recent_rtt_len; j++)
+        if (s->recent_rtt_ns[j] < rtt_min_ns) rtt_min_ns = s->recent_rtt_ns[j];
+    int64_t wait_ns = rtt_min_ns / KNOWN_LOST_RTT_DIV + (recent_rtt_max_ns(s) - rtt_min_ns);
+    if (wait_ns < KNOWN_LOST_FLOOR_NS) wait_ns = KNOWN_LOST_FLOOR_NS;
+    /* holes are in sequence order, and so in the order they opened: skip those already
+     * marked (binary search), then mark while the sender knew them */
+    int lo = 0, hi = s->nholes;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->holes[mid].hi <= s->repair_lost_below) lo = mid + 1; else hi = mid;
+    }
+    for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++)
+        s->repair_lost_below = s->holes[j].hi;
+}
+
 int truth_analyze(const truth_input *in, truth_output *out) {
     int64_t n_dirs = in->n_directions;
     pass ps = {in, out, NULL, 0};
@@ -1141,11 +1256,13 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         int64_t *S = stats_of(&ps, d);
         memset(S, 0, sizeof(int64_t) * S_N_FIELDS);
         S[S_FIRST_DATA_TS] = S[S_LAST_DATA_TS] = S[S_SYN_TS] = S[S_SYNACK_TS] = S[S_FIRST_ACK_TS] = -1;
+        S[S_FIRST_ACKED_TS] = -1;
         S[S_TTL_MIN] = 256; S[S_TTL_MAX] = -1;
         ps.dirs[d].mss = in->mss[d];
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
         ps.dirs[d].sender_rtt_min_ns = -1;
+        ps.dirs[d].repair_lost_below = -1;
     }
     for (int64_t i = 0; i < in->n_packets; i++) {
         out->kind[i] = TRUTH_KIND_NONE; out->rtt_us[i] = NAN; out->rtt_direction[i] = -1;
@@ -1164,6 +1281,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         on_ack(&ps, d, i);
         on_window(&ps, d, i);
         on_timestamp_echo(&ps, d, i);
+        on_sent_tsval(&ps, d, i);
         on_data(&ps, d, i);
     }
     for (int64_t d = 0; d < n_dirs; d++) {
@@ -1181,6 +1299,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         free(ps.dirs[d].sent_tsval);
         free(ps.dirs[d].sent_tsval_ns);
         free(ps.dirs[d].sent_tsval_first_ns);
+        free(ps.dirs[d].sent_tsv);
     }
     free(ps.dirs);
     return ps.out_of_memory ? -1 : 0;

@@ -15,7 +15,10 @@
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
  *    when the sender numbers packets one by one, else an older TSval, else arrival
- *    within a fraction of the RTT); data seen twice is a spurious retransmission;
+ *    within a fraction of the RTT); data seen twice is a spurious retransmission; a
+ *    repair whose hole outlived new data the sender sent after hearing of it (the data's
+ *    TSecr), or came below a higher hole's repair, or over two RTTs late, shows an earlier
+ *    repair lost (S_LOST_REPAIRS);
  *  - in between (TRUTH_MODE_IN_PATH): holes for loss upstream, and a repeat of data
  *    that passed here and was not yet ACKed was lost downstream.
  * Retransmissions are sub-typed from the ACKs the capture saw: RTO (the lowest
@@ -23,7 +26,8 @@
  * recovery), TLP (the highest segment again without duplicate-ACK or SACK
  * evidence), fast (duplicate ACKs or SACK announced a hole), other.
  * Data the peer acknowledges that the capture never saw is a capture gap: the
- * capture dropped it, the network did not.
+ * capture dropped it, the network did not. A silence with everything acknowledged that
+ * outlasts the minimum RTO is the application's idle time (S_IDLE_NS), not the transfer's.
  *
  * No Python here: the same code runs under libFuzzer (fuzz/fuzz_truth.c). Every
  * array index is checked against the counts in truth_input; memory is allocated
@@ -73,7 +77,7 @@ enum truth_stat {
     S_SYNACK_TS, S_FIRST_ACK_TS, S_TTL_MIN, S_TTL_MAX, S_ID_STEP1, S_ID_STEPS,
     S_UNFILLED_HOLE_BYTES, S_MAX_PAYLOAD, S_SUPER_SEGMENT_FRAMES, S_DOWNSTREAM_RETRANS,
     S_ID_FORWARD_STEPS, S_ID_ZERO, S_LOST_REPAIRS, S_ACKED_BYTES, S_SPURIOUS_WITHOUT_DSACK, S_DISCARD_DUPACKS,
-    S_LOST_INFERRED_MILLI, S_LOST_INFERRED_SD_MILLI,
+    S_LOST_INFERRED_MILLI, S_LOST_INFERRED_SD_MILLI, S_IDLE_NS, S_FIRST_ACKED_TS,
     S_N_FIELDS
 };
 
