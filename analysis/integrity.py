@@ -68,6 +68,10 @@ WARNING_CODES: Sequence[WarningCode] = (
     WarningCode("ip_id_contradicted", "direction", "the loss counted from IPv4 IDs disagrees with the "
                 "sequence holes (a floor of the loss): the IDs are not trusted and loss is counted from "
                 "the holes", "none needed; a capture at the sender counts loss exactly"),
+    WarningCode("loss_estimated", "direction", "at the sender, on a path that reorders: a receiver drops a "
+                "late first copy that a retransmission overtook without a D-SACK (PAWS), so no ACK tells whether "
+                "some first copies arrived; their part of `lost_segments` is estimated (`lost_inferred`, spread "
+                "`lost_inferred_sd`)", "capture at the receiver as well: its loss count needs no estimate"),
     WarningCode("one_direction_missing", "direction", "data in one direction and no packet at all in the "
                 "other: the return path bypasses this capture point (asymmetric routing), so ACK-based "
                 "figures are unknown", "capture where both directions pass, or on both paths"),
@@ -79,6 +83,11 @@ _DECODE_MESSAGE_CODES = (("file cut mid-record", "file_truncated"), ("gzip strea
                          ("meta.json: unreadable", "sidecar_unreadable"),
                          ("capture unfinished", "capture_unfinished"))
 TIME_JUMP_NS = 3600 * 1_000_000_000
+# A sender's estimated loss is worth a warning when it moves the count by at least this many
+# segments and by more than this many of its own standard deviations (a smaller estimate is
+# indistinguishable from none: a path that barely reorders).
+LOSS_ESTIMATE_MIN_SEGMENTS = 2
+LOSS_ESTIMATE_SPREADS = 2.0
 # Captures on several CPUs step back by microseconds now and then; that changes no figure.
 TIME_BACKWARDS_TOLERANCE_NS = 1_000_000
 
@@ -161,6 +170,13 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
             out.append(_warning("ip_id_unusable", f"{flow}: IP IDs are not a per-connection counter "
                                 f"({d.get('ip_id_policy')}); loss from sequence holes",
                                 ip_id_policy=d.get("ip_id_policy"), **where))
+        inferred = int(d.get("lost_inferred") or 0)
+        spread = float(d.get("lost_inferred_sd") or 0.0)
+        if abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread:
+            out.append(_warning("loss_estimated", f"{flow}: {d['lost_segments']:,} segments lost, of which "
+                                f"{inferred:+,} estimated (+-{spread:.1f}): the ACKs do not tell the fate of "
+                                f"every first copy a retransmission overtook", lost_inferred=inferred,
+                                lost_inferred_sd=round(spread, 3), **where))
         peer = 2 * int(d["stream"]) + (1 - int(d["direction"]))
         if slot_packets.get(peer, 0) == 0:
             out.append(_warning("one_direction_missing", f"{flow}: no packet of the reverse direction in the "
