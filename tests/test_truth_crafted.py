@@ -5,7 +5,6 @@ endpoint a = 10.0.0.1:40000 (direction 0) and b = 10.0.0.2:5201 (direction 1).
 """
 from __future__ import annotations
 
-import time
 from types import SimpleNamespace
 from typing import List, Optional, Sequence, Tuple
 
@@ -531,7 +530,8 @@ def test_directions_json_is_plain_and_has_the_schema_keys():
     assert records[-1]["src"] == "10.0.0.2" and records[-1]["sport"] == 5201
 
 
-def test_one_million_packets_take_well_under_half_a_second():
+def test_one_million_packets_of_repeated_transfers_count_every_retransmission():
+    # speed lives in bench/bench_analyze.py (ratios against peers), not in a timed test
     f = sender_side_transfer(segments=1000, lose=(10, 500))
     packets, flows = f.table()
     reps = 1_000_000 // len(f.rows) + 1
@@ -540,11 +540,9 @@ def test_one_million_packets_take_well_under_half_a_second():
     big["ts_ns"] = big["ts_ns"] + np.repeat(np.arange(reps, dtype=np.int64) * period_ns, len(f.rows))
     stream = np.concatenate([flows.stream + k for k in range(reps)]).astype(np.int32)
     big_flows = SimpleNamespace(stream=stream, direction=np.concatenate([flows.direction] * reps))
-    start = time.perf_counter()
     d = truth.analyze_directions(big, big_flows)
-    elapsed = time.perf_counter() - start
     assert int(d.table["retransmissions"].sum()) == 2 * reps
-    assert elapsed < 1.0, elapsed   # measured ~0.2 s on the 2-core dev box; slack for CI
+    assert int(d.table["lost_segments"].sum()) == 2 * reps
 
 
 def test_time_wait_ack_with_ip_id_zero_is_not_counted_as_lost_ids():
