@@ -122,7 +122,8 @@ require_tools() {
 		[ -x "$tool" ] || missing+=("$tool")
 	done
 	[ ${#missing[@]} -eq 0 ] || die "missing tools: ${missing[*]} (packages: qemu-system-x86 busybox-static iperf3 tcpdump cpio iproute2 ethtool make)"
-	busybox --list | grep -qx sh || die "busybox has no sh applet"
+	# grep -q would stop reading early: busybox then dies of SIGPIPE and pipefail fails the check.
+	busybox --list | grep -x sh >/dev/null || die "busybox has no sh applet"
 	file_is_static "$(command -v busybox)" || die "busybox must be static (package busybox-static)"
 }
 
