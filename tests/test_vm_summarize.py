@@ -152,3 +152,25 @@ def test_when_the_guest_died_before_saving_dmesg_its_console_is_searched_for_the
     summary = run_summary(tmp_path)
     assert summary["kernel_warnings"] == 6
     assert "no dmesg from the guest" in summary["failures"]
+
+
+def test_flows_sharing_the_bottleneck_are_one_run_with_each_flow_and_their_sums(tmp_path):
+    write_guest_files(tmp_path, ccas=())
+    for i, (cca, bps) in enumerate((("spline", 6e6), ("cubic", 4e6)), 1):
+        report = iperf3_report(cca, bps, 10 * i)
+        report["server_output_json"] = {"intervals": [{"sum": {"start": 0.0, "end": 1.0, "bits_per_second": bps}}]}
+        (tmp_path / f"spline+cubic-r1.f{i}.json").write_text(json.dumps(report))
+        (tmp_path / f"spline+cubic-r1.f{i}.rc").write_text("0\n")
+    run = run_summary(tmp_path, ccas="spline+cubic")["runs"][0]
+    assert run["ok"] and (run["throughput_bps"], run["retransmits"]) == (10e6, 30)
+    assert [(f["cca"], f["throughput_bps"]) for f in run["flows"]] == [("spline", 6e6), ("cubic", 4e6)]
+    assert run["flows"][0]["receiver_intervals"] == [[0.0, 1.0, 6e6]]
+
+
+def test_a_shared_run_fails_when_one_of_its_flows_did(tmp_path):
+    write_guest_files(tmp_path, ccas=())
+    (tmp_path / "spline+cubic-r1.f1.json").write_text(json.dumps(iperf3_report("spline", 6e6, 1)))
+    (tmp_path / "spline+cubic-r1.f1.rc").write_text("0\n")
+    summary = run_summary(tmp_path, ccas="spline+cubic")
+    assert not summary["runs"][0]["ok"]
+    assert any("flow 2 (cubic)" in f for f in summary["failures"])
