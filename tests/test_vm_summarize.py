@@ -174,3 +174,13 @@ def test_a_shared_run_fails_when_one_of_its_flows_did(tmp_path):
     summary = run_summary(tmp_path, ccas="spline+cubic")
     assert not summary["runs"][0]["ok"]
     assert any("flow 2 (cubic)" in f for f in summary["failures"])
+
+
+def test_receiver_intervals_come_from_the_servers_text_report_too():
+    text = ("[  5] local 10.0.2.1 port 5201 connected to 10.0.1.1 port 48114\n"
+            "[  5]   0.00-1.00   sec  1.08 MBytes  9.00 Mbits/sec                  \n"
+            "[  5]   1.00-2.07   sec   640 KBytes  4.90 Mbits/sec                  \n"
+            "[  5]   0.00-2.07  sec  1.70 MBytes  6.90 Mbits/sec                  receiver\n")
+    assert summarize_mod.receiver_intervals({"server_output_text": text}) == [
+        [0.0, 1.0, 9.0e6], [1.0, 2.07, 4.9e6]]
+    assert summarize_mod.receiver_intervals({}) is None

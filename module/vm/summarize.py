@@ -85,18 +85,32 @@ def analysis_digest(path: Path) -> dict | None:
     return {"file": path.name, **{k: report.get(k) for k in keys}}
 
 
+# A receiver interval line of iperf3's text report: "[  5]   1.00-2.07   sec  1.64 MBytes  13.0 Mbits/sec"
+TEXT_INTERVAL = re.compile(r"^\[\s*\d+\]\s+([\d.]+)-([\d.]+)\s+sec\s+[\d.]+ \w?Bytes\s+([\d.]+) ([KMG]?)bits/sec\s*$")
+BIT_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
 def receiver_intervals(report: dict) -> list[list[float]] | None:
     """[[start_s, end_s, bits_per_second], ...] as the receiver saw them (iperf3
-    --get-server-output), None when the client report does not carry the server's."""
+    --get-server-output: the server's JSON, or its text report when it ran without -J),
+    None when the client report does not carry the server's."""
     server = report.get("server_output_json")
-    if not isinstance(server, dict):
+    if isinstance(server, dict):
+        out = []
+        for interval in server.get("intervals", []):
+            total = interval.get("sum", {})
+            if {"start", "end", "bits_per_second"} <= total.keys():
+                out.append([total["start"], total["end"], total["bits_per_second"]])
+        return out
+    text = report.get("server_output_text")
+    if not isinstance(text, str):
         return None
     out = []
-    for interval in server.get("intervals", []):
-        total = interval.get("sum", {})
-        if {"start", "end", "bits_per_second"} <= total.keys():
-            out.append([total["start"], total["end"], total["bits_per_second"]])
-    return out
+    for line in text.splitlines():
+        m = TEXT_INTERVAL.match(line)
+        if m:
+            out.append([float(m.group(1)), float(m.group(2)), float(m.group(3)) * BIT_PREFIX[m.group(4)]])
+    return out  # (the summary line ends in "receiver" and does not match)
 
 
 def summarize_flow(out: Path, stem: str, cca: str) -> dict:
