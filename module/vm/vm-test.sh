@@ -179,7 +179,11 @@ find_kernel_version() {
 		echo "$KERNEL"
 		return 0
 	fi
-	usable_kernel_versions | head -n 1 | grep .
+	# Not `| head -n 1`: under pipefail its early exit can kill the producer with SIGPIPE.
+	local newest
+	newest=$(usable_kernel_versions)
+	newest=${newest%%$'\n'*}
+	[ -n "$newest" ] && echo "$newest"
 }
 
 # KVM only when it is a normal kvm_intel/kvm_amd (a PVM /dev/kvm cannot boot a stock kernel).
