@@ -30,7 +30,7 @@ from typing import Callable, Optional
 DEFAULT_SCENARIOS = Path(__file__).resolve().parent / "scenarios.tsv"
 # vm-test.sh never makes a bottleneck buffer smaller than this.
 VM_MIN_QUEUE_BYTES = 30000
-METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "share", "jain")
+METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "share", "jain", "spurious")
 # Metrics that are fractions of a whole: "x link" compares them with 1.0.
 FRACTIONS = ("util", "share", "jain")
 
@@ -208,12 +208,26 @@ def run_duration_s(flows: list[dict]) -> Optional[float]:
     return max(ends) if ends else None
 
 
+def spurious_fraction(analysis: Optional[dict]) -> Optional[float]:
+    """Of the retransmissions the sender's capture shows (every sender-vantage direction that
+    carried data), the part the receiver reported as duplicates (D-SACK): spurious."""
+    if not analysis:
+        return None
+    senders = [d for d in analysis.get("directions", []) if d.get("vantage") == "sender"
+               and d.get("data_segments") and d.get("retransmissions") is not None]
+    retrans = sum(d["retransmissions"] for d in senders)
+    if not retrans:
+        return None
+    return sum(d.get("spurious_retransmissions") or 0 for d in senders) / retrans
+
+
 def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict:
     """One vm-test run: goodput (bit/s at the receiver, summed over its flows), retransmissions
     (TCP_INFO's total, iperf3), retransmissions per delivered segment (delivered = bytes
     received / MSS), p95 RTT (ms, sender capture), util (goodput over the bottleneck rate,
     time-weighted when it steps), share (the first flow's part of the goodput), jain (over
-    the flows), phase_util (per constant-rate part of the run, from the receiver's intervals)."""
+    the flows), spurious (the part of the capture's retransmissions the receiver D-SACKed),
+    phase_util (per constant-rate part of the run, from the receiver's intervals)."""
     if not run.get("ok"):
         return {m: None for m in METRICS} | {"phase_util": None}
     goodput = run.get("throughput_bps")
@@ -237,7 +251,7 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
             "util": goodput / (link_mbit * 1e6) if goodput and link_mbit else None,
             "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
             "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
-            "phase_util": phase_util}
+            "spurious": spurious_fraction(analysis), "phase_util": phase_util}
 
 
 def mean_spread(values: list[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
@@ -309,13 +323,16 @@ def fmt(value: Optional[float], spec: str, scale: float = 1.0) -> str:
     return "-" if value is None else format(value * scale, spec)
 
 
-def sharing_text(row: dict) -> str:
-    """Share and Jain's index (runs of several flows), utilisation by phase (rate steps)."""
+def details_text(row: dict) -> str:
+    """Share and Jain's index (runs of several flows), the spurious part of the retransmissions
+    (capture), utilisation by phase (rate steps)."""
     parts = []
     if row["share"][0] is not None:
         parts.append(f"share {fmt(row['share'][0], '.2f')} +- {fmt(row['share'][1], '.2f')}")
     if row["jain"][0] is not None:
         parts.append(f"Jain {fmt(row['jain'][0], '.3f')} +- {fmt(row['jain'][1], '.3f')}")
+    if row["spurious"][0] is not None:
+        parts.append(f"spurious {fmt(row['spurious'][0], '.0f', 100)}%")
     if row.get("phase_util"):
         parts.append("util by phase " + " / ".join(fmt(m, ".2f") for m, _ in row["phase_util"]))
     return ", ".join(parts) or "-"
@@ -324,7 +341,7 @@ def sharing_text(row: dict) -> str:
 def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
     lines = [f"== {scenario.name}: {scenario.describe()}",
              f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'retrans':>12}"
-             f" {'retr/deliv %':>13} {'p95 RTT ms':>12}  sharing"]
+             f" {'retr/deliv %':>13} {'p95 RTT ms':>12}  details"]
     for cca, row in table.items():
         g, r, rps, p95, util = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt", "util"))
         lines.append(
@@ -332,7 +349,7 @@ def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
             f"{fmt(g[0], '.2f', 1e-6):>8} +-{fmt(g[1], '.2f', 1e-6):<5} {fmt(util[0], '.2f'):>5} "
             f"{fmt(r[0], '.0f'):>6} +-{fmt(r[1], '.0f'):<4} "
             f"{fmt(rps[0], '.2f', 100):>6} +-{fmt(rps[1], '.2f', 100):<5} "
-            f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}  {sharing_text(row)}")
+            f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}  {details_text(row)}")
     return lines
 
 
@@ -345,12 +362,12 @@ def markdown_rows(scenario: Scenario, table: dict[str, dict]) -> list[str]:
         rows.append(f"| {scenario.describe() if i == 0 else ''} | {cca} "
                     f"| {fmt(g[0], '.2f', 1e-6)} +- {fmt(g[1], '.2f', 1e-6)} "
                     f"| {fmt(rps[0], '.1f', 100)} +- {fmt(rps[1], '.1f', 100)} "
-                    f"| {fmt(r[0], '.0f')} | {fmt(p95[0], '.0f')} | {sharing_text(row)} |")
+                    f"| {fmt(r[0], '.0f')} | {fmt(p95[0], '.0f')} | {details_text(row)} |")
     return rows
 
 
 MARKDOWN_HEADER = ["| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms"
-                   " | share, Jain, util by phase |",
+                   " | share, Jain, spurious retransmissions, util by phase |",
                    "| --- | --- | --- | --- | --- | --- | --- |"]
 
 
