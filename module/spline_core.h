@@ -25,7 +25,9 @@
  *
  *   bw       = windowed max over ~5-10 rounds of delivered*mss/interval
  *   min_rtt  = min RTT sample, expiring after 10 s (re-measured in a drain)
- *   rtt_m    = min_rtt + min((srtt - last round's min RTT)/2, 32 ms, min_rtt)
+ *   rtt_m    = min_rtt + min(min((srtt - last round's min RTT)/2, 32 ms)
+ *                            + another flow's standing queue (0 if none),
+ *                            min_rtt)
  *   cwnd     = max(1.0 * bw * min_rtt,                    (the BDP target)
  *                  1.25 * bw * rtt_m * fairness * backoff(loss_cnt)
  *                                    * min(1, tf) + acked [+ 4 in PROBE_BW])
