@@ -184,3 +184,17 @@ def test_receiver_intervals_come_from_the_servers_text_report_too():
     assert summarize_mod.receiver_intervals({"server_output_text": text}) == [
         [0.0, 1.0, 9.0e6], [1.0, 2.07, 4.9e6]]
     assert summarize_mod.receiver_intervals({}) is None
+
+
+def test_tcp_counters_of_a_run_are_the_differences_of_each_namespace(tmp_path):
+    mib = ("## snd before\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 5 0\nTcp: RetransSegs\nTcp: 10\n"
+           "## rcv before\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 0 0\n"
+           "## snd after\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 45 0\nTcp: RetransSegs\nTcp: 910\n"
+           "## rcv after\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 40 700\n")
+    assert summarize_mod.mib_deltas(mib) == {
+        "rcv": {"TcpExt.TCPDSACKOldSent": 40, "TcpExt.TCPOFODrop": 700},
+        "snd": {"TcpExt.TCPDSACKRecv": 40, "Tcp.RetransSegs": 900}}
+    write_guest_files(tmp_path)
+    (tmp_path / "spline-r1.mib.txt").write_text(mib)
+    run = run_summary(tmp_path)["runs"][0]
+    assert run["mib"]["rcv"]["TcpExt.TCPOFODrop"] == 700

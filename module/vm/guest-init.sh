@@ -165,6 +165,17 @@ wait_for_capture_start() { # <tcpdump stderr file>
 	say "tcpdump did not report listening within 5 s"
 }
 
+# The TCP counters (/proc/net/netstat and snmp, per namespace) of sender and receiver, under
+# a "## <ns> <phase>" line each: the ground truth of what the stacks did (receiver drops,
+# D-SACKs sent, reordering seen), which summarize.py turns into per-run differences.
+save_mib() { # <name> <phase>
+	local n
+	for n in snd rcv; do
+		echo "## $n $2"
+		ns "$n" cat /proc/net/netstat /proc/net/snmp
+	done >> "/tmp/$1.mib.txt"
+}
+
 # One run, tag <name>: every flow of <ccas> ("a" or "a+b": flows started together, each its
 # own iperf3 client and server port) through the path at once; one capture of them all.
 # Flow i of a multi-flow run writes <name>.f<i>.json/.err/.rc; a single flow <name>.json.
@@ -177,6 +188,8 @@ run_one() {
 		2> "/tmp/$name.tcpdump.txt" &
 	dump_pid=$!
 	wait_for_capture_start "/tmp/$name.tcpdump.txt"
+	rm -f "/tmp/$name.mib.txt"
+	save_mib "$name" before
 	say "run $name: iperf3 -C ${ccas} -t $DURATION_S${RATE_STEPS:+, rate steps $RATE_STEPS}"
 	if [ -n "$RATE_STEPS" ]; then
 		step_rates &
@@ -201,11 +214,12 @@ run_one() {
 	done
 	[ -z "$step_pid" ] || { kill "$step_pid" 2>/dev/null; wait "$step_pid" 2>/dev/null; }
 	sleep 1  # let tcpdump read the last packets (FIN, final ACKs) before it stops
+	save_mib "$name" after
 	kill -TERM "$dump_pid" 2>/dev/null
 	wait "$dump_pid"
 	# Router ground truth: netem drops (random loss + what tbf refused) and tbf drops (queue full).
 	ns rtr "$TC" -s qdisc show dev veth-r2 > "$OUT/$name.qdisc.txt"
-	cp "/tmp/$name.pcap" "/tmp/$name.tcpdump.txt" "$OUT/"
+	cp "/tmp/$name.pcap" "/tmp/$name.tcpdump.txt" "/tmp/$name.mib.txt" "$OUT/"
 	rm -f "/tmp/$name.pcap"
 }
 

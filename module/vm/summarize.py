@@ -70,6 +70,42 @@ def path_drops(tc_stats: str) -> dict | None:
             "queue_drops": counters["tbf"]["dropped"], "delivered_pkts": counters["tbf"]["pkts"]}
 
 
+def mib_counters(text: str) -> dict[str, int]:
+    """`cat /proc/net/netstat /proc/net/snmp`: pairs of header and value lines ("TcpExt: A B",
+    "TcpExt: 1 2") -> {"TcpExt.A": 1, ...}."""
+    counters: dict[str, int] = {}
+    lines = [line.split() for line in text.splitlines() if ":" in line.split(" ", 1)[0]]
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names[0] != values[0]:
+            continue
+        for name, value in zip(names[1:], values[1:]):
+            if value.lstrip("-").isdigit():
+                counters[f"{names[0].rstrip(':')}.{name}"] = int(value)
+    return counters
+
+
+def mib_deltas(text: str) -> dict[str, dict[str, int]]:
+    """A run's <name>.mib.txt ("## <ns> before|after" sections) -> {ns: {counter: after -
+    before}}, counters that moved only."""
+    sections: dict[tuple[str, str], list[str]] = {}
+    key = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            parts = line.split()
+            key = (parts[1], parts[2]) if len(parts) == 3 else None
+            if key:
+                sections[key] = []
+        elif key:
+            sections[key].append(line)
+    out = {}
+    for ns in sorted({k[0] for k in sections}):
+        before = mib_counters("\n".join(sections.get((ns, "before"), [])))
+        after = mib_counters("\n".join(sections.get((ns, "after"), [])))
+        if before and after:
+            out[ns] = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    return out
+
+
 def analysis_digest(path: Path) -> dict | None:
     """The headline of `spline-analyze --json` on a run's pcap, when the host ran it."""
     raw = read_text(path)
@@ -172,6 +208,9 @@ def summarize_run(out: Path, cca: str, run: int) -> dict:
     drops = path_drops(read_text(out / f"{name}.qdisc.txt") or "")
     if drops is not None:
         result["path"] = drops
+    mib = mib_deltas(read_text(out / f"{name}.mib.txt") or "")
+    if mib:
+        result["mib"] = mib
     analysis = analysis_digest(out / f"{name}.analysis.json")
     if analysis is not None:
         result["analysis"] = analysis

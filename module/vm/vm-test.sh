@@ -449,7 +449,7 @@ prepare_out_dir() {
 		rm -f "${OUT_DIR:?}/$name"
 	done
 	find "$OUT_DIR" -mindepth 1 -maxdepth 1 -type f -regextype posix-extended \
-		-regex '.*/[a-z0-9_+]+-r[0-9]+(\.f[0-9]+)?\.(pcap|json|rc|err|tcpdump\.txt|qdisc\.txt|analysis\.json|analysis\.err)' -delete
+		-regex '.*/[a-z0-9_+]+-r[0-9]+(\.f[0-9]+)?\.(pcap|json|rc|err|tcpdump\.txt|qdisc\.txt|mib\.txt|analysis\.json|analysis\.err)' -delete
 }
 
 main() {
