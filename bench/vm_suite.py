@@ -33,6 +33,10 @@ VM_MIN_QUEUE_BYTES = 30000
 METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "share", "jain", "spurious")
 # Metrics that are fractions of a whole: "x link" compares them with 1.0.
 FRACTIONS = ("util", "share", "jain")
+# A rate phase's utilisation leaves out its first second: the guest's step clock starts when the
+# capture does, before iperf3 connects (up to a second earlier under TCG), and a step down
+# first drains the queue built before it.
+PHASE_SETTLE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -242,7 +246,8 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
         None if scenario.rate_steps else scenario.rate_mbit)
     phase_util = None
     if scenario.rate_steps and duration_s:
-        rates = [receiver_rate_bps(flows, a, b) for a, b, _ in scenario.phases(duration_s)]
+        rates = [receiver_rate_bps(flows, a + (PHASE_SETTLE_S if a else 0.0), b)
+                 for a, b, _ in scenario.phases(duration_s)]
         phase_util = [None if r is None else r / (mbit * 1e6)
                       for r, (_, _, mbit) in zip(rates, scenario.phases(duration_s))]
     return {"goodput": goodput, "retrans": retrans,

@@ -142,9 +142,16 @@ start_receivers() {
 }
 
 # Bandwidth steps during a run: RATE_STEPS is "RATE@SECONDS ..." (Mbit/s from that second
-# of the run on); the tbf keeps its buffer and bucket. Runs in the background.
+# of the test on); the tbf keeps its buffer and bucket. Runs in the background. The clock
+# starts when the first client's data connection is up (its control and data connections to
+# port 5201 established in the sender's /proc/net/tcp), as iperf3's intervals do: counted from
+# the launch, the steps came 1-3 s early under TCG.
 step_rates() {
-	local step rate at now=0
+	local step rate at now=0 i=0
+	while [ "$(ns snd grep -c ':1451 01 ' /proc/net/tcp)" -lt 2 ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	for step in $RATE_STEPS; do
 		rate=${step%@*}
 		at=${step#*@}
@@ -153,16 +160,6 @@ step_rates() {
 		ns rtr "$TC" qdisc change dev veth-r2 parent 1:1 handle 10: tbf rate "${rate}mbit" \
 			burst "$BURST_BYTES" limit "$QUEUE_BYTES" || say "tc could not step the rate to $rate"
 	done
-}
-
-wait_for_capture_start() { # <tcpdump stderr file>
-	local i=0
-	while [ $i -lt 50 ]; do
-		grep -q "listening on" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	say "tcpdump did not report listening within 5 s"
 }
 
 # The TCP counters (/proc/net/netstat and snmp, per namespace) of sender and receiver, under
@@ -191,10 +188,6 @@ run_one() {
 	rm -f "/tmp/$name.mib.txt"
 	save_mib "$name" before
 	say "run $name: iperf3 -C ${ccas} -t $DURATION_S${RATE_STEPS:+, rate steps $RATE_STEPS}"
-	if [ -n "$RATE_STEPS" ]; then
-		step_rates &
-		step_pid=$!
-	fi
 	for cca in $(echo "$ccas" | tr '+' ' '); do
 		flow=$name
 		case "$ccas" in *+*) flow="$name.f$i" ;; esac
@@ -205,6 +198,10 @@ run_one() {
 		pids="$pids $flow:$!"
 		i=$((i + 1))
 	done
+	if [ -n "$RATE_STEPS" ]; then
+		step_rates &
+		step_pid=$!
+	fi
 	for pid in $pids; do
 		rc=0
 		wait "${pid#*:}" || rc=$?
