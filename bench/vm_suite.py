@@ -212,17 +212,16 @@ def run_duration_s(flows: list[dict]) -> Optional[float]:
     return max(ends) if ends else None
 
 
-def spurious_fraction(analysis: Optional[dict]) -> Optional[float]:
-    """Of the retransmissions the sender's capture shows (every sender-vantage direction that
-    carried data), the part the receiver reported as duplicates (D-SACK): spurious."""
-    if not analysis:
+def spurious_fraction(run: dict) -> Optional[float]:
+    """Of a run's retransmissions (TCP_INFO), the part no drop needed: every packet the router
+    dropped (random loss or the queue overflowing) needs one retransmission, the rest repeat
+    packets that arrived (reordered by jitter, marked lost before they came). The receiver's
+    D-SACKs do not tell: on the 200 ms +-50 ms path it sent 27 for ~780 duplicates a run."""
+    retrans, path = run.get("retransmits"), run.get("path")
+    if not retrans or not path:
         return None
-    senders = [d for d in analysis.get("directions", []) if d.get("vantage") == "sender"
-               and d.get("data_segments") and d.get("retransmissions") is not None]
-    retrans = sum(d["retransmissions"] for d in senders)
-    if not retrans:
-        return None
-    return sum(d.get("spurious_retransmissions") or 0 for d in senders) / retrans
+    drops = path.get("random_loss_drops", 0) + path.get("queue_drops", 0)
+    return max(retrans - drops, 0) / retrans
 
 
 def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict:
@@ -230,7 +229,7 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
     (TCP_INFO's total, iperf3), retransmissions per delivered segment (delivered = bytes
     received / MSS), p95 RTT (ms, sender capture), util (goodput over the bottleneck rate,
     time-weighted when it steps), share (the first flow's part of the goodput), jain (over
-    the flows), spurious (the part of the capture's retransmissions the receiver D-SACKed),
+    the flows), spurious (the part of the retransmissions no router drop needed),
     phase_util (per constant-rate part of the run, from the receiver's intervals)."""
     if not run.get("ok"):
         return {m: None for m in METRICS} | {"phase_util": None}
@@ -256,7 +255,7 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
             "util": goodput / (link_mbit * 1e6) if goodput and link_mbit else None,
             "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
             "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
-            "spurious": spurious_fraction(analysis), "phase_util": phase_util}
+            "spurious": spurious_fraction(run), "phase_util": phase_util}
 
 
 def mean_spread(values: list[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
@@ -330,7 +329,7 @@ def fmt(value: Optional[float], spec: str, scale: float = 1.0) -> str:
 
 def details_text(row: dict) -> str:
     """Share and Jain's index (runs of several flows), the spurious part of the retransmissions
-    (capture), utilisation by phase (rate steps)."""
+    (beyond the router's drops), utilisation by phase (rate steps)."""
     parts = []
     if row["share"][0] is not None:
         parts.append(f"share {fmt(row['share'][0], '.2f')} +- {fmt(row['share'][1], '.2f')}")

@@ -105,14 +105,12 @@ def test_a_rate_step_weighs_the_link_by_time_and_gives_utilisation_per_phase():
     assert step.vm_test_args()[-2:] == ["--rate-steps", "5@10 20@20"]
 
 
-def test_spurious_retransmissions_are_the_dsacked_part_of_every_sending_direction():
-    analysis = {"directions": [
-        {"vantage": "sender", "data_segments": 900, "retransmissions": 30, "spurious_retransmissions": 20},
-        {"vantage": "sender", "data_segments": 800, "retransmissions": 10, "spurious_retransmissions": 0},
-        {"vantage": "receiver", "data_segments": 900, "retransmissions": 50, "spurious_retransmissions": 50},
-    ]}
-    assert vm_suite.spurious_fraction(analysis) == pytest.approx(0.5)
-    assert vm_suite.spurious_fraction({"directions": []}) is None
+def test_spurious_retransmissions_are_those_beyond_the_routers_drops():
+    run = {"retransmits": 900, "path": {"random_loss_drops": 80, "queue_drops": 10}}
+    assert vm_suite.spurious_fraction(run) == pytest.approx(0.9)
+    # more drops than retransmissions (a lost tail never retransmitted): none spurious
+    assert vm_suite.spurious_fraction({"retransmits": 5, "path": {"random_loss_drops": 9, "queue_drops": 0}}) == 0
+    assert vm_suite.spurious_fraction({"retransmits": 5}) is None
 
 
 def test_p95_rtt_is_the_bulk_senders_direction():
