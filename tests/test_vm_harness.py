@@ -131,3 +131,12 @@ def test_initramfs_holds_init_tools_their_libraries_and_modules_in_load_order(tm
 def test_the_guest_gets_one_iperf3_server_per_flow_of_the_widest_run():
     proc = bash_with_harness('CCAS="spline bbr+cubic spline+spline+cubic"; max_flows; CCAS=cubic; max_flows')
     assert proc.stdout.split() == ["3", "1"]
+
+
+def test_every_function_the_guest_init_calls_is_defined_in_it():
+    import re
+    text = (REPO / "module" / "vm" / "guest-init.sh").read_text()
+    defined = set(re.findall(r"^([a-z_]+)\(\) \{", text, re.M))
+    called = {m for m in re.findall(r"^\s+(?:if !? *)?([a-z]+(?:_[a-z]+)+)\b(?!=)", text, re.M)
+              if not m.isupper()}
+    assert called - defined == set()

@@ -162,6 +162,16 @@ step_rates() {
 	done
 }
 
+wait_for_capture_start() { # <tcpdump stderr file>
+	local i=0
+	while [ $i -lt 50 ]; do
+		grep -q "listening on" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	say "tcpdump did not report listening within 5 s"
+}
+
 # The TCP counters (/proc/net/netstat and snmp, per namespace) of sender and receiver, under
 # a "## <ns> <phase>" line each: the ground truth of what the stacks did (receiver drops,
 # D-SACKs sent, reordering seen), which summarize.py turns into per-run differences.
