@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Spline's scenario suite in the VM: every scenario of bench/scenarios.tsv (or those named),
-# each one VM boot (module/vm/vm-test.sh) running spline, bbr and cubic interleaved, RUNS
-# rounds. Then bench/vm_suite.py prints per scenario and CCA the mean and spread of goodput,
-# retransmissions, retransmissions per delivered segment and p95 RTT (from each run's sender
-# capture, read by spline-analyze), and checks the acceptance bounds.
+# each one VM boot (module/vm/vm-test.sh) running the scenario's runs (spline, bbr, cubic; or
+# flows sharing the bottleneck, spline+cubic) interleaved, RUNS rounds. Then bench/vm_suite.py
+# prints per scenario and run the mean and spread of goodput, retransmissions, retransmissions
+# per delivered segment, p95 RTT (from each run's sender capture, read by spline-analyze), the
+# share and Jain's index of runs of several flows, and checks the acceptance bounds.
 #
 # Usage: bench/vm_claims.sh [--runs N] [--duration-s N] [--out DIR] [--scenarios "a b"]
 #                           [--scenario-file FILE]
@@ -18,7 +19,6 @@ OUT_DIR="$REPO_DIR/bench/data/vm-claims"
 SCENARIOS=""
 SCENARIO_FILE="$REPO_DIR/bench/scenarios.tsv"
 SUITE="$REPO_DIR/bench/vm_suite.py"
-CCAS="spline bbr cubic"
 PYTHON=${PYTHON:-python3}
 
 die() {
@@ -40,7 +40,7 @@ parse_args() {
 	done
 }
 
-# vm-test.sh options for a scenario name.
+# vm-test.sh options for a scenario name, one a line (an option's value may hold spaces).
 scenario_args() {
 	"$PYTHON" "$SUITE" args "$1" --scenarios "$SCENARIO_FILE" || die "unknown scenario: $1"
 }
@@ -80,15 +80,15 @@ snapshot_module() {
 }
 
 run_scenario() { # <name>: one VM boot; returns vm-test's status
-	local name=$1 args
-	args=$(scenario_args "$name")
-	echo "vm_claims: scenario $name ($args), $RUNS x {$CCAS}, ${DURATION_S} s each" >&2
+	local name=$1 args=()
+	mapfile -t args < <(scenario_args "$name")
+	[ ${#args[@]} -gt 0 ] || die "no vm-test options for $name"
+	echo "vm_claims: scenario $name (${args[*]}), $RUNS rounds, ${DURATION_S} s each" >&2
 	# TCG guests slow down when the host is busy: keep the load next to the figures.
 	echo "start $(cut -d' ' -f1-3 /proc/loadavg)" > "$OUT_DIR/$name.loadavg"
 	local lock=()
 	[ -z "${VM_LOCK:-}" ] || lock=(flock "$VM_LOCK")
-	# shellcheck disable=SC2086
-	"${lock[@]}" bash "$VM_TEST" $args --ccas "$CCAS" --runs "$RUNS" --duration-s "$DURATION_S" \
+	"${lock[@]}" bash "$VM_TEST" "${args[@]}" --runs "$RUNS" --duration-s "$DURATION_S" \
 		--module-dir "$MODULE_SNAPSHOT" --out "$OUT_DIR/$name" > "$OUT_DIR/$name.vm-test.out"
 	local status=$?
 	analyse_scenario "$OUT_DIR/$name"

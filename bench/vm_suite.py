@@ -4,9 +4,12 @@ table of a finished run (goodput, retransmissions per delivered segment, p95 RTT
 spread over the runs) with the issue's acceptance checks.
 
   bench/vm_suite.py list [--scenarios FILE]              scenario names, one a line
-  bench/vm_suite.py args NAME [--scenarios FILE]         vm-test.sh options for NAME
+  bench/vm_suite.py args NAME [--scenarios FILE]         vm-test.sh options for NAME, one a line
   bench/vm_suite.py table OUT_DIR NAME... [--scenarios FILE] [--json]
 
+A scenario's runs are single flows ("spline") or flows sharing the bottleneck at once
+("spline+cubic": then goodput is their sum, share the first flow's part of it and jain Jain's
+index over the flows); a scenario may step the bottleneck rate during each run.
 `table` reads OUT_DIR/NAME/summary.json (module/vm/summarize.py) and, for the p95 RTT, the
 `spline-analyze --json` report of each run's sender capture (OUT_DIR/NAME/<cca>-r<n>.analysis.json,
 written by vm-test.sh when spline-analyze is on PATH, or by bench/vm_claims.sh afterwards).
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from dataclasses import dataclass
@@ -26,7 +30,13 @@ from typing import Callable, Optional
 DEFAULT_SCENARIOS = Path(__file__).resolve().parent / "scenarios.tsv"
 # vm-test.sh never makes a bottleneck buffer smaller than this.
 VM_MIN_QUEUE_BYTES = 30000
-METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util")
+METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "share", "jain", "spurious")
+# Metrics that are fractions of a whole: "x link" compares them with 1.0.
+FRACTIONS = ("util", "share", "jain")
+# A rate phase's utilisation leaves out its first second: the guest's step clock starts when the
+# capture does, before iperf3 connects (up to a second earlier under TCG), and a step down
+# first drains the queue built before it.
+PHASE_SETTLE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -34,10 +44,16 @@ class Check:
     metric: str      # one of METRICS
     op: str          # ">=" or "<="
     factor: float
-    against: str     # a CCA name, or "link"
+    against: str     # a CCA (the run whose first flow is that CCA), or "link" (1.0)
 
     def text(self) -> str:
-        return f"spline {self.metric} {self.op} {self.factor:g} x {self.against}"
+        return f"{self.metric} {self.op} {self.factor:g} x {self.against}"
+
+
+@dataclass(frozen=True)
+class RateStep:
+    at_s: int          # seconds into the run
+    rate_mbit: float   # bottleneck rate from then on
 
 
 @dataclass(frozen=True)
@@ -48,7 +64,14 @@ class Scenario:
     jitter_ms: float
     loss_pct: float
     queue_bdp: float
+    ccas: tuple[str, ...]             # runs, interleaved; "a+b": flows a and b at once
+    rate_steps: tuple[RateStep, ...]
     checks: tuple[Check, ...]
+
+    @property
+    def subject(self) -> str:
+        """The run the checks judge: the first of ccas."""
+        return self.ccas[0]
 
     @property
     def queue_bytes(self) -> int:
@@ -56,14 +79,62 @@ class Scenario:
         return max(int(bdp_bytes * self.queue_bdp), VM_MIN_QUEUE_BYTES)
 
     def vm_test_args(self) -> list[str]:
-        return ["--rate-mbit", f"{self.rate_mbit:g}", "--delay-ms", f"{self.delay_ms:g}",
+        args = ["--rate-mbit", f"{self.rate_mbit:g}", "--delay-ms", f"{self.delay_ms:g}",
                 "--jitter-ms", f"{self.jitter_ms:g}", "--loss-pct", f"{self.loss_pct:g}",
-                "--queue-bytes", str(self.queue_bytes)]
+                "--queue-bytes", str(self.queue_bytes), "--ccas", " ".join(self.ccas)]
+        if self.rate_steps:
+            args += ["--rate-steps", " ".join(f"{s.rate_mbit:g}@{s.at_s}" for s in self.rate_steps)]
+        return args
+
+    def mean_rate_mbit(self, duration_s: float) -> float:
+        """The bottleneck rate averaged over a run of duration_s (the steps weighed by time)."""
+        edges = [0.0] + [min(s.at_s, duration_s) for s in self.rate_steps] + [duration_s]
+        rates = [self.rate_mbit] + [s.rate_mbit for s in self.rate_steps]
+        return sum(r * (b - a) for r, a, b in zip(rates, edges, edges[1:])) / duration_s
+
+    def phases(self, duration_s: float) -> list[tuple[float, float, float]]:
+        """(start_s, end_s, rate_mbit) of each constant-rate part of a run."""
+        edges = [0.0] + [float(s.at_s) for s in self.rate_steps] + [duration_s]
+        rates = [self.rate_mbit] + [s.rate_mbit for s in self.rate_steps]
+        return [(a, b, r) for r, a, b in zip(rates, edges, edges[1:]) if b > a]
 
     def describe(self) -> str:
         jitter = f" +-{self.jitter_ms:g} ms" if self.jitter_ms else ""
-        return (f"{self.rate_mbit:g} Mbit/s, {self.delay_ms:g} ms{jitter}, {self.loss_pct:g}% loss, "
-                f"{self.queue_bdp:g} BDP buffer ({self.queue_bytes} B)")
+        rate = f"{self.rate_mbit:g}"
+        if self.rate_steps:
+            rate += "".join(f" -> {s.rate_mbit:g} (at {s.at_s} s)" for s in self.rate_steps)
+        flows = ""
+        if any("+" in c for c in self.ccas):
+            flows = ", flows at once: " + " / ".join(self.ccas)
+        return (f"{rate} Mbit/s, {self.delay_ms:g} ms{jitter}, {self.loss_pct:g}% loss, "
+                f"{self.queue_bdp:g} BDP buffer ({self.queue_bytes} B){flows}")
+
+
+CCA_NAME = re.compile(r"^[a-z0-9_]+(\+[a-z0-9_]+)*$")
+
+
+def parse_ccas(text: str) -> tuple[str, ...]:
+    """'spline,bbr,cubic' or 'spline+cubic,bbr+cubic' -> the runs."""
+    ccas = tuple(c.strip() for c in text.split(","))
+    if not all(CCA_NAME.match(c) for c in ccas):
+        raise ValueError(f"bad ccas {text!r} (want: a,b or a+b,c+d)")
+    return ccas
+
+
+def parse_rate_steps(text: str) -> tuple[RateStep, ...]:
+    """'-' or '5@10,20@20' (Mbit/s from that second on) -> steps, seconds rising."""
+    if text == "-":
+        return ()
+    steps = []
+    for item in text.split(","):
+        rate, sep, at = item.partition("@")
+        if not sep or not at.isdigit():
+            raise ValueError(f"bad rate step {item!r} (want RATE@SECONDS)")
+        steps.append(RateStep(int(at), float(rate)))
+    ats = [s.at_s for s in steps]
+    if ats != sorted(set(ats)) or ats[0] <= 0:
+        raise ValueError(f"rate steps {text!r}: seconds must rise from above 0")
+    return tuple(steps)
 
 
 def parse_check(text: str) -> Check:
@@ -79,14 +150,15 @@ def parse_scenarios(text: str) -> list[Scenario]:
     for line_no, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        fields = line.split(None, 6)
+        fields = line.split(None, 8)
         if fields[0] == "name":
             continue
-        if len(fields) != 7:
-            raise ValueError(f"line {line_no}: want 7 columns, got {len(fields)}")
-        checks = fields[6].strip()
+        if len(fields) != 9:
+            raise ValueError(f"line {line_no}: want 9 columns, got {len(fields)}")
+        checks = fields[8].strip()
         scenarios.append(Scenario(
-            fields[0], *(float(v) for v in fields[1:6]),
+            fields[0], *(float(v) for v in fields[1:6]), parse_ccas(fields[6]),
+            parse_rate_steps(fields[7]),
             tuple(parse_check(c.strip()) for c in checks.split(";")) if checks != "-" else ()))
     names = [s.name for s in scenarios]
     if len(set(names)) != len(names):
@@ -112,19 +184,78 @@ def sender_p95_rtt_ms(analysis: Optional[dict]) -> Optional[float]:
     return float(bulk["rtt_ms"]["p95"])
 
 
-def run_metrics(run: dict, analysis: Optional[dict]) -> dict[str, Optional[float]]:
-    """goodput (bit/s, receiver), retransmissions, retransmissions per delivered segment
-    (delivered = bytes received / MSS), p95 RTT (ms) of one vm-test run."""
+def jain_index(values: list[float]) -> Optional[float]:
+    """Jain's fairness index: (sum x)^2 / (n x sum x^2); 1.0 is an equal split."""
+    squares = sum(v * v for v in values)
+    return sum(values) ** 2 / (len(values) * squares) if values and squares else None
+
+
+def flows_of(run: dict) -> list[dict]:
+    """The flows of a run: its "flows" (several at once), else the run itself."""
+    return run.get("flows") or [run]
+
+
+def receiver_rate_bps(flows: list[dict], start_s: float, end_s: float) -> Optional[float]:
+    """The flows' summed receiver goodput over the iperf3 intervals inside [start_s, end_s)."""
+    total = 0.0
+    for flow in flows:
+        inside = [(b - a, bps) for a, b, bps in flow.get("receiver_intervals") or []
+                  if a >= start_s - 1e-3 and b <= end_s + 1e-3 and b > a]
+        if not inside:
+            return None
+        total += sum(d * bps for d, bps in inside) / sum(d for d, _ in inside)
+    return total
+
+
+def run_duration_s(flows: list[dict]) -> Optional[float]:
+    ends = [iv[1] for f in flows for iv in f.get("receiver_intervals") or []]
+    return max(ends) if ends else None
+
+
+def spurious_fraction(run: dict) -> Optional[float]:
+    """Of a run's retransmissions (TCP_INFO), the part no drop needed: every packet the router
+    dropped (random loss or the queue overflowing) needs one retransmission, the rest repeat
+    packets that arrived (reordered by jitter, marked lost before they came). The receiver's
+    D-SACKs do not tell: on the 200 ms +-50 ms path it sent 27 for ~780 duplicates a run."""
+    retrans, path = run.get("retransmits"), run.get("path")
+    if not retrans or not path:
+        return None
+    drops = path.get("random_loss_drops", 0) + path.get("queue_drops", 0)
+    return max(retrans - drops, 0) / retrans
+
+
+def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict:
+    """One vm-test run: goodput (bit/s at the receiver, summed over its flows), retransmissions
+    (TCP_INFO's total, iperf3), retransmissions per delivered segment (delivered = bytes
+    received / MSS), p95 RTT (ms, sender capture), util (goodput over the bottleneck rate,
+    time-weighted when it steps), share (the first flow's part of the goodput), jain (over
+    the flows), spurious (the part of the retransmissions no router drop needed),
+    phase_util (per constant-rate part of the run, from the receiver's intervals)."""
     if not run.get("ok"):
-        return {m: None for m in METRICS}
+        return {m: None for m in METRICS} | {"phase_util": None}
     goodput = run.get("throughput_bps")
     retrans = run.get("retransmits")
     mss = run.get("mss_bytes")
     received = run.get("bytes_received")
     delivered_segs = received / mss if received and mss else None
+    flows = flows_of(run)
+    flow_goodputs = [f.get("throughput_bps") or 0.0 for f in flows]
+    duration_s = run_duration_s(flows)
+    link_mbit = scenario.mean_rate_mbit(duration_s) if duration_s else (
+        None if scenario.rate_steps else scenario.rate_mbit)
+    phase_util = None
+    if scenario.rate_steps and duration_s:
+        rates = [receiver_rate_bps(flows, a + (PHASE_SETTLE_S if a else 0.0), b)
+                 for a, b, _ in scenario.phases(duration_s)]
+        phase_util = [None if r is None else r / (mbit * 1e6)
+                      for r, (_, _, mbit) in zip(rates, scenario.phases(duration_s))]
     return {"goodput": goodput, "retrans": retrans,
             "rps": retrans / delivered_segs if retrans is not None and delivered_segs else None,
-            "p95_rtt": sender_p95_rtt_ms(analysis), "util": None}
+            "p95_rtt": sender_p95_rtt_ms(analysis),
+            "util": goodput / (link_mbit * 1e6) if goodput and link_mbit else None,
+            "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
+            "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
+            "spurious": spurious_fraction(run), "phase_util": phase_util}
 
 
 def mean_spread(values: list[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
@@ -135,31 +266,38 @@ def mean_spread(values: list[Optional[float]]) -> tuple[Optional[float], Optiona
     return statistics.mean(known), (statistics.stdev(known) if len(known) > 1 else 0.0)
 
 
-def aggregate(per_run: dict[str, list[dict]], rate_mbit: float) -> dict[str, dict]:
-    """{cca: {metric: (mean, spread)}}; util is the mean goodput over the link rate."""
+def aggregate(per_run: dict[str, list[dict]]) -> dict[str, dict]:
+    """{run name: {metric: (mean, spread)}, phase_util: [(mean, spread) per phase]}."""
     out: dict[str, dict] = {}
     for cca, runs in per_run.items():
-        out[cca] = {m: mean_spread([r[m] for r in runs]) for m in METRICS if m != "util"}
-        goodput = out[cca]["goodput"]
-        out[cca]["util"] = ((goodput[0] / (rate_mbit * 1e6), goodput[1] / (rate_mbit * 1e6))
-                            if goodput[0] is not None else (None, None))
+        out[cca] = {m: mean_spread([r.get(m) for r in runs]) for m in METRICS}
+        phases = [r["phase_util"] for r in runs if r.get("phase_util")]
+        out[cca]["phase_util"] = ([mean_spread(list(p)) for p in zip(*phases)] if phases else None)
         out[cca]["runs"] = len(runs)
         out[cca]["ok_runs"] = sum(1 for r in runs if r["goodput"] is not None)
     return out
 
 
-def evaluate(check: Check, table: dict[str, dict]) -> tuple[Optional[bool], str]:
-    """(holds, text); holds is None when it cannot be checked."""
-    ours = table.get("spline", {}).get(check.metric, (None, None))[0]
+def row_for(table: dict[str, dict], cca: str) -> dict:
+    """The row of run `cca`, else of the run whose first flow is `cca` ("bbr" -> "bbr+cubic")."""
+    if cca in table:
+        return table[cca]
+    return next((row for name, row in table.items() if name.split("+")[0] == cca), {})
+
+
+def evaluate(check: Check, table: dict[str, dict], subject: str = "spline") -> tuple[Optional[bool], str]:
+    """(holds, text) for the subject's run; holds is None when it cannot be checked."""
+    ours = row_for(table, subject).get(check.metric, (None, None))[0]
+    text = f"{subject} {check.text()}"
     if check.against == "link":
-        theirs: Optional[float] = 1.0 if check.metric == "util" else None
+        theirs: Optional[float] = 1.0 if check.metric in FRACTIONS else None
     else:
-        theirs = table.get(check.against, {}).get(check.metric, (None, None))[0]
+        theirs = row_for(table, check.against).get(check.metric, (None, None))[0]
     if ours is None or theirs is None:
-        return None, f"{check.text()}: cannot check (missing data)"
+        return None, f"{text}: cannot check (missing data)"
     bound = check.factor * theirs
     holds = ours >= bound if check.op == ">=" else ours <= bound
-    return holds, f"{check.text()}: {'HOLDS' if holds else 'DOES NOT HOLD'} ({ours:.4g} vs {bound:.4g})"
+    return holds, f"{text}: {'HOLDS' if holds else 'DOES NOT HOLD'} ({ours:.4g} vs {bound:.4g})"
 
 
 # --- reading a finished scenario ---------------------------------------------------------------
@@ -174,14 +312,14 @@ def read_json(path: Path) -> Optional[dict]:
     return data if isinstance(data, dict) else None
 
 
-def scenario_runs(out_dir: Path) -> dict[str, list[dict]]:
+def scenario_runs(out_dir: Path, scenario: Scenario) -> dict[str, list[dict]]:
     summary = read_json(out_dir / "summary.json")
     if summary is None:
         raise FileNotFoundError(f"{out_dir}/summary.json missing or unreadable")
     per_run: dict[str, list[dict]] = {}
     for run in summary["runs"]:
         analysis = read_json(out_dir / f"{run['cca']}-r{run['run']}.analysis.json")
-        per_run.setdefault(run["cca"], []).append(run_metrics(run, analysis))
+        per_run.setdefault(run["cca"], []).append(run_metrics(run, analysis, scenario))
     return per_run
 
 
@@ -189,10 +327,25 @@ def fmt(value: Optional[float], spec: str, scale: float = 1.0) -> str:
     return "-" if value is None else format(value * scale, spec)
 
 
+def details_text(row: dict) -> str:
+    """Share and Jain's index (runs of several flows), the spurious part of the retransmissions
+    (beyond the router's drops), utilisation by phase (rate steps)."""
+    parts = []
+    if row["share"][0] is not None:
+        parts.append(f"share {fmt(row['share'][0], '.2f')} +- {fmt(row['share'][1], '.2f')}")
+    if row["jain"][0] is not None:
+        parts.append(f"Jain {fmt(row['jain'][0], '.3f')} +- {fmt(row['jain'][1], '.3f')}")
+    if row["spurious"][0] is not None:
+        parts.append(f"spurious {fmt(row['spurious'][0], '.0f', 100)}%")
+    if row.get("phase_util"):
+        parts.append("util by phase " + " / ".join(fmt(m, ".2f") for m, _ in row["phase_util"]))
+    return ", ".join(parts) or "-"
+
+
 def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
     lines = [f"== {scenario.name}: {scenario.describe()}",
              f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'retrans':>12}"
-             f" {'retr/deliv %':>13} {'p95 RTT ms':>12}"]
+             f" {'retr/deliv %':>13} {'p95 RTT ms':>12}  details"]
     for cca, row in table.items():
         g, r, rps, p95, util = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt", "util"))
         lines.append(
@@ -200,24 +353,26 @@ def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
             f"{fmt(g[0], '.2f', 1e-6):>8} +-{fmt(g[1], '.2f', 1e-6):<5} {fmt(util[0], '.2f'):>5} "
             f"{fmt(r[0], '.0f'):>6} +-{fmt(r[1], '.0f'):<4} "
             f"{fmt(rps[0], '.2f', 100):>6} +-{fmt(rps[1], '.2f', 100):<5} "
-            f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}")
+            f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}  {details_text(row)}")
     return lines
 
 
 def markdown_rows(scenario: Scenario, table: dict[str, dict]) -> list[str]:
-    """One markdown table row per CCA: scenario, cca, goodput, retr/deliv, retrans, p95 RTT."""
+    """One markdown table row per run name: scenario, cca, goodput, retr/deliv, retrans, p95 RTT,
+    sharing."""
     rows = []
     for i, (cca, row) in enumerate(table.items()):
         g, r, rps, p95 = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt"))
         rows.append(f"| {scenario.describe() if i == 0 else ''} | {cca} "
                     f"| {fmt(g[0], '.2f', 1e-6)} +- {fmt(g[1], '.2f', 1e-6)} "
                     f"| {fmt(rps[0], '.1f', 100)} +- {fmt(rps[1], '.1f', 100)} "
-                    f"| {fmt(r[0], '.0f')} | {fmt(p95[0], '.0f')} |")
+                    f"| {fmt(r[0], '.0f')} | {fmt(p95[0], '.0f')} | {details_text(row)} |")
     return rows
 
 
-MARKDOWN_HEADER = ["| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms |",
-                   "| --- | --- | --- | --- | --- | --- |"]
+MARKDOWN_HEADER = ["| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms"
+                   " | share, Jain, spurious retransmissions, util by phase |",
+                   "| --- | --- | --- | --- | --- | --- | --- |"]
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -240,7 +395,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if len(args.rest) != 1 or args.rest[0] not in scenarios:
             print(f"vm_suite: args NAME, one of: {' '.join(scenarios)}", file=sys.stderr)
             return 2
-        print(" ".join(scenarios[args.rest[0]].vm_test_args()))
+        print("\n".join(scenarios[args.rest[0]].vm_test_args()))
         return 0
     if len(args.rest) < 2:
         print("vm_suite: table OUT_DIR NAME...", file=sys.stderr)
@@ -253,12 +408,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             return 2
         scenario = scenarios[name]
         try:
-            table = aggregate(scenario_runs(out_dir / name), scenario.rate_mbit)
+            table = aggregate(scenario_runs(out_dir / name, scenario))
         except FileNotFoundError as exc:
             print(f"vm_suite: {exc}", file=sys.stderr)
             status = 1
             continue
-        results = [evaluate(c, table) for c in scenario.checks]
+        results = [evaluate(c, table, scenario.subject) for c in scenario.checks]
         if any(holds is not True for holds, _ in results):
             status = 1
         report[name] = {"scenario": scenario.describe(), "table": table,

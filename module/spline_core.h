@@ -25,7 +25,9 @@
  *
  *   bw       = windowed max over ~5-10 rounds of delivered*mss/interval
  *   min_rtt  = min RTT sample, expiring after 10 s (re-measured in a drain)
- *   rtt_m    = min_rtt + min((srtt - last round's min RTT)/2, 32 ms, min_rtt)
+ *   rtt_m    = min_rtt + min(min((srtt - last round's min RTT)/2, 32 ms)
+ *                            + another flow's standing queue (0 if none),
+ *                            min_rtt)
  *   cwnd     = max(1.0 * bw * min_rtt,                    (the BDP target)
  *                  1.25 * bw * rtt_m * fairness * backoff(loss_cnt)
  *                                    * min(1, tf) + acked [+ 4 in PROBE_BW])
@@ -152,6 +154,14 @@ enum spline_mode {
  */
 #define SPL_MODEL_EXTRA_RTT_MAX_US 32000U
 
+/* A queue that has stood this many rounds in a row is not the flow's own:
+ * Spline keeps at most the band queued and drains below it within an epoch
+ * (PROBE_RTT paces under the estimate), so a queue that outlasts that is
+ * held by a flow that fills buffers (CUBIC, Reno). The model RTT then
+ * counts it, as every flow sharing the queue does.
+ */
+#define SPL_FOREIGN_QUEUE_ROUNDS 12U
+
 /* --- Fairness ratio (Q8) ------------------------------------------------------ */
 #define SPL_FAIR_MIN		253	/* 0.99 */
 #define SPL_FAIR_MAX		335	/* 1.31 */
@@ -273,6 +283,8 @@ struct spline_state {
 	u8  flags;			/* SPL_F_* */
 	u8  loss_ratio_q8;		/* lost / delivered of the last sampling
 					 * interval, Q8, at most 255 */
+	u8  congested_rounds;		/* consecutive rounds with a standing queue
+					 * (saturating) */
 };
 
 /* Everything spline_on_ack() needs from one ACK, with units. */
@@ -403,6 +415,14 @@ static inline u32 spline_queue_band_us(const struct spline_state *s)
 static inline bool spline_congested(const struct spline_state *s)
 {
 	return spline_queue_us(s) > spline_queue_band_us(s);
+}
+
+/* The standing queue has outlasted what Spline itself keeps (see
+ * SPL_FOREIGN_QUEUE_ROUNDS).
+ */
+static inline bool spline_queue_foreign(const struct spline_state *s)
+{
+	return s->congested_rounds >= SPL_FOREIGN_QUEUE_ROUNDS;
 }
 
 /* --- Init and events --------------------------------------------------------------- */
@@ -576,6 +596,11 @@ static inline void spline_classify_ack(struct spline_state *s,
 			s->flags |= SPL_F_QUEUE_RISING;
 		s->queue_rtt_us = s->round_min_rtt_us;
 		s->round_min_rtt_us = 0;
+		if (!spline_congested(s))
+			s->congested_rounds = 0;
+		else if (spline_queue_us(s) > 2 * spline_queue_band_us(s) &&
+			 s->congested_rounds < 0xff)
+			s->congested_rounds++;
 	}
 	if (a->rs_rtt_us <= 0 || !s->min_rtt_us)
 		return;
@@ -807,6 +832,8 @@ static inline u32 spline_model_rtt_us(const struct spline_state *s,
 	if (s->mode != SPL_DRAIN_PROBE && a->srtt_us > floor_us)
 		extra_us = (a->srtt_us - floor_us) >> 1;
 	extra_us = spl_min_u32(extra_us, SPL_MODEL_EXTRA_RTT_MAX_US);
+	if (spline_queue_foreign(s))
+		extra_us += spl_min_u32(spline_queue_us(s), s->min_rtt_us);
 	return s->min_rtt_us + spl_min_u32(extra_us, s->min_rtt_us);
 }
 

@@ -42,6 +42,10 @@ needs_kernel = pytest.mark.skipif(installed_kernel() is None,
     (["--duration-s", "ten"], "DURATION_S must be a positive integer"),
     (["--loss-pct", "2%"], "LOSS_PCT must be a number"),
     (["--ccas", "spline;reboot"], "CCAS must be names"),
+    (["--ccas", "spline+"], "CCAS must be names"),
+    (["--duration-s", "30", "--rate-steps", "5@10 20@5"], "seconds must rise"),
+    (["--rate-steps", "5mbit@10"], "--rate-steps wants RATE@SECONDS"),
+    (["--duration-s", "10", "--rate-steps", "5@10"], "not within the 10 s run"),
     (["--accel", "hvf"], "--accel must be"),
     (["--kernel", "6.1;reboot"], "--kernel must be a version"),
     (["--kernel", "0.0.0-no-such-amd64"], "kernel 0.0.0-no-such-amd64 is not usable"),
@@ -122,3 +126,17 @@ def test_initramfs_holds_init_tools_their_libraries_and_modules_in_load_order(tm
         libs = subprocess.run(["ldd", f"/{binary}"], capture_output=True, text=True).stdout
         for lib in (word for word in libs.split() if word.startswith("/")):
             assert (root / lib.lstrip("/")).exists(), f"{lib} (needed by {binary}) missing"
+
+
+def test_the_guest_gets_one_iperf3_server_per_flow_of_the_widest_run():
+    proc = bash_with_harness('CCAS="spline bbr+cubic spline+spline+cubic"; max_flows; CCAS=cubic; max_flows')
+    assert proc.stdout.split() == ["3", "1"]
+
+
+def test_every_function_the_guest_init_calls_is_defined_in_it():
+    import re
+    text = (REPO / "module" / "vm" / "guest-init.sh").read_text()
+    defined = set(re.findall(r"^([a-z_]+)\(\) \{", text, re.M))
+    called = {m for m in re.findall(r"^\s+(?:if !? *)?([a-z]+(?:_[a-z]+)+)\b(?!=)", text, re.M)
+              if not m.isupper()}
+    assert called - defined == set()

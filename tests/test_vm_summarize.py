@@ -152,3 +152,49 @@ def test_when_the_guest_died_before_saving_dmesg_its_console_is_searched_for_the
     summary = run_summary(tmp_path)
     assert summary["kernel_warnings"] == 6
     assert "no dmesg from the guest" in summary["failures"]
+
+
+def test_flows_sharing_the_bottleneck_are_one_run_with_each_flow_and_their_sums(tmp_path):
+    write_guest_files(tmp_path, ccas=())
+    for i, (cca, bps) in enumerate((("spline", 6e6), ("cubic", 4e6)), 1):
+        report = iperf3_report(cca, bps, 10 * i)
+        report["server_output_json"] = {"intervals": [{"sum": {"start": 0.0, "end": 1.0, "bits_per_second": bps}}]}
+        (tmp_path / f"spline+cubic-r1.f{i}.json").write_text(json.dumps(report))
+        (tmp_path / f"spline+cubic-r1.f{i}.rc").write_text("0\n")
+    run = run_summary(tmp_path, ccas="spline+cubic")["runs"][0]
+    assert run["ok"] and (run["throughput_bps"], run["retransmits"]) == (10e6, 30)
+    assert [(f["cca"], f["throughput_bps"]) for f in run["flows"]] == [("spline", 6e6), ("cubic", 4e6)]
+    assert run["flows"][0]["receiver_intervals"] == [[0.0, 1.0, 6e6]]
+
+
+def test_a_shared_run_fails_when_one_of_its_flows_did(tmp_path):
+    write_guest_files(tmp_path, ccas=())
+    (tmp_path / "spline+cubic-r1.f1.json").write_text(json.dumps(iperf3_report("spline", 6e6, 1)))
+    (tmp_path / "spline+cubic-r1.f1.rc").write_text("0\n")
+    summary = run_summary(tmp_path, ccas="spline+cubic")
+    assert not summary["runs"][0]["ok"]
+    assert any("flow 2 (cubic)" in f for f in summary["failures"])
+
+
+def test_receiver_intervals_come_from_the_servers_text_report_too():
+    text = ("[  5] local 10.0.2.1 port 5201 connected to 10.0.1.1 port 48114\n"
+            "[  5]   0.00-1.00   sec  1.08 MBytes  9.00 Mbits/sec                  \n"
+            "[  5]   1.00-2.07   sec   640 KBytes  4.90 Mbits/sec                  \n"
+            "[  5]   0.00-2.07  sec  1.70 MBytes  6.90 Mbits/sec                  receiver\n")
+    assert summarize_mod.receiver_intervals({"server_output_text": text}) == [
+        [0.0, 1.0, 9.0e6], [1.0, 2.07, 4.9e6]]
+    assert summarize_mod.receiver_intervals({}) is None
+
+
+def test_tcp_counters_of_a_run_are_the_differences_of_each_namespace(tmp_path):
+    mib = ("## snd before\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 5 0\nTcp: RetransSegs\nTcp: 10\n"
+           "## rcv before\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 0 0\n"
+           "## snd after\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 45 0\nTcp: RetransSegs\nTcp: 910\n"
+           "## rcv after\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 40 700\n")
+    assert summarize_mod.mib_deltas(mib) == {
+        "rcv": {"TcpExt.TCPDSACKOldSent": 40, "TcpExt.TCPOFODrop": 700},
+        "snd": {"TcpExt.TCPDSACKRecv": 40, "Tcp.RetransSegs": 900}}
+    write_guest_files(tmp_path)
+    (tmp_path / "spline-r1.mib.txt").write_text(mib)
+    run = run_summary(tmp_path)["runs"][0]
+    assert run["mib"]["rcv"]["TcpExt.TCPOFODrop"] == 700

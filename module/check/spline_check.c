@@ -796,7 +796,7 @@ static void hook_two(u64 now)
  * passed or failed with any small change of the core), so the check is on the
  * mean and the worst Jain index over the seeds.
  */
-#define TWO_FLOW_SEEDS 8
+#define TWO_FLOW_SEEDS 16
 static void scenario_two_flows(void)
 {
 	double g0, g1, jain, jain_sum = 0, jain_min = 1, together_min = 1e9;
@@ -830,14 +830,55 @@ static void scenario_two_flows(void)
 	}
 	CHECK(together_min > 0.90 * 20, "two flows: together >= %.2f Mbit/s > 90%% of 20 in every seed",
 	      together_min);
-	/* the original design: mean 0.81, worst 0.54; with the window on the
-	 * jitter and not the queue (this core) 0.92 and 0.81. The issue's bar
-	 * is 0.95: see module/README.md, Known limits
+	/* the original design: mean 0.81, worst 0.54 (8 seeds); with the window
+	 * on the jitter and not the queue 0.92 and 0.81; with a foreign queue
+	 * counted in the model RTT (this core, 16 seeds) 0.98 and 0.93.
 	 */
-	CHECK(jain_sum / TWO_FLOW_SEEDS > 0.88 && jain_min > 0.75,
-	      "two flows: Jain fairness mean %.3f > 0.88, worst %.3f > 0.75 over %d seeds",
+	CHECK(jain_sum / TWO_FLOW_SEEDS > 0.95 && jain_min > 0.85,
+	      "two flows: Jain fairness mean %.3f > 0.95, worst %.3f > 0.85 over %d seeds",
 	      jain_sum / TWO_FLOW_SEEDS, jain_min, TWO_FLOW_SEEDS);
 	CHECK(same < 5, "two flows: they do not probe in lock step (%u simultaneous transitions)", same);
+}
+
+/* Spline and a loss-based AIMD flow (the Reno reference, standing in for CUBIC:
+ * it fills the buffer until it overflows, then halves) on one 20 Mbit/s,
+ * 40 ms, 1-BDP path, both from the start, 8 seeds: Spline's share of what
+ * they deliver together.
+ */
+static void scenario_vs_reno(void)
+{
+	double g0, g1, share, share_sum = 0, share_min = 1, share_max = 0;
+	u64 rng_base = sim_rng;
+	u32 k;
+
+	for (k = 0; k < TWO_FLOW_SEEDS; k++) {
+		link_init(20000000, 40, 100, 0.0, 0);
+		sim_rng = rng_base + (u64)k * 104729;
+		n_flows = 2;
+		flow_init(&F[0], CCA_SPLINE, 0, 91 + 13 * k);
+		flow_init(&F[1], CCA_RENO, 0, 0);
+		g_mark_at_us = 10000000;
+		g_trace = 0;
+		simulate(40000000, hook_two);
+		if (k == 0) {
+			print_figures("vs reno, spline", &F[0], 40000000);
+			print_figures("vs reno, reno", &F[1], 40000000);
+		}
+		g0 = goodput_mbps(&F[0], 40000000);
+		g1 = goodput_mbps(&F[1], 40000000);
+		share = g0 / (g0 + g1);
+		printf("  [vs reno, seed %u] spline %.2f + reno %.2f Mbit/s, spline's share %.2f\n",
+		       k, g0, g1, share);
+		share_sum += share;
+		if (share < share_min) share_min = share;
+		if (share > share_max) share_max = share;
+	}
+	/* Before the foreign-queue rule Spline yielded: share 0.23 (0.16..0.28),
+	 * its window on min_rtt while the Reno flow kept the buffer full.
+	 */
+	CHECK(share_sum / TWO_FLOW_SEEDS > 0.35 && share_sum / TWO_FLOW_SEEDS < 0.65,
+	      "spline vs reno: Spline's share mean %.3f within 0.35..0.65 (seeds %.3f..%.3f)",
+	      share_sum / TWO_FLOW_SEEDS, share_min, share_max);
 }
 
 static void scenario_policer(void)
@@ -867,6 +908,7 @@ int main(void)
 	scenario_bw_step();
 	scenario_app_limited();
 	scenario_two_flows();
+	scenario_vs_reno();
 	scenario_policer();
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;

@@ -127,11 +127,39 @@ load_cca_module() {
 	fi
 }
 
-start_receiver() {
-	# Started directly (not through the ns function): $! must be iperf3 itself, not a subshell.
-	"$IP" netns exec rcv "$IPERF3" -s -B "$RCV_ADDR" > "$OUT/iperf3-server.log" 2>&1 &
-	SERVER_PID=$!
+# One iperf3 server per flow of the widest run (a server serves one test at a time): ports
+# 5201, 5202, ... Started directly (not through the ns function): $! must be iperf3 itself.
+start_receivers() {
+	local i=1
+	SERVER_PIDS=""
+	while [ "$i" -le "$MAX_FLOWS" ]; do
+		"$IP" netns exec rcv "$IPERF3" -s -B "$RCV_ADDR" -p "$((5200 + i))" \
+			> "$OUT/iperf3-server-$i.log" 2>&1 &
+		SERVER_PIDS="$SERVER_PIDS $!"
+		i=$((i + 1))
+	done
 	sleep 1
+}
+
+# Bandwidth steps during a run: RATE_STEPS is "RATE@SECONDS ..." (Mbit/s from that second
+# of the test on); the tbf keeps its buffer and bucket. Runs in the background. The clock
+# starts when the first client's data connection is up (its control and data connections to
+# port 5201 established in the sender's /proc/net/tcp), as iperf3's intervals do: counted from
+# the launch, the steps came 1-3 s early under TCG.
+step_rates() {
+	local step rate at now=0 i=0
+	while [ "$(ns snd grep -c ':1451 01 ' /proc/net/tcp)" -lt 2 ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	for step in $RATE_STEPS; do
+		rate=${step%@*}
+		at=${step#*@}
+		sleep "$((at - now))"
+		now=$at
+		ns rtr "$TC" qdisc change dev veth-r2 parent 1:1 handle 10: tbf rate "${rate}mbit" \
+			burst "$BURST_BYTES" limit "$QUEUE_BYTES" || say "tc could not step the rate to $rate"
+	done
 }
 
 wait_for_capture_start() { # <tcpdump stderr file>
@@ -144,9 +172,22 @@ wait_for_capture_start() { # <tcpdump stderr file>
 	say "tcpdump did not report listening within 5 s"
 }
 
-# One iperf3 run of <cca>, tag <name>: capture to tmpfs, then copy to /out.
+# The TCP counters (/proc/net/netstat and snmp, per namespace) of sender and receiver, under
+# a "## <ns> <phase>" line each: the ground truth of what the stacks did (receiver drops,
+# D-SACKs sent, reordering seen), which summarize.py turns into per-run differences.
+save_mib() { # <name> <phase>
+	local n
+	for n in snd rcv; do
+		echo "## $n $2"
+		ns "$n" cat /proc/net/netstat /proc/net/snmp
+	done >> "/tmp/$1.mib.txt"
+}
+
+# One run, tag <name>: every flow of <ccas> ("a" or "a+b": flows started together, each its
+# own iperf3 client and server port) through the path at once; one capture of them all.
+# Flow i of a multi-flow run writes <name>.f<i>.json/.err/.rc; a single flow <name>.json.
 run_one() {
-	local cca="$1" name="$2" dump_pid rc
+	local ccas="$1" name="$2" dump_pid step_pid="" cca i=1 flow pids="" pid rc
 	shape_path || say "run $name: tc could not reset the path"
 	# Started directly (not through the ns function): $! must be tcpdump itself, since a
 	# background subshell ignores SIGINT and would not pass a signal on.
@@ -154,20 +195,39 @@ run_one() {
 		2> "/tmp/$name.tcpdump.txt" &
 	dump_pid=$!
 	wait_for_capture_start "/tmp/$name.tcpdump.txt"
-	say "run $name: iperf3 -C $cca -t $DURATION_S"
-	# A guard, so that one hung run cannot stop the others nor the dmesg collection.
-	timeout "$((DURATION_S + RUN_GRACE_S))" "$IP" netns exec snd \
-		"$IPERF3" -c "$RCV_ADDR" -C "$cca" -t "$DURATION_S" -J > "/tmp/$name.json" 2> "/tmp/$name.err"
-	rc=$?
+	rm -f "/tmp/$name.mib.txt"
+	save_mib "$name" before
+	say "run $name: iperf3 -C ${ccas} -t $DURATION_S${RATE_STEPS:+, rate steps $RATE_STEPS}"
+	for cca in $(echo "$ccas" | tr '+' ' '); do
+		flow=$name
+		case "$ccas" in *+*) flow="$name.f$i" ;; esac
+		# A guard, so that one hung run cannot stop the others nor the dmesg collection.
+		timeout "$((DURATION_S + RUN_GRACE_S))" "$IP" netns exec snd \
+			"$IPERF3" -c "$RCV_ADDR" -p "$((5200 + i))" -C "$cca" -t "$DURATION_S" -J --get-server-output \
+			> "/tmp/$flow.json" 2> "/tmp/$flow.err" &
+		pids="$pids $flow:$!"
+		i=$((i + 1))
+	done
+	if [ -n "$RATE_STEPS" ]; then
+		step_rates &
+		step_pid=$!
+	fi
+	for pid in $pids; do
+		rc=0
+		wait "${pid#*:}" || rc=$?
+		echo "$rc" > "/tmp/${pid%:*}.rc"
+		cp "/tmp/${pid%:*}.json" "/tmp/${pid%:*}.err" "/tmp/${pid%:*}.rc" "$OUT/"
+		say "run ${pid%:*}: iperf3 exit $rc"
+	done
+	[ -z "$step_pid" ] || { kill "$step_pid" 2>/dev/null; wait "$step_pid" 2>/dev/null; }
 	sleep 1  # let tcpdump read the last packets (FIN, final ACKs) before it stops
+	save_mib "$name" after
 	kill -TERM "$dump_pid" 2>/dev/null
 	wait "$dump_pid"
-	echo "$rc" > "/tmp/$name.rc"
 	# Router ground truth: netem drops (random loss + what tbf refused) and tbf drops (queue full).
 	ns rtr "$TC" -s qdisc show dev veth-r2 > "$OUT/$name.qdisc.txt"
-	cp "/tmp/$name.pcap" "/tmp/$name.json" "/tmp/$name.err" "/tmp/$name.rc" "/tmp/$name.tcpdump.txt" "$OUT/"
+	cp "/tmp/$name.pcap" "/tmp/$name.tcpdump.txt" "/tmp/$name.mib.txt" "$OUT/"
 	rm -f "/tmp/$name.pcap"
-	say "run $name: iperf3 exit $rc"
 }
 
 run_all() {
@@ -180,9 +240,12 @@ run_all() {
 	done
 }
 
-stop_receiver() {
-	kill "$SERVER_PID" 2>/dev/null
-	wait "$SERVER_PID" 2>/dev/null
+stop_receivers() {
+	local pid
+	for pid in $SERVER_PIDS; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
 }
 
 # Wait until no socket holds the module (refcnt 0), then rmmod; record the outcome.
@@ -220,9 +283,9 @@ main() {
 	say "available: $(cat "$OUT/available.txt")"
 	build_topology
 	if shape_path; then
-		start_receiver
+		start_receivers
 		run_all
-		stop_receiver
+		stop_receivers
 	else
 		say "tc setup failed"
 		echo "tc setup failed" > "$OUT/setup-failed.txt"

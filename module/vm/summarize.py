@@ -2,7 +2,8 @@
 """Summarise one VM test run (the files the guest wrote over 9p) as ONE JSON line.
 
 Reads, in the output directory: available.txt (tcp_available_congestion_control),
-<cca>-r<n>.json/.rc/.err (iperf3 -J per run), rmmod.txt (module unload outcome),
+<cca>-r<n>.json/.rc/.err (iperf3 -J per run; a run of flows "a+b" at once:
+<a+b>-r<n>.f1.json, .f2.json, ...), rmmod.txt (module unload outcome),
 dmesg.txt. Prints
 
   {"available": [...], "runs": [{"cca", "run", "throughput_bps", "retransmits", "ok", ...}],
@@ -69,6 +70,42 @@ def path_drops(tc_stats: str) -> dict | None:
             "queue_drops": counters["tbf"]["dropped"], "delivered_pkts": counters["tbf"]["pkts"]}
 
 
+def mib_counters(text: str) -> dict[str, int]:
+    """`cat /proc/net/netstat /proc/net/snmp`: pairs of header and value lines ("TcpExt: A B",
+    "TcpExt: 1 2") -> {"TcpExt.A": 1, ...}."""
+    counters: dict[str, int] = {}
+    lines = [line.split() for line in text.splitlines() if ":" in line.split(" ", 1)[0]]
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names[0] != values[0]:
+            continue
+        for name, value in zip(names[1:], values[1:]):
+            if value.lstrip("-").isdigit():
+                counters[f"{names[0].rstrip(':')}.{name}"] = int(value)
+    return counters
+
+
+def mib_deltas(text: str) -> dict[str, dict[str, int]]:
+    """A run's <name>.mib.txt ("## <ns> before|after" sections) -> {ns: {counter: after -
+    before}}, counters that moved only."""
+    sections: dict[tuple[str, str], list[str]] = {}
+    key = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            parts = line.split()
+            key = (parts[1], parts[2]) if len(parts) == 3 else None
+            if key:
+                sections[key] = []
+        elif key:
+            sections[key].append(line)
+    out = {}
+    for ns in sorted({k[0] for k in sections}):
+        before = mib_counters("\n".join(sections.get((ns, "before"), [])))
+        after = mib_counters("\n".join(sections.get((ns, "after"), [])))
+        if before and after:
+            out[ns] = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    return out
+
+
 def analysis_digest(path: Path) -> dict | None:
     """The headline of `spline-analyze --json` on a run's pcap, when the host ran it."""
     raw = read_text(path)
@@ -84,13 +121,40 @@ def analysis_digest(path: Path) -> dict | None:
     return {"file": path.name, **{k: report.get(k) for k in keys}}
 
 
-def summarize_run(out: Path, cca: str, run: int) -> dict:
-    """One iperf3 run: throughput at the receiver, sender retransmits, and whether it is sound."""
-    name = f"{cca}-r{run}"
-    result = {"cca": cca, "run": run, "throughput_bps": None, "retransmits": None, "ok": False,
-              "pcap": f"{name}.pcap" if (out / f"{name}.pcap").exists() else None}
-    raw = read_text(out / f"{name}.json")
-    rc = (read_text(out / f"{name}.rc") or "").strip()
+# A receiver interval line of iperf3's text report: "[  5]   1.00-2.07   sec  1.64 MBytes  13.0 Mbits/sec"
+TEXT_INTERVAL = re.compile(r"^\[\s*\d+\]\s+([\d.]+)-([\d.]+)\s+sec\s+[\d.]+ \w?Bytes\s+([\d.]+) ([KMG]?)bits/sec\s*$")
+BIT_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def receiver_intervals(report: dict) -> list[list[float]] | None:
+    """[[start_s, end_s, bits_per_second], ...] as the receiver saw them (iperf3
+    --get-server-output: the server's JSON, or its text report when it ran without -J),
+    None when the client report does not carry the server's."""
+    server = report.get("server_output_json")
+    if isinstance(server, dict):
+        out = []
+        for interval in server.get("intervals", []):
+            total = interval.get("sum", {})
+            if {"start", "end", "bits_per_second"} <= total.keys():
+                out.append([total["start"], total["end"], total["bits_per_second"]])
+        return out
+    text = report.get("server_output_text")
+    if not isinstance(text, str):
+        return None
+    out = []
+    for line in text.splitlines():
+        m = TEXT_INTERVAL.match(line)
+        if m:
+            out.append([float(m.group(1)), float(m.group(2)), float(m.group(3)) * BIT_PREFIX[m.group(4)]])
+    return out  # (the summary line ends in "receiver" and does not match)
+
+
+def summarize_flow(out: Path, stem: str, cca: str) -> dict:
+    """One iperf3 client (files <stem>.json/.rc): throughput at the receiver, sender
+    retransmits (TCP_INFO's tcpi_total_retrans), and whether it is sound."""
+    result = {"cca": cca, "throughput_bps": None, "retransmits": None, "ok": False}
+    raw = read_text(out / f"{stem}.json")
+    rc = (read_text(out / f"{stem}.rc") or "").strip()
     if raw is None:
         result["error"] = "no iperf3 output (run did not happen)"
         return result
@@ -106,12 +170,9 @@ def summarize_run(out: Path, cca: str, run: int) -> dict:
     result["bytes_received"] = end.get("sum_received", {}).get("bytes")
     result["bytes_sent"] = end.get("sum_sent", {}).get("bytes")
     result["mss_bytes"] = report.get("start", {}).get("tcp_mss_default")
-    drops = path_drops(read_text(out / f"{name}.qdisc.txt") or "")
-    if drops is not None:
-        result["path"] = drops
-    analysis = analysis_digest(out / f"{name}.analysis.json")
-    if analysis is not None:
-        result["analysis"] = analysis
+    intervals = receiver_intervals(report)
+    if intervals is not None:
+        result["receiver_intervals"] = intervals
     if report.get("error"):
         result["error"] = f"iperf3: {report['error']}"
     elif rc != "0":
@@ -122,6 +183,37 @@ def summarize_run(out: Path, cca: str, run: int) -> dict:
         result["error"] = f"sender used {result['sender_cca']!r}, not {cca!r}"
     else:
         result["ok"] = True
+    return result
+
+
+def summarize_run(out: Path, cca: str, run: int) -> dict:
+    """One run: one flow (cca "a"), or flows started together through one bottleneck
+    ("a+b", files <name>.f1.*, <name>.f2.*: then "flows" lists each, throughput, bytes and
+    retransmits are their sums and the run is ok when every flow is)."""
+    name = f"{cca}-r{run}"
+    flow_ccas = cca.split("+")
+    if len(flow_ccas) == 1:
+        result = {"cca": cca, "run": run, **summarize_flow(out, name, cca)}
+    else:
+        flows = [summarize_flow(out, f"{name}.f{i}", c) for i, c in enumerate(flow_ccas, 1)]
+        result = {"cca": cca, "run": run, "flows": flows, "ok": all(f["ok"] for f in flows),
+                  "mss_bytes": flows[0].get("mss_bytes")}
+        for key in ("throughput_bps", "retransmits", "bytes_received", "bytes_sent"):
+            values = [f.get(key) for f in flows]
+            result[key] = sum(values) if all(v is not None for v in values) else None
+        errors = [f"flow {i} ({f['cca']}): {f['error']}" for i, f in enumerate(flows, 1) if not f["ok"]]
+        if errors:
+            result["error"] = "; ".join(errors)
+    result["pcap"] = f"{name}.pcap" if (out / f"{name}.pcap").exists() else None
+    drops = path_drops(read_text(out / f"{name}.qdisc.txt") or "")
+    if drops is not None:
+        result["path"] = drops
+    mib = mib_deltas(read_text(out / f"{name}.mib.txt") or "")
+    if mib:
+        result["mib"] = mib
+    analysis = analysis_digest(out / f"{name}.analysis.json")
+    if analysis is not None:
+        result["analysis"] = analysis
     return result
 
 

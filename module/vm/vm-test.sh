@@ -23,6 +23,7 @@ DURATION_S=${VM_DURATION_S:-10}
 CCAS=${VM_CCAS:-spline bbr cubic}
 RUNS=${VM_RUNS:-1}
 QUEUE_BYTES=${VM_QUEUE_BYTES:-}
+RATE_STEPS=${VM_RATE_STEPS:-}
 OUT_DIR=${VM_OUT_DIR:-$SCRIPT_DIR/out}
 MODULE_DIR=${VM_MODULE_DIR:-$MODULE_DIR_DEFAULT}
 PREBUILT_KO=${VM_KO:-}
@@ -44,8 +45,11 @@ Usage: $(basename "$0") [options]            (each option also has an env variab
   --jitter-ms N      netem jitter (uniform +-), ms          [VM_JITTER_MS, 0]
   --loss-pct P       random loss on the data path, percent  [VM_LOSS_PCT, 2]
   --queue-bytes N    bottleneck (tbf) buffer, bytes         [VM_QUEUE_BYTES, 1 BDP, >= 30000]
+  --rate-steps "R@S ..."  during each run, from second S on the rate is R Mbit/s
+                     (e.g. "5@10 20@20": 20 -> 5 -> 20)    [VM_RATE_STEPS, none]
   --duration-s N     iperf3 seconds per run                 [VM_DURATION_S, 10]
-  --ccas "A B ..."   congestion controls to run             [VM_CCAS, "spline bbr cubic"]
+  --ccas "A B ..."   congestion controls to run; "A+B" runs an A and a B flow at once
+                     through the one bottleneck              [VM_CCAS, "spline bbr cubic"]
   --runs N           rounds (each round runs every CCA)     [VM_RUNS, 1]
   --out DIR          output directory (emptied first)       [VM_OUT_DIR, module/vm/out]
   --module-dir DIR   module source dir to build             [VM_MODULE_DIR, module/]
@@ -75,6 +79,7 @@ parse_args() {
 		--jitter-ms) JITTER_MS=$2; shift 2 ;;
 		--loss-pct) LOSS_PCT=$2; shift 2 ;;
 		--queue-bytes) QUEUE_BYTES=$2; shift 2 ;;
+		--rate-steps) RATE_STEPS=$2; shift 2 ;;
 		--duration-s) DURATION_S=$2; shift 2 ;;
 		--ccas) CCAS=$2; shift 2 ;;
 		--runs) RUNS=$2; shift 2 ;;
@@ -108,9 +113,33 @@ validate_args() {
 	done
 	[ -z "$QUEUE_BYTES" ] || is_integer "$QUEUE_BYTES" || die "QUEUE_BYTES must be an integer"
 	[ -z "$TIMEOUT_S" ] || is_integer "$TIMEOUT_S" || die "TIMEOUT_S must be an integer"
-	[[ "$CCAS" =~ ^[a-z0-9_\ ]+$ ]] || die "CCAS must be names separated by spaces, got '$CCAS'"
+	[[ "$CCAS" =~ ^[a-z0-9_]+(\+[a-z0-9_]+)*(\ +[a-z0-9_]+(\+[a-z0-9_]+)*)*\ *$ ]] \
+		|| die "CCAS must be names (or name+name) separated by spaces, got '$CCAS'"
+	validate_rate_steps
 	case "$ACCEL" in auto | kvm | tcg) ;; *) die "--accel must be auto, kvm or tcg" ;; esac
 	[ -z "$KERNEL" ] || [[ "$KERNEL" =~ ^[A-Za-z0-9._+~-]+$ ]] || die "--kernel must be a version such as 6.1.0-56-amd64, got '$KERNEL'"
+}
+
+# RATE_STEPS: "R@S ..." with R a rate (Mbit/s) and S whole seconds, rising, within the run.
+validate_rate_steps() {
+	local step at last=0
+	for step in $RATE_STEPS; do
+		[[ "$step" =~ ^[0-9]+([.][0-9]+)?@[0-9]+$ ]] || die "--rate-steps wants RATE@SECONDS, got '$step'"
+		at=${step#*@}
+		[ "$at" -gt "$last" ] || die "--rate-steps: seconds must rise and start after 0, got '$RATE_STEPS'"
+		[ "$at" -lt "$DURATION_S" ] || die "--rate-steps: step at $at s is not within the ${DURATION_S} s run"
+		last=$at
+	done
+}
+
+# The most flows any run of CCAS has at once ("a+b": 2).
+max_flows() {
+	local word n max=1
+	for word in $CCAS; do
+		n=$(tr -cd + <<< "$word" | wc -c)
+		[ $((n + 1)) -le "$max" ] || max=$((n + 1))
+	done
+	echo "$max"
 }
 
 require_tools() {
@@ -122,7 +151,8 @@ require_tools() {
 		[ -x "$tool" ] || missing+=("$tool")
 	done
 	[ ${#missing[@]} -eq 0 ] || die "missing tools: ${missing[*]} (packages: qemu-system-x86 busybox-static iperf3 tcpdump cpio iproute2 ethtool make)"
-	busybox --list | grep -qx sh || die "busybox has no sh applet"
+	# grep -q would stop reading early: busybox then dies of SIGPIPE and pipefail fails the check.
+	busybox --list | grep -x sh >/dev/null || die "busybox has no sh applet"
 	file_is_static "$(command -v busybox)" || die "busybox must be static (package busybox-static)"
 }
 
@@ -149,7 +179,11 @@ find_kernel_version() {
 		echo "$KERNEL"
 		return 0
 	fi
-	usable_kernel_versions | head -n 1 | grep .
+	# Not `| head -n 1`: under pipefail its early exit can kill the producer with SIGPIPE.
+	local newest
+	newest=$(usable_kernel_versions)
+	newest=${newest%%$'\n'*}
+	[ -n "$newest" ] && echo "$newest"
 }
 
 # KVM only when it is a normal kvm_intel/kvm_amd (a PVM /dev/kvm cannot boot a stock kernel).
@@ -299,6 +333,8 @@ DURATION_S='$DURATION_S'
 CCAS='$CCAS'
 RUNS='$RUNS'
 QUEUE_BYTES='$QUEUE_BYTES'
+RATE_STEPS='$RATE_STEPS'
+MAX_FLOWS='$(max_flows)'
 BURST_BYTES='$BURST_BYTES'
 CCA_KO='$ko_name'
 CCA_MODULE='$module_name'
@@ -407,12 +443,13 @@ prepare_out_dir() {
 	local name
 	mkdir -p "$OUT_DIR"
 	OUT_DIR=$(cd "$OUT_DIR" && pwd)
+	rm -f "$OUT_DIR"/iperf3-server-*.log
 	for name in available.txt qdisc.txt insmod.txt rmmod.txt dmesg.txt setup-failed.txt module-info.txt \
 		iperf3-server.log console.log qemu.log summary.json guest-done; do
 		rm -f "${OUT_DIR:?}/$name"
 	done
 	find "$OUT_DIR" -mindepth 1 -maxdepth 1 -type f -regextype posix-extended \
-		-regex '.*/[a-z0-9_]+-r[0-9]+\.(pcap|json|rc|err|tcpdump\.txt|qdisc\.txt|analysis\.json|analysis\.err)' -delete
+		-regex '.*/[a-z0-9_+]+-r[0-9]+(\.f[0-9]+)?\.(pcap|json|rc|err|tcpdump\.txt|qdisc\.txt|mib\.txt|analysis\.json|analysis\.err)' -delete
 }
 
 main() {
@@ -439,7 +476,7 @@ main() {
 	fi
 	initramfs=$(build_initramfs "$kver" "$WORK_DIR" "$ko")
 	timeout_s=${TIMEOUT_S:-$(default_timeout_s)}
-	log "kernel $kver, accel $accel, ${RATE_MBIT} Mbit/s, ${DELAY_MS} ms +-${JITTER_MS} ms, ${LOSS_PCT}% loss, queue ${QUEUE_BYTES} B, ${DURATION_S} s x {$CCAS} x $RUNS, timeout ${timeout_s} s"
+	log "kernel $kver, accel $accel, ${RATE_MBIT} Mbit/s, ${DELAY_MS} ms +-${JITTER_MS} ms, ${LOSS_PCT}% loss, queue ${QUEUE_BYTES} B${RATE_STEPS:+, rate steps $RATE_STEPS}, ${DURATION_S} s x {$CCAS} x $RUNS, timeout ${timeout_s} s"
 	log "initramfs $(du -h "$initramfs" | cut -f1), output in $OUT_DIR"
 	run_vm "$kver" "$initramfs" "$accel" "$timeout_s" || status=1
 	[ -f "$OUT_DIR/guest-done" ] || { log "the guest did not finish (see $OUT_DIR/console.log)"; status=1; }
