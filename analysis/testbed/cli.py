@@ -241,8 +241,8 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
     except (OSError, ValueError):
         document = {"runs_planned": len(runs), "runs_finished": summary["runs_recovered"]}
     document["interrupted"] = bool(document.get("interrupted")) or summary["interrupted"]
-    document["vm"] = {key: summary[key] for key in ("kernel", "accel", "boot_s", "run_costs_s", "wall_time_s",
-                                                    "status")}
+    document["vm"] = {key: summary[key] for key in ("kernel", "accel", "cpus", "boot_s", "run_costs_s",
+                                                    "wall_time_s", "status")}
     if not os.path.islink(testbed_json):
         testbed_json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     costs = summary["run_costs_s"]
@@ -350,7 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
                               description="Every combination of the lists is one run; lists are comma-separated. "
                                           "Flags override the TOML file's [matrix] table.")
     run.add_argument("--config", help="TOML file with a [matrix] table (keys as the flags, lists allowed)")
-    run.add_argument("--cca", help="congestion controls, e.g. cubic,bbr; 'cubic+bbr' mixes them across flows")
+    run.add_argument("--cca", help="congestion controls, e.g. cubic,bbr; 'cubic+bbr' mixes them across flows, "
+                                    "'bbr+cubic@10s' starts the cubic flows 10 s after the bbr ones")
     run.add_argument("--rate", help="bottleneck rates, tc syntax: 10mbit,50mbit (default 10mbit)")
     run.add_argument("--delay", help="one-way delays at the router: 0,50ms (needs netem)")
     run.add_argument("--jitter", help="delay jitter: 10ms (needs netem)")
@@ -368,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-vm", action="store_true", help="never boot a VM, even when this host has no netem")
     run.add_argument("--kernel", help="with --vm: the kernel version to boot (default: the newest installed with "
                                       "headers and modules, e.g. 6.12.117+deb12-amd64)")
+    run.add_argument("--vm-cpus", type=int, choices=range(1, 9), metavar="N",
+                     help=f"with --vm: the guest's virtual CPUs (default {vm.GUEST_CPUS}; under TCG each is a host "
+                          "thread)")
     run.add_argument("--no-module", action="store_true", help="with --vm: do not build and load tcp_spline.ko")
     run.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--guest-ko", help=argparse.SUPPRESS)

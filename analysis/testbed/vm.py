@@ -124,12 +124,13 @@ def guest_arguments(args: argparse.Namespace, out_dir: Path, ko: Optional[Path])
     return argv
 
 
-def vng_command(kernel: str, guest_argv: Sequence[str], writable: Sequence[Path], kvm: bool) -> List[str]:
+def vng_command(kernel: str, guest_argv: Sequence[str], writable: Sequence[Path], kvm: bool,
+                cpus: int = GUEST_CPUS) -> List[str]:
     vng = shutil.which("vng", path=tool_path())
     if vng is None:
         raise TestbedError("--vm needs virtme-ng (pip install virtme-ng) and qemu-system-x86_64")
     command = [vng, "--run", f"/boot/vmlinuz-{kernel}", "--force-9p", "--verbose",
-               "--cpus", str(GUEST_CPUS), "--memory", GUEST_MEMORY]
+               "--cpus", str(cpus), "--memory", GUEST_MEMORY]
     if not kvm:
         command.append("--disable-kvm")
     for folder in writable:
@@ -224,8 +225,9 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
     if shutil.which("qemu-system-x86_64") is None:
         raise TestbedError("--vm needs qemu-system-x86_64 (Debian: apt-get install qemu-system-x86)")
     kvm = kvm_usable()
+    cpus = getattr(args, "vm_cpus", None) or GUEST_CPUS
     print(f"spline-testbed: running the matrix in a VM ({reason}): kernel {kernel}, "
-          f"{'KVM' if kvm else 'QEMU TCG (no KVM)'}, {GUEST_CPUS} CPUs, {GUEST_MEMORY}", file=sys.stderr)
+          f"{'KVM' if kvm else 'QEMU TCG (no KVM)'}, {cpus} CPUs, {GUEST_MEMORY}", file=sys.stderr)
     started_s = time.monotonic()
     staging_before = {p.name for p in out_dir.glob(f"{staging_prefix}*")}
     with tempfile.TemporaryDirectory(prefix="spline-testbed-vm-") as work:
@@ -235,7 +237,8 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
             ko = build_module(kernel, work_dir)
             print(f"spline-testbed: built {ko.name} against {kernel}'s headers "
                   f"({time.monotonic() - started_s:.1f} s)", file=sys.stderr)
-        command = vng_command(kernel, guest_arguments(args, out_dir, ko), [out_dir.resolve(), work_dir], kvm)
+        command = vng_command(kernel, guest_arguments(args, out_dir, ko), [out_dir.resolve(), work_dir], kvm,
+                              cpus)
         console_path = work_dir / "console.log"
         relay = ProgressRelay(total_runs, duration_s, time.monotonic())
         env = dict(os.environ, PATH=tool_path())
@@ -277,7 +280,7 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
             shutil.copyfileobj(source, target)
         os.replace(part, out_dir / "vm-console.log")
     wall_s = time.monotonic() - started_s
-    return {"kernel": kernel, "accel": "kvm" if kvm else "tcg", "status": status, "interrupted": interrupted,
+    return {"kernel": kernel, "accel": "kvm" if kvm else "tcg", "cpus": cpus, "status": status, "interrupted": interrupted,
             "boot_s": relay.boot_s, "run_costs_s": relay.run_costs_s, "wall_time_s": wall_s,
             "runs_recovered": recovered}
 
