@@ -169,3 +169,15 @@ def test_tools_that_enter_a_namespace_themselves_run_as_one_process():
     assert in_namespace(["tc", "-s", "qdisc"], "ns1") == ["tc", "-n", "ns1", "-s", "qdisc"]
     assert in_namespace(["ss", "-Hltn"], "ns1") == ["ss", "-N", "ns1", "-Hltn"]
     assert in_namespace(["ethtool", "-K", "x"], "ns1") == ["ip", "netns", "exec", "ns1", "ethtool", "-K", "x"]
+
+
+def test_results_csv_reads_back_with_the_types_its_rows_had(tmp_path):
+    """The host writes a VM run's results.parquet from the guest's results.csv: the types must
+    be those a host run's rows have."""
+    from spline_analysis.testbed.results import COLUMNS, read_csv, write_csv
+    row = {key: None for key in COLUMNS}
+    row.update({"run_id": "000-cubic", "cca": "cubic+bbr@10s", "flow_cca": "bbr", "rate": "10mbit", "rate_bps": 1e7,
+                "delay_ms": 50.0, "delay_applied": False, "flows": 2, "flow": 1, "throughput_bps": 4.25e6,
+                "retransmissions": 17, "start_s": 10.0, "overlap_share": 0.58, "sender_pcap": "runs/x/trace.pcap"})
+    write_csv([row], tmp_path / "results.csv")
+    assert read_csv(tmp_path / "results.csv") == [row]

@@ -29,7 +29,7 @@ from . import netns, vm
 from .errors import TestbedError
 from .matrix import MatrixSpec, RunSpec, ccas_needed, expand, load_toml, matrix_from_mapping
 from .probe import ProbeTrace
-from .results import rows_for_run, write_csv, write_parquet
+from .results import read_csv, rows_for_run, write_csv, write_parquet
 from .run import FIRST_CLIENT_PORT, execute_run
 
 REQUIRED_TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
@@ -230,11 +230,35 @@ def vm_choice(args: argparse.Namespace, runs: Sequence[RunSpec]) -> Optional[str
     return "this host's kernel has no netem, so delay, jitter and reordering need one that has (--no-vm: run here without them)"
 
 
+def write_parquet_beside_csv(out_dir: Path) -> Optional[str]:
+    """results.parquet from the results.csv a guest published (by a rename: a planted symlink
+    is replaced, never followed); why not, when it could not be written."""
+    results_csv = out_dir / "results.csv"
+    if os.path.islink(results_csv) or not results_csv.is_file():
+        return None
+    rows = read_csv(results_csv)
+    if not rows:
+        return None
+    handle, part = tempfile.mkstemp(prefix=".results.parquet.", dir=out_dir)
+    os.close(handle)
+    try:
+        note = write_parquet(rows, Path(part))
+        if note is None:
+            os.replace(part, out_dir / "results.parquet")
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
+    return note
+
+
 def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: str) -> int:
     """The matrix in a guest kernel: the guest runs command_run (--guest) on the shared --out."""
     out_dir = prepare_out_dir(Path(args.out), args.force)
     summary = vm.run_in_vm(args, len(runs), runs[0].duration_s if runs else 0.0, out_dir, publish,
                            STAGING_PREFIX, reason)
+    parquet_note = write_parquet_beside_csv(out_dir)
+    if parquet_note:
+        print(f"spline-testbed: {parquet_note}", file=sys.stderr)
     testbed_json = out_dir / "testbed.json"
     try:
         document = json.loads(testbed_json.read_text(encoding="utf-8"))
@@ -312,7 +336,8 @@ def command_run(args: argparse.Namespace) -> int:
         tracer.close()
         try:
             write_csv(rows, staging / "results.csv")
-            parquet_note = write_parquet(rows, staging / "results.parquet") if rows else None
+            # a guest leaves Parquet to the host: importing pyarrow under QEMU TCG takes ~2 min
+            parquet_note = write_parquet(rows, staging / "results.parquet") if rows and not args.guest else None
             (staging / "testbed.json").write_text(json.dumps({
                 "netem_available": netem_available, "runs_planned": len(runs),
                 "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,

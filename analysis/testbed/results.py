@@ -110,6 +110,34 @@ def write_csv(rows: Sequence[Dict[str, Any]], path: Path) -> None:
             writer.writerow({key: ("" if row.get(key) is None else row.get(key)) for key in COLUMNS})
 
 
+FLOAT_COLUMNS = {"throughput_bps", "iperf3_sender_bps", "iperf3_receiver_bps", "retransmissions_analysed",
+                 "lost_segments", "lost_segments_receiver", "jain_index", "rate_bps", "delay_ms", "jitter_ms",
+                 "loss_probability", "duration_s", "start_s", "throughput_overlap_bps", "overlap_share"}
+INTEGER_COLUMNS = {"flows", "flow", "retransmissions", "router_drops", "router_random_drops", "router_queue_drops",
+                   "router_forwarded", "receiver_arrived", "qdisc_drops_run", "capture_kernel_drops_sender",
+                   "capture_kernel_drops_receiver"}
+BOOLEAN_COLUMNS = {"delay_applied"}
+
+
+def typed_value(column: str, text: str) -> Any:
+    """A results.csv cell back as the row held it ("" is None)."""
+    if text == "":
+        return None
+    if column in FLOAT_COLUMNS:
+        return float(text)
+    if column in INTEGER_COLUMNS:
+        return int(text)
+    if column in BOOLEAN_COLUMNS:
+        return text == "True"
+    return text
+
+
+def read_csv(path: Path) -> List[Dict[str, Any]]:
+    """results.csv as rows with the types rows_for_run gives them."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [{key: typed_value(key, row.get(key) or "") for key in COLUMNS} for row in csv.DictReader(handle)]
+
+
 def write_parquet(rows: Sequence[Dict[str, Any]], path: Path) -> Optional[str]:
     """Write Parquet with pyarrow; return why not when pyarrow is missing."""
     try:
@@ -118,11 +146,7 @@ def write_parquet(rows: Sequence[Dict[str, Any]], path: Path) -> Optional[str]:
     except ImportError:
         return "pyarrow is not installed; results.parquet not written (pip install pyarrow)"
     columns = {key: [row.get(key) for row in rows] for key in COLUMNS}
-    float_columns = {"throughput_bps", "iperf3_sender_bps", "iperf3_receiver_bps", "retransmissions_analysed",
-                     "lost_segments", "lost_segments_receiver", "jain_index", "rate_bps", "delay_ms",
-                     "jitter_ms", "loss_probability", "duration_s", "start_s", "throughput_overlap_bps",
-                     "overlap_share"}
-    arrays = {key: pa.array(values, type=pa.float64() if key in float_columns else None)
+    arrays = {key: pa.array(values, type=pa.float64() if key in FLOAT_COLUMNS else None)
               for key, values in columns.items()}
     pq.write_table(pa.table(arrays), path)
     return None
