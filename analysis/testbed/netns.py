@@ -13,7 +13,7 @@ import subprocess
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, List, Optional, Sequence
+from typing import IO, Dict, Iterator, List, Optional, Sequence, Set
 
 from .errors import TestbedError
 
@@ -99,16 +99,27 @@ def add_veth_pair(namespace_a: str, device_a: str, namespace_b: str, device_b: s
                  "peer", "name", device_b, "netns", namespace_b])
 
 
-def configure_device(namespace_name: str, device: str, address_cidr: str) -> None:
-    """Address `device`, turn segmentation offloads off (captures then hold real segments), bring it up."""
-    run_command(["ip", "addr", "add", address_cidr, "dev", device], namespace=namespace_name)
-    run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"],
-                namespace=namespace_name)
-    run_command(["ip", "link", "set", device, "up"], namespace=namespace_name)
+def ip_batch(commands: Sequence[Sequence[str]], namespace: Optional[str] = None) -> None:
+    """Run `ip` commands (each without the leading `ip`) with one `ip -batch` process."""
+    argv = ["ip", "-batch", "-"] if namespace is None else ["ip", "-n", namespace, "-batch", "-"]
+    completed = subprocess.run(argv, input="".join(" ".join(c) + "\n" for c in commands), capture_output=True,
+                               text=True, timeout=30.0)
+    if completed.returncode != 0:
+        raise TestbedError(f"command failed ({completed.returncode}): {' '.join(argv)}: "
+                           f"{completed.stderr.strip() or completed.stdout.strip()}")
 
 
-def add_default_route(namespace_name: str, gateway: str) -> None:
-    run_command(["ip", "route", "add", "default", "via", gateway], namespace=namespace_name)
+def configure_devices(namespace_name: str, addresses: Dict[str, str], gateway: Optional[str] = None) -> None:
+    """Turn segmentation offloads off on each device (captures then hold real segments), address
+    it and bring it up; add the default route via `gateway` when given."""
+    for device in addresses:
+        run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"],
+                    namespace=namespace_name)
+    commands = [["addr", "add", cidr, "dev", device] for device, cidr in addresses.items()]
+    commands += [["link", "set", device, "up"] for device in addresses]
+    if gateway is not None:
+        commands.append(["route", "add", "default", "via", gateway])
+    ip_batch(commands, namespace_name)
 
 
 def enable_forwarding(namespace_name: str) -> None:
@@ -249,6 +260,17 @@ def wait_until(predicate, timeout_s: float, poll_s: float = 0.05) -> bool:
             return True
         time.sleep(poll_s)
     return bool(predicate())
+
+
+def listening_tcp_ports(namespace_name: str) -> Set[int]:
+    """The TCP ports something listens on in `namespace_name` (one `ss`)."""
+    output = run_command(["ss", "-Hltn"], namespace=namespace_name, check=False).stdout
+    ports = set()
+    for line in output.splitlines():
+        words = line.split()
+        if len(words) >= 4 and words[3].rsplit(":", 1)[-1].isdigit():
+            ports.add(int(words[3].rsplit(":", 1)[-1]))
+    return ports
 
 
 def tcp_port_listening(namespace_name: str, port: int) -> bool:

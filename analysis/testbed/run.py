@@ -189,14 +189,15 @@ def utc_now() -> str:
 def build_topology(stack: ExitStack, prefix: str) -> Dict[str, str]:
     """Create the three namespaces and their links; everything goes when `stack` closes."""
     names = {role: stack.enter_context(netns.namespace(f"{prefix}-{role}")) for role in ("snd", "rtr", "rcv")}
-    netns.add_veth_pair(names["snd"], "snd0", names["rtr"], "rtr-s")
-    netns.add_veth_pair(names["rtr"], "rtr-r", names["rcv"], "rcv0")
-    netns.configure_device(names["snd"], "snd0", f"{SENDER_ADDRESS}/24")
-    netns.configure_device(names["rtr"], "rtr-s", f"{ROUTER_SENDER_SIDE_ADDRESS}/24")
-    netns.configure_device(names["rtr"], "rtr-r", f"{ROUTER_RECEIVER_SIDE_ADDRESS}/24")
-    netns.configure_device(names["rcv"], "rcv0", f"{RECEIVER_ADDRESS}/24")
-    netns.add_default_route(names["snd"], ROUTER_SENDER_SIDE_ADDRESS)
-    netns.add_default_route(names["rcv"], ROUTER_RECEIVER_SIDE_ADDRESS)
+    # one process per step where the tools allow it: under QEMU TCG each exec costs ~1 s
+    netns.ip_batch([["link", "add", "snd0", "netns", names["snd"], "type", "veth", "peer", "name", "rtr-s",
+                     "netns", names["rtr"]],
+                    ["link", "add", "rtr-r", "netns", names["rtr"], "type", "veth", "peer", "name", "rcv0",
+                     "netns", names["rcv"]]])
+    netns.configure_devices(names["snd"], {"snd0": f"{SENDER_ADDRESS}/24"}, gateway=ROUTER_SENDER_SIDE_ADDRESS)
+    netns.configure_devices(names["rtr"], {"rtr-s": f"{ROUTER_SENDER_SIDE_ADDRESS}/24",
+                                           "rtr-r": f"{ROUTER_RECEIVER_SIDE_ADDRESS}/24"})
+    netns.configure_devices(names["rcv"], {"rcv0": f"{RECEIVER_ADDRESS}/24"}, gateway=ROUTER_RECEIVER_SIDE_ADDRESS)
     netns.enable_forwarding(names["rtr"])
     return names
 
@@ -226,20 +227,23 @@ def install_flow_rules(names: Dict[str, str], client_ports: List[int], loss_prob
         netns.add_iptables_rules(names[role], rules)
 
 
-def start_capture(stack: ExitStack, namespace_name: str, device: str, pcap_path: Path,
-                  snaplen_bytes: int) -> netns.Process:
-    """tcpdump on `device` writing `pcap_path`; returns once it is listening."""
-    log_path = pcap_path.with_name("tcpdump.log")
-    proc = stack.enter_context(netns.process(
+def launch_capture(stack: ExitStack, namespace_name: str, device: str, pcap_path: Path,
+                   snaplen_bytes: int) -> netns.Process:
+    """tcpdump on `device` writing `pcap_path`, started (see await_capture)."""
+    return stack.enter_context(netns.process(
         ["tcpdump", "-i", device, "--immediate-mode", "-n", "-s", str(snaplen_bytes), "-B", str(CAPTURE_BUFFER_KIB),
          "-Z", "root", "-w", str(pcap_path), "tcp"],
-        namespace_name, pcap_path.with_name("tcpdump.stdout"), log_path))
+        namespace_name, pcap_path.with_name("tcpdump.stdout"), pcap_path.with_name("tcpdump.log")))
+
+
+def await_capture(proc: netns.Process, namespace_name: str, device: str, pcap_path: Path) -> None:
+    """Return once the tcpdump of launch_capture is listening; TestbedError when it is not."""
+    log_path = pcap_path.with_name("tcpdump.log")
     if not netns.wait_until(lambda: "listening on" in log_path.read_text(errors="replace")
                             or not proc.running(), timeout_s=10):
         raise TestbedError(f"tcpdump did not start on {device} in {namespace_name}")
     if not proc.running():
         raise TestbedError(f"tcpdump failed on {device}: {log_path.read_text(errors='replace').strip()}")
-    return proc
 
 
 def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool,
@@ -265,17 +269,21 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
         for directory, device, role in ((sender_dir, "snd0", "sender"), (receiver_dir, "rcv0", "receiver")):
             write_capture_meta(directory / "meta.json", device, role, snaplen_bytes, {}, capture_start_utc, None,
                                spec.cca)
-        sender_tcpdump = start_capture(stack, names["snd"], "snd0", sender_dir / "trace.pcap", snaplen_bytes)
-        receiver_tcpdump = start_capture(stack, names["rcv"], "rcv0", receiver_dir / "trace.pcap", snaplen_bytes)
-
+        # both captures and every server start at once, then we wait for all of them
+        captures = [(launch_capture(stack, names[role], device, directory / "trace.pcap", snaplen_bytes),
+                     names[role], device, directory / "trace.pcap")
+                    for role, device, directory in (("snd", "snd0", sender_dir), ("rcv", "rcv0", receiver_dir))]
         for flow, server_port in enumerate(server_ports):
             stack.enter_context(netns.process(
                 ["iperf3", "-s", "-1", "-p", str(server_port), "-J"], names["rcv"],
                 run_dir / f"iperf3-server-flow{flow}.json", run_dir / f"iperf3-server-flow{flow}.stderr",
                 stop_signal=signal.SIGTERM))
-        for server_port in server_ports:
-            if not netns.wait_until(lambda p=server_port: netns.tcp_port_listening(names["rcv"], p), 10):
-                raise TestbedError(f"iperf3 server on port {server_port} did not start")
+        for capture in captures:
+            await_capture(*capture)
+        sender_tcpdump, receiver_tcpdump = (capture[0] for capture in captures)
+        if not netns.wait_until(lambda: set(server_ports) <= netns.listening_tcp_ports(names["rcv"]), 10):
+            missing = sorted(set(server_ports) - netns.listening_tcp_ports(names["rcv"]))
+            raise TestbedError(f"iperf3 server on port {', '.join(map(str, missing))} did not start")
 
         clients: Dict[int, netns.Process] = {}
         first_start_s = time.monotonic()
