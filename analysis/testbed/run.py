@@ -41,7 +41,8 @@ DATA_SEGMENT_MIN_IP_BYTES = 100      # above any SYN or pure ACK (<= 80 bytes), 
 ROUTER_QUEUE_MS = 100.0              # tbf queue: 100 ms at the rate
 CAPTURE_BUFFER_KIB = 8192
 IPERF3_INTERVAL_S = 0.1              # per-interval throughput and cwnd, as the seed studies used
-IPERF3_GRACE_S = 20.0                # connect + end-of-test exchange beyond the duration
+IPERF3_GRACE_S = 60.0                # connect + end-of-test exchange beyond the duration (a full
+                                     # router queue drops handshakes: backoff 1+2+4+8 s, slower under TCG)
 CAPTURE_TAIL_S = 0.3                 # keep capturing briefly after iperf3 ends (FIN exchange)
 
 
