@@ -107,3 +107,13 @@ def test_trace_instances_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
     assert (dead / "events" / "tcp" / "tcp_probe" / "enable").read_text() == "0\n"
     assert (alive / "events" / "tcp" / "tcp_probe" / "enable").read_text() == "1\n"
 
+
+
+def test_rates_above_what_tcg_carries_faithfully_are_warned_about_under_tcg_only(monkeypatch):
+    monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 10e6)
+    warning = vm.tcg_rate_warning([10e6, 50e6], kvm=False)
+    assert warning and "50 Mbit/s is above the 10 Mbit/s" in warning and vm.TCG_MEASURED in warning
+    assert vm.tcg_rate_warning([10e6, 50e6], kvm=True) is None
+    assert vm.tcg_rate_warning([5e6, 10e6], kvm=False) is None
+    monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 0.0)          # as measured here: no rate
+    assert "2 Mbit/s is not a rate it was measured to carry" in vm.tcg_rate_warning([2e6], kvm=False)

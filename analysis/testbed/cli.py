@@ -254,6 +254,9 @@ def write_parquet_beside_csv(out_dir: Path) -> Optional[str]:
 def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: str) -> int:
     """The matrix in a guest kernel: the guest runs command_run (--guest) on the shared --out."""
     out_dir = prepare_out_dir(Path(args.out), args.force)
+    warning = vm.tcg_rate_warning([spec.rate.value for spec in runs], vm.kvm_usable())
+    if warning:
+        print(f"spline-testbed: {warning}", file=sys.stderr)
     summary = vm.run_in_vm(args, len(runs), runs[0].duration_s if runs else 0.0, out_dir, publish,
                            STAGING_PREFIX, reason)
     parquet_note = write_parquet_beside_csv(out_dir)
