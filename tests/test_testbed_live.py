@@ -37,24 +37,28 @@ def namespaces_of_testbed() -> set:
     return {line.split()[0] for line in output.splitlines() if line.startswith("stb-")}
 
 
-def data_segments_by_source_port(pcap_path: Path, src: str) -> Counter:
-    """IPv4/TCP packets from `src` with IP length >= the testbed's data threshold, per source port."""
+def tcp_packets_from(pcap_path: Path, src: str):
+    """(time_s, source port, IP length) of each IPv4/TCP packet from `src` in a tcpdump pcap."""
     data = pcap_path.read_bytes()
     assert data[:4] == b"\xd4\xc3\xb2\xa1", "expected a little-endian microsecond pcap from tcpdump"
     src_bytes = bytes(int(part) for part in src.split("."))
-    counts: Counter = Counter()
     offset = 24
     while offset < len(data):
-        included = struct.unpack("<I", data[offset + 8:offset + 12])[0]
+        seconds, micros, included = struct.unpack("<III", data[offset:offset + 12])
         frame = data[offset + 16:offset + 16 + included]
         offset += 16 + included
         if frame[12:14] != b"\x08\x00" or frame[14 + 9] != 6 or frame[14 + 12:14 + 16] != src_bytes:
             continue
         ip_length = struct.unpack("!H", frame[16:18])[0]
         header_length = (frame[14] & 0x0F) * 4
-        if ip_length >= DATA_SEGMENT_MIN_IP_BYTES:
-            counts[struct.unpack("!H", frame[14 + header_length:14 + header_length + 2])[0]] += 1
-    return counts
+        port = struct.unpack("!H", frame[14 + header_length:14 + header_length + 2])[0]
+        yield seconds + micros / 1e6, port, ip_length
+
+
+def data_segments_by_source_port(pcap_path: Path, src: str) -> Counter:
+    """IPv4/TCP packets from `src` with IP length >= the testbed's data threshold, per source port."""
+    return Counter(port for _, port, ip_length in tcp_packets_from(pcap_path, src)
+                   if ip_length >= DATA_SEGMENT_MIN_IP_BYTES)
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +153,25 @@ def test_testbed_unavailable_cca_is_a_clear_error_naming_the_available_ones(tmp_
     assert "congestion control not available: nosuchcca" in result.stderr
     assert all(name in result.stderr for name in available)
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_late_cca_joins_at_its_offset_and_its_share_is_taken_while_both_send(tmp_path):
+    """`bbr+cubic@3s`: the cubic flow's first packet leaves 3 s after the bbr flow's, both stop
+    with the run, and the shares are of the time both were sending."""
+    result = subprocess.run([*TESTBED, "run", "--cca", "bbr+cubic@3s", "--flows", "2", "--rate", "20mbit",
+                             "--duration", "6", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(row["flow_cca"], float(row["start_s"])) for row in rows] == [("bbr", 0.0), ("cubic", 3.0)]
+    first_s, last_s = {}, {}
+    for time_s, port, _ in tcp_packets_from(tmp_path / rows[0]["sender_pcap"], SENDER_ADDRESS):
+        first_s.setdefault(port, time_s)
+        last_s[port] = time_s
+    assert 2.8 <= first_s[40002] - first_s[40001] <= 4.0, first_s
+    assert abs(last_s[40002] - last_s[40001]) <= 1.5, last_s
+    incumbent, joiner = (json.loads((tmp_path / row["iperf3_json"]).read_text()) for row in rows)
+    assert incumbent["start"]["test_start"]["duration"] == 6 and joiner["start"]["test_start"]["duration"] == 3
+    assert sum(float(row["overlap_share"]) for row in rows) == pytest.approx(1.0)
+    for row in rows:
+        assert 0.5e6 < float(row["throughput_overlap_bps"]) < 20e6

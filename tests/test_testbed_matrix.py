@@ -8,8 +8,9 @@ from spline_analysis.testbed.errors import TestbedError
 from spline_analysis.testbed.matrix import (MatrixSpec, expand, load_toml, matrix_from_mapping,
                                             parse_cca_entry, parse_duration_s, parse_probability,
                                             parse_rate_bps, parse_time_ms)
-from spline_analysis.testbed.results import jain_index
-from spline_analysis.testbed.run import iperf3_flow_figures, netem_arguments, parse_tcpdump_counters
+from spline_analysis.testbed.results import jain_index, overlap_throughput_bps, shares
+from spline_analysis.testbed.run import (iperf3_flow_figures, iperf3_receiver_intervals, netem_arguments,
+                                         parse_tcpdump_counters)
 
 
 @pytest.mark.parametrize("text,bps", [("10mbit", 10e6), ("500kbit", 5e5), ("1gbit", 1e9), ("1.5mbit", 1.5e6),
@@ -51,6 +52,45 @@ def test_parse_probability_reads_percent_like_netem():
 def test_parse_cca_entry_alternates_mixed_ccas_across_flows():
     assert parse_cca_entry("cubic", 3) == ("cubic", "cubic", "cubic")
     assert parse_cca_entry("cubic+bbr", 4) == ("cubic", "bbr", "cubic", "bbr")
+
+
+def test_a_late_cca_starts_at_its_offset_and_every_flow_ends_with_the_run():
+    run, = expand(matrix_from_mapping({"cca": "bbr+cubic@10s", "flows": "4", "duration": "30"}))
+    assert run.flow_ccas == ("bbr", "cubic", "bbr", "cubic")
+    assert [run.start_s(flow) for flow in range(4)] == [0.0, 10.0, 0.0, 10.0]
+    assert [run.transfer_s(flow) for flow in range(4)] == [30.0, 20.0, 30.0, 20.0]
+    assert "@" not in run.run_id and "cubic_10s" in run.run_id
+    together, = expand(matrix_from_mapping({"cca": "cubic+bbr", "flows": "2", "duration": "30"}))
+    assert [together.start_s(flow) for flow in range(2)] == [0.0, 0.0]
+    assert parse_cca_entry("cubic+bbr@5", 2) == ("cubic", "bbr")          # a bare number is seconds
+
+
+@pytest.mark.parametrize("entry,message", [("bbr+cubic@30s", "would not run"), ("bbr@5s", "incumbent"),
+                                           ("bbr+cubic@2.5s", "whole seconds"), ("bbr+cubic@soon", "time"),
+                                           ("bbr+@5s", "no name")])
+def test_start_offsets_that_cannot_run_are_refused(entry, message):
+    with pytest.raises(TestbedError, match=message):
+        expand(matrix_from_mapping({"cca": entry, "flows": "2", "duration": "30"}))
+
+
+def test_overlap_throughput_counts_only_the_time_every_flow_was_sending():
+    incumbent = [(float(t), float(t + 1), 1_000_000) for t in range(30)]       # 8 Mbit/s for 30 s
+    joiner = [(float(t), float(t + 1), 250_000) for t in range(20)]           # 2 Mbit/s from 10 s on
+    incumbent[:10] = [(float(t), float(t + 1), 1_250_000) for t in range(10)]  # 10 Mbit/s alone first
+    assert overlap_throughput_bps(incumbent, 0.0, (10.0, 30.0)) == pytest.approx(8e6)
+    assert overlap_throughput_bps(joiner, 10.0, (10.0, 30.0)) == pytest.approx(2e6)
+    assert overlap_throughput_bps(incumbent, 0.0, (0.0, 30.0)) == pytest.approx((10 * 10e6 + 20 * 8e6) / 30)
+    assert overlap_throughput_bps([], 0.0, (0.0, 30.0)) is None
+    assert shares([8e6, 2e6]) == pytest.approx([0.8, 0.2])
+    assert shares([8e6, None]) == [None, None] and shares([0.0, 0.0]) == [None, None]
+
+
+def test_iperf3_receiver_intervals_read_the_servers_sum_per_interval():
+    document = {"intervals": [{"sum": {"start": 0, "end": 1.0006, "bytes": 1000}},
+                              {"sum": {"start": 1.0006, "end": 2.0, "bytes": 2000}},
+                              {"sum": {"start": 2.0, "end": 2.0, "bytes": 0}}, {"streams": []}]}
+    assert iperf3_receiver_intervals(document) == [(0.0, 1.0006, 1000), (1.0006, 2.0, 2000)]
+    assert iperf3_receiver_intervals({}) == []
 
 
 def test_expand_makes_every_combination_with_unique_run_ids():
@@ -121,3 +161,23 @@ def test_find_direction_picks_the_flows_data_direction():
     assert find_direction(directions, "10.201.1.1", 40001)["lost_segments"] == 4
     assert find_direction(directions, "10.201.1.1", 40002) is None
     assert find_direction(None, "10.201.1.1", 40001) is None
+
+
+def test_tools_that_enter_a_namespace_themselves_run_as_one_process():
+    from spline_analysis.testbed.netns import in_namespace
+    assert in_namespace(["ip", "link", "set", "lo", "up"], "ns1") == ["ip", "-n", "ns1", "link", "set", "lo", "up"]
+    assert in_namespace(["tc", "-s", "qdisc"], "ns1") == ["tc", "-n", "ns1", "-s", "qdisc"]
+    assert in_namespace(["ss", "-Hltn"], "ns1") == ["ss", "-N", "ns1", "-Hltn"]
+    assert in_namespace(["ethtool", "-K", "x"], "ns1") == ["ip", "netns", "exec", "ns1", "ethtool", "-K", "x"]
+
+
+def test_results_csv_reads_back_with_the_types_its_rows_had(tmp_path):
+    """The host writes a VM run's results.parquet from the guest's results.csv: the types must
+    be those a host run's rows have."""
+    from spline_analysis.testbed.results import COLUMNS, read_csv, write_csv
+    row = {key: None for key in COLUMNS}
+    row.update({"run_id": "000-cubic", "cca": "cubic+bbr@10s", "flow_cca": "bbr", "rate": "10mbit", "rate_bps": 1e7,
+                "delay_ms": 50.0, "delay_applied": False, "flows": 2, "flow": 1, "throughput_bps": 4.25e6,
+                "retransmissions": 17, "start_s": 10.0, "overlap_share": 0.58, "sender_pcap": "runs/x/trace.pcap"})
+    write_csv([row], tmp_path / "results.csv")
+    assert read_csv(tmp_path / "results.csv") == [row]

@@ -63,6 +63,9 @@ def test_the_vm_matrix_finishes_every_run(vm_matrix):
     testbed = json.loads((out / "testbed.json").read_text())
     assert testbed["runs_finished"] == len(CCAS) and testbed["vm"]["kernel"] in vm.usable_kernels()
     assert testbed["netem_available"] is True
+    import pyarrow.parquet as pq               # written by the host from the guest's results.csv
+    table = pq.read_table(out / "results.parquet").to_pylist()
+    assert [r["throughput_bps"] for r in table] == [float(row["throughput_bps"]) for row in rows]
 
 
 def test_delay_is_applied_and_the_handshake_shows_it_one_way_on_the_data_path(vm_matrix):

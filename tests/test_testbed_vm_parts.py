@@ -78,7 +78,10 @@ EXPERIMENTS = sorted(p for p in (Path(__file__).resolve().parents[1] / "capture"
                      if not p.name.startswith("realhost"))
 GUEST_CCAS = {"reno", "cubic", "bbr", "vegas", "westwood", "hybla", "htcp", "illinois", "bic", "highspeed",
               "scalable", "veno", "yeah", "lp", "nv", "cdg", "dctcp", "spline"}
-RUN_COST_S, BOOT_S = 40.0, 60.0      # per-run overhead and boot under TCG, as measured here (README)
+# Under TCG on this shared 2-core host at load 5-9 (README): each run costs its duration + up to
+# ~50 s (set-up, two captures, their analysis; ten flows no more than one now that they start
+# together), the first ~30 s more (the guest imports the analysis), the boot up to ~115 s.
+RUN_COST_S, FIRST_RUN_EXTRA_S, BOOT_S = 50.0, 30.0, 115.0
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.name)
@@ -87,9 +90,9 @@ def test_experiment_files_expand_to_ccas_the_guest_ships_and_short_ones_fit_10_m
     runs = expand(matrix_from_mapping(load_toml(path)))
     assert runs and set(ccas_needed(runs)) <= GUEST_CCAS
     assert "spline-testbed run" in path.read_text()          # the file says how to run it
-    if path.stem.endswith("-short") or path.stem.startswith(("spline-claims", "cs244", "starlink-fairness")):
-        flow_cost_s = sum(r.duration_s + RUN_COST_S * (1 + (r.flows > 1)) for r in runs)
-        assert BOOT_S + flow_cost_s < 600, f"{path.name}: ~{BOOT_S + flow_cost_s:.0f} s"
+    if path.stem.endswith("-short") or path.stem.startswith(("spline-claims", "cs244")):
+        cost_s = BOOT_S + FIRST_RUN_EXTRA_S + sum(r.duration_s + RUN_COST_S for r in runs)
+        assert cost_s < 600, f"{path.name}: ~{cost_s:.0f} s"
 
 
 def test_trace_instances_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
@@ -103,3 +106,14 @@ def test_trace_instances_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
     assert probe.remove_orphaned_instances(tmp_path) == []
     assert (dead / "events" / "tcp" / "tcp_probe" / "enable").read_text() == "0\n"
     assert (alive / "events" / "tcp" / "tcp_probe" / "enable").read_text() == "1\n"
+
+
+
+def test_rates_above_what_tcg_carries_faithfully_are_warned_about_under_tcg_only(monkeypatch):
+    monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 10e6)
+    warning = vm.tcg_rate_warning([10e6, 50e6], kvm=False)
+    assert warning and "50 Mbit/s is above the 10 Mbit/s" in warning and vm.TCG_MEASURED in warning
+    assert vm.tcg_rate_warning([10e6, 50e6], kvm=True) is None
+    assert vm.tcg_rate_warning([5e6, 10e6], kvm=False) is None
+    monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 0.0)          # as measured here: no rate
+    assert "2 Mbit/s is not a rate it was measured to carry" in vm.tcg_rate_warning([2e6], kvm=False)

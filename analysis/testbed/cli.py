@@ -29,7 +29,7 @@ from . import netns, vm
 from .errors import TestbedError
 from .matrix import MatrixSpec, RunSpec, ccas_needed, expand, load_toml, matrix_from_mapping
 from .probe import ProbeTrace
-from .results import rows_for_run, write_csv, write_parquet
+from .results import read_csv, rows_for_run, write_csv, write_parquet
 from .run import FIRST_CLIENT_PORT, execute_run
 
 REQUIRED_TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
@@ -230,19 +230,46 @@ def vm_choice(args: argparse.Namespace, runs: Sequence[RunSpec]) -> Optional[str
     return "this host's kernel has no netem, so delay, jitter and reordering need one that has (--no-vm: run here without them)"
 
 
+def write_parquet_beside_csv(out_dir: Path) -> Optional[str]:
+    """results.parquet from the results.csv a guest published (by a rename: a planted symlink
+    is replaced, never followed); why not, when it could not be written."""
+    results_csv = out_dir / "results.csv"
+    if os.path.islink(results_csv) or not results_csv.is_file():
+        return None
+    rows = read_csv(results_csv)
+    if not rows:
+        return None
+    handle, part = tempfile.mkstemp(prefix=".results.parquet.", dir=out_dir)
+    os.close(handle)
+    try:
+        note = write_parquet(rows, Path(part))
+        if note is None:
+            os.replace(part, out_dir / "results.parquet")
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
+    return note
+
+
 def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: str) -> int:
     """The matrix in a guest kernel: the guest runs command_run (--guest) on the shared --out."""
     out_dir = prepare_out_dir(Path(args.out), args.force)
+    warning = vm.tcg_rate_warning([spec.rate.value for spec in runs], vm.kvm_usable())
+    if warning:
+        print(f"spline-testbed: {warning}", file=sys.stderr)
     summary = vm.run_in_vm(args, len(runs), runs[0].duration_s if runs else 0.0, out_dir, publish,
                            STAGING_PREFIX, reason)
+    parquet_note = write_parquet_beside_csv(out_dir)
+    if parquet_note:
+        print(f"spline-testbed: {parquet_note}", file=sys.stderr)
     testbed_json = out_dir / "testbed.json"
     try:
         document = json.loads(testbed_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         document = {"runs_planned": len(runs), "runs_finished": summary["runs_recovered"]}
     document["interrupted"] = bool(document.get("interrupted")) or summary["interrupted"]
-    document["vm"] = {key: summary[key] for key in ("kernel", "accel", "boot_s", "run_costs_s", "wall_time_s",
-                                                    "status")}
+    document["vm"] = {key: summary[key] for key in ("kernel", "accel", "cpus", "boot_s", "run_costs_s",
+                                                    "wall_time_s", "status")}
     if not os.path.islink(testbed_json):
         testbed_json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     costs = summary["run_costs_s"]
@@ -312,7 +339,8 @@ def command_run(args: argparse.Namespace) -> int:
         tracer.close()
         try:
             write_csv(rows, staging / "results.csv")
-            parquet_note = write_parquet(rows, staging / "results.parquet") if rows else None
+            # a guest leaves Parquet to the host: importing pyarrow under QEMU TCG takes ~2 min
+            parquet_note = write_parquet(rows, staging / "results.parquet") if rows and not args.guest else None
             (staging / "testbed.json").write_text(json.dumps({
                 "netem_available": netem_available, "runs_planned": len(runs),
                 "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,
@@ -350,7 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
                               description="Every combination of the lists is one run; lists are comma-separated. "
                                           "Flags override the TOML file's [matrix] table.")
     run.add_argument("--config", help="TOML file with a [matrix] table (keys as the flags, lists allowed)")
-    run.add_argument("--cca", help="congestion controls, e.g. cubic,bbr; 'cubic+bbr' mixes them across flows")
+    run.add_argument("--cca", help="congestion controls, e.g. cubic,bbr; 'cubic+bbr' mixes them across flows, "
+                                    "'bbr+cubic@10s' starts the cubic flows 10 s after the bbr ones")
     run.add_argument("--rate", help="bottleneck rates, tc syntax: 10mbit,50mbit (default 10mbit)")
     run.add_argument("--delay", help="one-way delays at the router: 0,50ms (needs netem)")
     run.add_argument("--jitter", help="delay jitter: 10ms (needs netem)")
@@ -368,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-vm", action="store_true", help="never boot a VM, even when this host has no netem")
     run.add_argument("--kernel", help="with --vm: the kernel version to boot (default: the newest installed with "
                                       "headers and modules, e.g. 6.12.117+deb12-amd64)")
+    run.add_argument("--vm-cpus", type=int, choices=range(1, 9), metavar="N",
+                     help=f"with --vm: the guest's virtual CPUs (default {vm.GUEST_CPUS}; under TCG each is a host "
+                          "thread)")
     run.add_argument("--no-module", action="store_true", help="with --vm: do not build and load tcp_spline.ko")
     run.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--guest-ko", help=argparse.SUPPRESS)

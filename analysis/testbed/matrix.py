@@ -4,7 +4,9 @@ Specs follow tc's spelling: rates `10mbit`, `500kbit`, `1gbit` (bit/s; a bare
 number is bit/s); times `50ms`, `1s`, `200us` (a bare number is ms); loss
 `2%` or a bare number of percent (netem's convention: `2` is 2%). A CCA entry
 may mix algorithms with `+` (`cubic+bbr`): its flows take them in turn, which
-is how fairness runs are declared.
+is how fairness runs are declared. A CCA in such an entry may join late: `bbr+cubic@10s`
+starts the bbr flows at once and the cubic flows 10 s later (whole seconds, a bare number is
+seconds), so the first CCA is the incumbent; every flow ends when the run does.
 """
 from __future__ import annotations
 
@@ -43,6 +45,15 @@ class RunSpec:
     loss: Quantity                 # probability 0..1 per data packet of each flow
     reorder: Quantity              # probability 0..1 (netem only)
     duration_s: float
+    flow_start_s: Tuple[float, ...] = ()   # one per flow: seconds after the run's first flow; () = all at 0
+
+    def start_s(self, flow: int) -> float:
+        """When flow `flow` starts, in seconds after the run's first flow."""
+        return self.flow_start_s[flow] if self.flow_start_s else 0.0
+
+    def transfer_s(self, flow: int) -> float:
+        """How long flow `flow` sends: until the run's end, whenever it started."""
+        return self.duration_s - self.start_s(flow)
 
     @property
     def flows(self) -> int:
@@ -100,12 +111,37 @@ def parse_probability(text: str, what: str = "loss") -> Quantity:
     return Quantity(text.strip(), probability)
 
 
+def parse_cca_name(part: str) -> Tuple[str, float]:
+    """`cubic` -> ("cubic", 0.0); `cubic@10s` -> ("cubic", 10.0): the name and its start, in seconds."""
+    name, at, start_text = part.partition("@")
+    name = name.strip()
+    if not name:
+        raise TestbedError(f"congestion control entry {part!r} has no name before '@'")
+    if not at:
+        return name, 0.0
+    start_text = start_text.strip()
+    try:
+        start_s = float(start_text) if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", start_text) \
+            else parse_time_ms(start_text).value / 1000.0
+    except TestbedError:
+        raise TestbedError(f"{part!r}: the start after '@' must be a time such as 10s") from None
+    if not start_s.is_integer():
+        raise TestbedError(f"{part!r}: flows start at whole seconds (iperf3 runs whole seconds)")
+    return name, start_s
+
+
 def parse_cca_entry(entry: str, flows: int) -> Tuple[str, ...]:
     """The CCA of each of `flows` flows: `cubic` -> all cubic; `cubic+bbr` -> alternating."""
-    names = [name.strip() for name in entry.split("+") if name.strip()]
-    if not names:
+    return tuple(name for name, _ in parse_cca_flows(entry, flows))
+
+
+def parse_cca_flows(entry: str, flows: int) -> Tuple[Tuple[str, float], ...]:
+    """(CCA, start in seconds) of each of `flows` flows: `cubic+bbr@10s` -> cubic at 0, bbr at 10, ..."""
+    parts = [part.strip() for part in entry.split("+") if part.strip()]
+    if not parts:
         raise TestbedError(f"empty congestion control entry {entry!r}")
-    return tuple(names[i % len(names)] for i in range(flows))
+    named = [parse_cca_name(part) for part in parts]
+    return tuple(named[i % len(named)] for i in range(flows))
 
 
 def split_list(value: Any) -> List[str]:
@@ -194,9 +230,18 @@ def expand(spec: MatrixSpec) -> List[RunSpec]:
     runs = []
     combos = itertools.product(spec.cca, rates, delays, jitters, losses, reorders, spec.flows)
     for index, (cca, rate, delay, jitter, loss, reorder, flows) in enumerate(combos):
-        runs.append(RunSpec(index=index, cca=cca, flow_ccas=parse_cca_entry(cca, flows), rate=rate,
+        named = parse_cca_flows(cca, flows)
+        starts_s = tuple(start_s for _, start_s in named)
+        late_s = max(starts_s)
+        if late_s >= spec.duration_s:
+            raise TestbedError(f"{cca!r}: a flow starting at {late_s:g} s would not run within the "
+                               f"{spec.duration_s:g} s duration")
+        if min(starts_s) > 0:
+            raise TestbedError(f"{cca!r}: every flow starts late; the first CCA of an entry is the incumbent, "
+                               "give it no '@'")
+        runs.append(RunSpec(index=index, cca=cca, flow_ccas=tuple(name for name, _ in named), rate=rate,
                             delay=delay, jitter=jitter, loss=loss, reorder=reorder,
-                            duration_s=spec.duration_s))
+                            duration_s=spec.duration_s, flow_start_s=starts_s if late_s > 0 else ()))
     return runs
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .analyse import analyse_capture, find_direction
 from .run import SENDER_ADDRESS, RunRecord
@@ -14,7 +14,7 @@ COLUMNS = [
     "throughput_bps", "throughput_source", "iperf3_sender_bps", "iperf3_receiver_bps",
     "retransmissions", "retransmissions_analysed", "lost_segments", "lost_segments_receiver",
     "router_drops", "router_random_drops", "router_queue_drops", "router_forwarded", "receiver_arrived",
-    "qdisc_drops_run", "jain_index", "cca_reported", "capture_kernel_drops_sender",
+    "qdisc_drops_run", "jain_index", "start_s", "throughput_overlap_bps", "overlap_share", "cca_reported", "capture_kernel_drops_sender",
     "capture_kernel_drops_receiver", "sender_pcap", "receiver_pcap", "iperf3_json", "analysis_note",
 ]
 
@@ -30,6 +30,23 @@ def jain_index(throughputs_bps: Sequence[Optional[float]]) -> Optional[float]:
     return sum(values) ** 2 / (len(values) * square_sum)
 
 
+def overlap_throughput_bps(intervals: Sequence[Tuple[float, float, int]], flow_start_s: float,
+                           window_s: Tuple[float, float]) -> Optional[float]:
+    """bit/s a flow's receiver got while every flow of its run was sending: the iperf3 intervals
+    (times from the flow's own start) whose middle falls in `window_s` (times in the run)."""
+    begin_s, end_s = window_s
+    inside = [(b - a, size) for a, b, size in intervals if begin_s <= flow_start_s + (a + b) / 2 <= end_s]
+    seconds = sum(length for length, _ in inside)
+    return 8.0 * sum(size for _, size in inside) / seconds if seconds > 0 else None
+
+
+def shares(values: Sequence[Optional[float]]) -> List[Optional[float]]:
+    """Each value's fraction of their sum (None throughout when one is missing or the sum is 0)."""
+    if any(v is None for v in values) or not sum(values):
+        return [None] * len(values)
+    return [v / sum(values) for v in values]
+
+
 def _number(direction: Optional[Dict[str, Any]], key: str) -> Optional[float]:
     if direction is None:
         return None
@@ -43,6 +60,7 @@ def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
     receiver_directions, receiver_note = analyse_capture(record.receiver_pcap)
     notes = "; ".join(dict.fromkeys(n for n in (sender_note, receiver_note) if n))
     spec = record.spec
+    overlap_s = (max((flow.start_s for flow in record.flows), default=0.0), spec.duration_s)
     rows = []
     for flow in record.flows:
         at_sender = find_direction(sender_directions, SENDER_ADDRESS, flow.client_port)
@@ -68,7 +86,8 @@ def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
             "router_drops": flow.router_drops, "router_random_drops": flow.router_random_drops,
             "router_queue_drops": flow.router_queue_drops, "router_forwarded": flow.router_forwarded,
             "receiver_arrived": flow.receiver_arrived, "qdisc_drops_run": record.qdisc_drops,
-            "jain_index": None, "cca_reported": flow.cca_reported,
+            "jain_index": None, "cca_reported": flow.cca_reported, "start_s": flow.start_s,
+            "throughput_overlap_bps": overlap_throughput_bps(flow.receiver_intervals, flow.start_s, overlap_s),
             "capture_kernel_drops_sender": record.sender_capture.get("kernel_drops"),
             "capture_kernel_drops_receiver": record.receiver_capture.get("kernel_drops"),
             "sender_pcap": str(record.sender_pcap.relative_to(out_dir)),
@@ -77,8 +96,9 @@ def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
             "analysis_note": notes or None,
         })
     fairness = jain_index([row["throughput_bps"] for row in rows])
-    for row in rows:
+    for row, share in zip(rows, shares([row["throughput_overlap_bps"] for row in rows])):
         row["jain_index"] = fairness
+        row["overlap_share"] = share
     return rows
 
 
@@ -90,6 +110,34 @@ def write_csv(rows: Sequence[Dict[str, Any]], path: Path) -> None:
             writer.writerow({key: ("" if row.get(key) is None else row.get(key)) for key in COLUMNS})
 
 
+FLOAT_COLUMNS = {"throughput_bps", "iperf3_sender_bps", "iperf3_receiver_bps", "retransmissions_analysed",
+                 "lost_segments", "lost_segments_receiver", "jain_index", "rate_bps", "delay_ms", "jitter_ms",
+                 "loss_probability", "duration_s", "start_s", "throughput_overlap_bps", "overlap_share"}
+INTEGER_COLUMNS = {"flows", "flow", "retransmissions", "router_drops", "router_random_drops", "router_queue_drops",
+                   "router_forwarded", "receiver_arrived", "qdisc_drops_run", "capture_kernel_drops_sender",
+                   "capture_kernel_drops_receiver"}
+BOOLEAN_COLUMNS = {"delay_applied"}
+
+
+def typed_value(column: str, text: str) -> Any:
+    """A results.csv cell back as the row held it ("" is None)."""
+    if text == "":
+        return None
+    if column in FLOAT_COLUMNS:
+        return float(text)
+    if column in INTEGER_COLUMNS:
+        return int(text)
+    if column in BOOLEAN_COLUMNS:
+        return text == "True"
+    return text
+
+
+def read_csv(path: Path) -> List[Dict[str, Any]]:
+    """results.csv as rows with the types rows_for_run gives them."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [{key: typed_value(key, row.get(key) or "") for key in COLUMNS} for row in csv.DictReader(handle)]
+
+
 def write_parquet(rows: Sequence[Dict[str, Any]], path: Path) -> Optional[str]:
     """Write Parquet with pyarrow; return why not when pyarrow is missing."""
     try:
@@ -98,10 +146,7 @@ def write_parquet(rows: Sequence[Dict[str, Any]], path: Path) -> Optional[str]:
     except ImportError:
         return "pyarrow is not installed; results.parquet not written (pip install pyarrow)"
     columns = {key: [row.get(key) for row in rows] for key in COLUMNS}
-    float_columns = {"throughput_bps", "iperf3_sender_bps", "iperf3_receiver_bps", "retransmissions_analysed",
-                     "lost_segments", "lost_segments_receiver", "jain_index", "rate_bps", "delay_ms",
-                     "jitter_ms", "loss_probability", "duration_s"}
-    arrays = {key: pa.array(values, type=pa.float64() if key in float_columns else None)
+    arrays = {key: pa.array(values, type=pa.float64() if key in FLOAT_COLUMNS else None)
               for key, values in columns.items()}
     pq.write_table(pa.table(arrays), path)
     return None

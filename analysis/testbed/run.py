@@ -25,7 +25,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from . import netns
 from .errors import TestbedError
@@ -41,7 +41,8 @@ DATA_SEGMENT_MIN_IP_BYTES = 100      # above any SYN or pure ACK (<= 80 bytes), 
 ROUTER_QUEUE_MS = 100.0              # tbf queue: 100 ms at the rate
 CAPTURE_BUFFER_KIB = 8192
 IPERF3_INTERVAL_S = 0.1              # per-interval throughput and cwnd, as the seed studies used
-IPERF3_GRACE_S = 20.0                # connect + end-of-test exchange beyond the duration
+IPERF3_GRACE_S = 60.0                # connect + end-of-test exchange beyond the duration (a full
+                                     # router queue drops handshakes: backoff 1+2+4+8 s, slower under TCG)
 CAPTURE_TAIL_S = 0.3                 # keep capturing briefly after iperf3 ends (FIN exchange)
 
 
@@ -65,6 +66,9 @@ class FlowRecord:
     router_random_drops: int
     router_forwarded: int
     receiver_arrived: int
+    start_s: float = 0.0                 # after the run's first flow started
+    # the receiving iperf3's intervals: (start_s, end_s) from this flow's own start, bytes received
+    receiver_intervals: List[Tuple[float, float, int]] = field(default_factory=list)
 
     @property
     def router_queue_drops(self) -> int:
@@ -124,6 +128,25 @@ def iperf3_flow_figures(document: dict) -> Dict[str, object]:
     }
 
 
+def iperf3_receiver_intervals(document: dict) -> List[Tuple[float, float, int]]:
+    """(start_s, end_s, bytes) of each interval of an iperf3 -s -J document, from its test's start."""
+    intervals = []
+    for interval in document.get("intervals") or []:
+        total = interval.get("sum") or {}
+        start_s, end_s, size = total.get("start"), total.get("end"), total.get("bytes")
+        if all(isinstance(v, (int, float)) for v in (start_s, end_s, size)) and end_s > start_s:
+            intervals.append((float(start_s), float(end_s), int(size)))
+    return intervals
+
+
+def read_json_document(path: Path) -> Optional[dict]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
 def netem_arguments(spec: RunSpec) -> List[str]:
     """netem options for delay, jitter and reordering (loss is always the router's firewall rule)."""
     arguments: List[str] = []
@@ -167,47 +190,61 @@ def utc_now() -> str:
 def build_topology(stack: ExitStack, prefix: str) -> Dict[str, str]:
     """Create the three namespaces and their links; everything goes when `stack` closes."""
     names = {role: stack.enter_context(netns.namespace(f"{prefix}-{role}")) for role in ("snd", "rtr", "rcv")}
-    netns.add_veth_pair(names["snd"], "snd0", names["rtr"], "rtr-s")
-    netns.add_veth_pair(names["rtr"], "rtr-r", names["rcv"], "rcv0")
-    netns.configure_device(names["snd"], "snd0", f"{SENDER_ADDRESS}/24")
-    netns.configure_device(names["rtr"], "rtr-s", f"{ROUTER_SENDER_SIDE_ADDRESS}/24")
-    netns.configure_device(names["rtr"], "rtr-r", f"{ROUTER_RECEIVER_SIDE_ADDRESS}/24")
-    netns.configure_device(names["rcv"], "rcv0", f"{RECEIVER_ADDRESS}/24")
-    netns.add_default_route(names["snd"], ROUTER_SENDER_SIDE_ADDRESS)
-    netns.add_default_route(names["rcv"], ROUTER_RECEIVER_SIDE_ADDRESS)
+    # one process per step where the tools allow it: under QEMU TCG each exec costs ~1 s
+    netns.ip_batch([["link", "add", "snd0", "netns", names["snd"], "type", "veth", "peer", "name", "rtr-s",
+                     "netns", names["rtr"]],
+                    ["link", "add", "rtr-r", "netns", names["rtr"], "type", "veth", "peer", "name", "rcv0",
+                     "netns", names["rcv"]]])
+    netns.configure_devices(names["snd"], {"snd0": f"{SENDER_ADDRESS}/24"}, gateway=ROUTER_SENDER_SIDE_ADDRESS)
+    netns.configure_devices(names["rtr"], {"rtr-s": f"{ROUTER_SENDER_SIDE_ADDRESS}/24",
+                                           "rtr-r": f"{ROUTER_RECEIVER_SIDE_ADDRESS}/24"})
+    netns.configure_devices(names["rcv"], {"rcv0": f"{RECEIVER_ADDRESS}/24"}, gateway=ROUTER_RECEIVER_SIDE_ADDRESS)
     netns.enable_forwarding(names["rtr"])
     return names
 
 
-def install_flow_rules(names: Dict[str, str], flow: int, client_port: int, loss_probability: float) -> None:
-    """Random drop (when loss > 0) and counting rules for one flow's data segments."""
+def flow_rules(flow: int, client_port: int, loss_probability: float) -> Dict[str, List[List[str]]]:
+    """Random drop (when loss > 0) and counting rules for one flow's data segments, per namespace
+    role (`rtr`, `rcv`), each as `[chain, *iptables arguments]`."""
     match = ["-p", "tcp", "--sport", str(client_port), "-m", "length",
              "--length", f"{DATA_SEGMENT_MIN_IP_BYTES}:65535"]
     path = ["-i", "rtr-s", "-o", "rtr-r"]
+    router = []
     if loss_probability > 0:
-        netns.add_iptables_rule(names["rtr"], "FORWARD", [
-            *path, *match, "-m", "statistic", "--mode", "random", "--probability", f"{loss_probability:.6f}",
-            "-m", "comment", "--comment", f"flow{flow}-random-drop", "-j", "DROP"])
-    netns.add_iptables_rule(names["rtr"], "FORWARD", [*path, *match, "-m", "comment", "--comment",
-                                                      f"flow{flow}-forwarded"])
-    netns.add_iptables_rule(names["rcv"], "INPUT", ["-i", "rcv0", *match, "-m", "comment", "--comment",
-                                                   f"flow{flow}-arrived"])
+        router.append(["FORWARD", *path, *match, "-m", "statistic", "--mode", "random", "--probability",
+                       f"{loss_probability:.6f}", "-m", "comment", "--comment", f"flow{flow}-random-drop", "-j", "DROP"])
+    router.append(["FORWARD", *path, *match, "-m", "comment", "--comment", f"flow{flow}-forwarded"])
+    receiver = [["INPUT", "-i", "rcv0", *match, "-m", "comment", "--comment", f"flow{flow}-arrived"]]
+    return {"rtr": router, "rcv": receiver}
 
 
-def start_capture(stack: ExitStack, namespace_name: str, device: str, pcap_path: Path,
-                  snaplen_bytes: int) -> netns.Process:
-    """tcpdump on `device` writing `pcap_path`; returns once it is listening."""
-    log_path = pcap_path.with_name("tcpdump.log")
-    proc = stack.enter_context(netns.process(
+def install_flow_rules(names: Dict[str, str], client_ports: List[int], loss_probability: float) -> None:
+    """Every flow's rules, one iptables-restore per namespace."""
+    per_role: Dict[str, List[List[str]]] = {"rtr": [], "rcv": []}
+    for flow, client_port in enumerate(client_ports):
+        for role, rules in flow_rules(flow, client_port, loss_probability).items():
+            per_role[role].extend(rules)
+    for role, rules in per_role.items():
+        netns.add_iptables_rules(names[role], rules)
+
+
+def launch_capture(stack: ExitStack, namespace_name: str, device: str, pcap_path: Path,
+                   snaplen_bytes: int) -> netns.Process:
+    """tcpdump on `device` writing `pcap_path`, started (see await_capture)."""
+    return stack.enter_context(netns.process(
         ["tcpdump", "-i", device, "--immediate-mode", "-n", "-s", str(snaplen_bytes), "-B", str(CAPTURE_BUFFER_KIB),
          "-Z", "root", "-w", str(pcap_path), "tcp"],
-        namespace_name, pcap_path.with_name("tcpdump.stdout"), log_path))
+        namespace_name, pcap_path.with_name("tcpdump.stdout"), pcap_path.with_name("tcpdump.log")))
+
+
+def await_capture(proc: netns.Process, namespace_name: str, device: str, pcap_path: Path) -> None:
+    """Return once the tcpdump of launch_capture is listening; TestbedError when it is not."""
+    log_path = pcap_path.with_name("tcpdump.log")
     if not netns.wait_until(lambda: "listening on" in log_path.read_text(errors="replace")
                             or not proc.running(), timeout_s=10):
         raise TestbedError(f"tcpdump did not start on {device} in {namespace_name}")
     if not proc.running():
         raise TestbedError(f"tcpdump failed on {device}: {log_path.read_text(errors='replace').strip()}")
-    return proc
 
 
 def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool,
@@ -225,8 +262,7 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
     with ExitStack() as stack:
         names = build_topology(stack, prefix)
         netns.shape_egress(names["rtr"], "rtr-r", int(spec.rate.value), ROUTER_QUEUE_MS, netem_args)
-        for flow, client_port in enumerate(client_ports):
-            install_flow_rules(names, flow, client_port, spec.loss.value)
+        install_flow_rules(names, client_ports, spec.loss.value)
 
         capture_start_utc = utc_now()
         # meta.json says "unfinished" until the run completes: an interrupted run's captures
@@ -234,26 +270,33 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
         for directory, device, role in ((sender_dir, "snd0", "sender"), (receiver_dir, "rcv0", "receiver")):
             write_capture_meta(directory / "meta.json", device, role, snaplen_bytes, {}, capture_start_utc, None,
                                spec.cca)
-        sender_tcpdump = start_capture(stack, names["snd"], "snd0", sender_dir / "trace.pcap", snaplen_bytes)
-        receiver_tcpdump = start_capture(stack, names["rcv"], "rcv0", receiver_dir / "trace.pcap", snaplen_bytes)
-
+        # both captures and every server start at once, then we wait for all of them
+        captures = [(launch_capture(stack, names[role], device, directory / "trace.pcap", snaplen_bytes),
+                     names[role], device, directory / "trace.pcap")
+                    for role, device, directory in (("snd", "snd0", sender_dir), ("rcv", "rcv0", receiver_dir))]
         for flow, server_port in enumerate(server_ports):
             stack.enter_context(netns.process(
                 ["iperf3", "-s", "-1", "-p", str(server_port), "-J"], names["rcv"],
                 run_dir / f"iperf3-server-flow{flow}.json", run_dir / f"iperf3-server-flow{flow}.stderr",
                 stop_signal=signal.SIGTERM))
-        for server_port in server_ports:
-            if not netns.wait_until(lambda p=server_port: netns.tcp_port_listening(names["rcv"], p), 10):
-                raise TestbedError(f"iperf3 server on port {server_port} did not start")
+        for capture in captures:
+            await_capture(*capture)
+        sender_tcpdump, receiver_tcpdump = (capture[0] for capture in captures)
+        if not netns.wait_until(lambda: set(server_ports) <= netns.listening_tcp_ports(names["rcv"]), 10):
+            missing = sorted(set(server_ports) - netns.listening_tcp_ports(names["rcv"]))
+            raise TestbedError(f"iperf3 server on port {', '.join(map(str, missing))} did not start")
 
-        clients = []
-        for flow, (cca, client_port, server_port) in enumerate(zip(spec.flow_ccas, client_ports, server_ports)):
-            clients.append(stack.enter_context(netns.process(
-                ["iperf3", "-c", RECEIVER_ADDRESS, "-p", str(server_port), "--cport", str(client_port),
-                 "-C", cca, "-t", f"{spec.duration_s:g}", "-i", f"{IPERF3_INTERVAL_S:g}", "-J"],
-                names["snd"], run_dir / f"iperf3-flow{flow}.json", run_dir / f"iperf3-flow{flow}.stderr")))
-        deadline_s = time.monotonic() + spec.duration_s + IPERF3_GRACE_S
-        exit_statuses = [client.wait(max(0.1, deadline_s - time.monotonic())) for client in clients]
+        clients: Dict[int, netns.Process] = {}
+        first_start_s = time.monotonic()
+        for flow in sorted(range(spec.flows), key=spec.start_s):      # incumbents first, joiners at their time
+            time.sleep(max(0.0, first_start_s + spec.start_s(flow) - time.monotonic()))
+            clients[flow] = stack.enter_context(netns.process(
+                ["iperf3", "-c", RECEIVER_ADDRESS, "-p", str(server_ports[flow]), "--cport", str(client_ports[flow]),
+                 "-C", spec.flow_ccas[flow], "-t", f"{spec.transfer_s(flow):g}", "-i", f"{IPERF3_INTERVAL_S:g}",
+                 "-J"],
+                names["snd"], run_dir / f"iperf3-flow{flow}.json", run_dir / f"iperf3-flow{flow}.stderr"))
+        deadline_s = first_start_s + spec.duration_s + IPERF3_GRACE_S
+        exit_statuses = [clients[flow].wait(max(0.1, deadline_s - time.monotonic())) for flow in range(spec.flows)]
         if any(status is None for status in exit_statuses):
             raise TestbedError(f"iperf3 did not finish within {spec.duration_s + IPERF3_GRACE_S:g} s")
 
@@ -287,12 +330,14 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
         figures = iperf3_flow_figures(document)
         if exit_statuses[flow] != 0 or figures["iperf3_error"]:
             raise TestbedError(f"iperf3 flow {flow} ({cca}) failed: {figures['iperf3_error']}")
+        server_document = read_json_document(run_dir / f"iperf3-server-flow{flow}.json") or {}
         record.flows.append(FlowRecord(
             flow=flow, cca=cca, client_port=client_port, server_port=server_port, iperf3_json=json_path,
             iperf3_exit_status=exit_statuses[flow], **figures,
             router_random_drops=router_counters.get(f"flow{flow}-random-drop", 0),
             router_forwarded=router_counters.get(f"flow{flow}-forwarded", 0),
-            receiver_arrived=receiver_counters.get(f"flow{flow}-arrived", 0)))
+            receiver_arrived=receiver_counters.get(f"flow{flow}-arrived", 0),
+            start_s=spec.start_s(flow), receiver_intervals=iperf3_receiver_intervals(server_document)))
     record.wall_time_s = time.monotonic() - started_s
     (run_dir / "router.json").write_text(json.dumps({
         "forward_chain_packets": router_counters, "receiver_input_packets": receiver_counters,
