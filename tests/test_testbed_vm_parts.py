@@ -117,3 +117,20 @@ def test_rates_above_what_tcg_carries_faithfully_are_warned_about_under_tcg_only
     assert vm.tcg_rate_warning([5e6, 10e6], kvm=False) is None
     monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 0.0)          # as measured here: no rate
     assert "2 Mbit/s is not a rate it was measured to carry" in vm.tcg_rate_warning([2e6], kvm=False)
+
+
+def test_a_guest_that_died_before_publishing_has_its_finished_runs_published(tmp_path):
+    """What a guest leaves when it is killed or panics after some runs: its staging folder
+    with results.csv listing the finished runs; the host publishes those and drops the rest."""
+    from spline_analysis.testbed.cli import STAGING_PREFIX, publish
+    from spline_analysis.testbed.results import COLUMNS, write_csv
+    out = tmp_path / "out"
+    staging = out / f"{STAGING_PREFIX}4242-abcdef"
+    for run_id in ("000-cubic", "001-bbr"):
+        (staging / "runs" / run_id / "sender").mkdir(parents=True)
+    write_csv([{key: None for key in COLUMNS} | {"run_id": "000-cubic"}], staging / "results.csv")
+    (staging / "probe-scratch.txt").write_text("partial")
+    assert vm.recover_interrupted(out, set(), publish, STAGING_PREFIX) == 1
+    assert (out / "runs" / "000-cubic" / "sender").is_dir() and not (out / "runs" / "001-bbr").exists()
+    assert (out / "results.csv").is_file() and not list(out.glob(f"{STAGING_PREFIX}*"))
+    assert vm.recover_interrupted(out, set(), publish, STAGING_PREFIX) == 0      # nothing left: nothing done

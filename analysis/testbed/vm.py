@@ -290,9 +290,9 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-        recovered = 0
-        if interrupted:
-            recovered = recover_interrupted(out_dir, staging_before, publish, staging_prefix)
+        # a guest that was interrupted, or died (a kernel Oops under TCG) before publishing, leaves
+        # its staging folder: publish the runs it finished; a guest that published left none
+        recovered = recover_interrupted(out_dir, staging_before, publish, staging_prefix)
         # the console goes into --out by a rename, which replaces a planted symlink, never follows it
         handle, part = tempfile.mkstemp(prefix=".vm-console.", dir=out_dir)     # O_EXCL: never a planted link
         with os.fdopen(handle, "wb") as target, open(console_path, "rb") as source:
