@@ -127,6 +127,15 @@ def enable_forwarding(namespace_name: str) -> None:
     run_command(["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"], namespace=namespace_name)
 
 
+def reserve_client_ports(namespace_name: str, ports: List[int]) -> None:
+    """Keep the kernel from picking `ports` as ephemeral ports in `namespace_name`, so that
+    `iperf3 --cport` can bind them: connect() prefers even ports, and another flow's control
+    connection took an even client port (iperf3: "unable to connect stream: Address already
+    in use"). A bind() to a reserved port still works; IPv6 honours the same list."""
+    spans = ",".join(f"{port}" for port in sorted(set(ports)))
+    run_command(["sysctl", "-q", "-w", f"net.ipv4.ip_local_reserved_ports={spans}"], namespace=namespace_name)
+
+
 def kernel_has_netem(scratch_namespace: str) -> bool:
     """Whether the netem qdisc can be created (tried on loopback of a namespace we own)."""
     added = run_command(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],

@@ -370,6 +370,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         if transfer.rate_bps > 0:
             netns.shape_egress(names["rtr"], DEVICES["router_r"], transfer.rate_bps, ROUTER_QUEUE_MS)
         install_rules(names, transfer, client_ports)
+        netns.reserve_client_ports(names["snd"], client_ports)
 
         processes = {}
         start_utc = utc_now()

@@ -263,6 +263,7 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
         names = build_topology(stack, prefix)
         netns.shape_egress(names["rtr"], "rtr-r", int(spec.rate.value), ROUTER_QUEUE_MS, netem_args)
         install_flow_rules(names, client_ports, spec.loss.value)
+        netns.reserve_client_ports(names["snd"], client_ports)
 
         capture_start_utc = utc_now()
         # meta.json says "unfinished" until the run completes: an interrupted run's captures
