@@ -19,6 +19,21 @@ def processes_holding_files_under(directory: Path) -> List[int]:
     return holders
 
 
+def processes_working_under(directory: Path) -> List[int]:
+    """PIDs with an open file or their working directory below `directory`."""
+    working = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cwd.startswith(str(directory)):
+            working.append(int(entry.name))
+    return sorted(set(working) | set(processes_holding_files_under(directory)))
+
+
 def python_runs_as_nobody() -> bool:
     """Whether user nobody (65534) can run this Python with the toolkit importable: not when
     the clone sits in a folder only its owner may enter (as `mktemp -d` makes)."""

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import processes_holding_files_under
+from processes import processes_holding_files_under, processes_working_under
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD_SH = REPO / "capture" / "record.sh"
@@ -52,6 +52,18 @@ def pcap_packet_count(path: Path) -> int:
         assert offset <= len(data), "truncated record"
         count += 1
     return count
+
+
+@pytest.fixture(autouse=True)
+def no_run_outlives_its_test(tmp_path):
+    """A test that fails before its record.sh stops (a lost signal, a timeout) would leave the
+    script and its tcpdump running for good: whatever still works in tmp_path is killed."""
+    yield
+    for pid in processes_working_under(tmp_path):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 @pytest.fixture(scope="module")
