@@ -39,9 +39,9 @@
 #define RECENT_RTT_SAMPLES 8
 /* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
 #define TSVAL_RING 64
-/* Distinct TSvals of the receiver's own packets remembered with the time each was first
- * sent, to tell when the ACK a data segment's TSecr echoes left the receiver (entries: 1 s
- * of history at Linux's 1 ms TSval tick). */
+/* Distinct TSvals a direction sent, remembered with when each was first and last sent: when
+ * the ACK a data segment's TSecr echoes left the receiver, and the RTT of a sender's echo
+ * (entries: 1 s of history at Linux's 1 ms TSval tick). */
 #define SENT_TSVAL_RING 1024
 /* A sender marks a hole lost once data sent after it is SACKed and the hole's segment is
  * older than the newest round trip plus a reordering window (RACK, RFC 8985: a quarter of
@@ -71,9 +71,6 @@
  * copy (RFC 4015's spirit: the response came too soon). */
 #define EARLY_COVER_NUM 3
 #define EARLY_COVER_DEN 4
-/* Distinct TSvals remembered with their send times, for the RTT of an echo (entries: a
- * second of 1 ms ticks in flight). */
-#define SENT_TSVAL_RING 1024
 /* RTT samples at the sender kept for the recent maximum (entries). */
 #define SENDER_RECENT_RTT_SAMPLES 16
 /* Reordering seen on the path: how far (send time) a segment reported as just arrived
@@ -121,7 +118,9 @@ typedef struct {
 
 typedef struct { int64_t lo, hi, created_ns, reveal_id; uint32_t reveal_tsval; int has_ts; } hole;
 typedef struct { int64_t end, ts_ns; } rtt_entry;
-typedef struct { uint32_t tsval; int64_t ts_ns; } tsval_sent;
+/* TSvals one direction sent, oldest first, each once (a ring allocated on first use). */
+typedef struct { uint32_t tsval; int64_t first_ns, last_ns; } sent_tsval;
+typedef struct { sent_tsval *at; int head, len; } sent_tsval_ring;
 typedef struct { int64_t lo, hi, pkt; int spurious, downstream; } retx_entry;
 
 typedef struct {
@@ -162,8 +161,8 @@ typedef struct {
     /* holes below this sequence number were still open when new data sent after their
      * repair arrived: their first repair was lost (-1: none) */
     int64_t repair_lost_below;
-    /* this direction's own TSvals as first sent, oldest first (ring): when its ACKs left */
-    tsval_sent *sent_tsv; int sent_tsv_head, sent_tsv_len;   /* allocated on first use */
+    /* this direction's own TSvals, every packet's: when its ACKs left */
+    sent_tsval_ring tsvals_sent;
     /* TSval -> first time sent, for the peer's echo (ring of distinct TSvals) */
     uint32_t tsv[TSVAL_RING]; int64_t tsv_ns[TSVAL_RING]; int tsv_head, tsv_len;
     uint32_t tsv_last; int tsv_last_valid;
@@ -179,7 +178,7 @@ typedef struct {
     int64_t first_copy_verdicts, first_copy_lost;
     int64_t covered_sent_max_ns;  /* latest first-copy send time of a segment reported */
     uint32_t echo_last; int echo_valid;   /* newest TSecr the peer echoed */
-    uint32_t *sent_tsval; int64_t *sent_tsval_ns, *sent_tsval_first_ns; int sent_tsval_head, sent_tsval_len;
+    sent_tsval_ring data_tsvals_sent;   /* this direction's TSvals on data, for the RTT of an echo */
     int64_t sender_rtt_min_ns;
     int64_t sender_rtt_recent_ns[SENDER_RECENT_RTT_SAMPLES]; int sender_rtt_next, sender_rtt_len;
     int uses_ts;                  /* this direction's data carries timestamps */
@@ -499,6 +498,34 @@ static int64_t sb_uncovered(direction_state *s, int64_t k) {
     return t;
 }
 
+/* A TSval sent at `now`: a newer value joins the ring, the newest again moves its last send
+ * time, an older one (a clock that fell) is not kept, so the ring stays in rising order.
+ * -1: out of memory. */
+static int sent_tsval_note(sent_tsval_ring *r, uint32_t v, int64_t now) {
+    if (r->len > 0) {
+        sent_tsval *last = &r->at[(r->head + r->len - 1) % SENT_TSVAL_RING];
+        if (last->tsval == v) { last->last_ns = now; return 0; }
+        if ((int32_t)(v - last->tsval) < 0) return 0;
+    }
+    if (r->at == NULL && (r->at = malloc(sizeof(sent_tsval) * SENT_TSVAL_RING)) == NULL) return -1;
+    if (r->len == SENT_TSVAL_RING) { r->head = (r->head + 1) % SENT_TSVAL_RING; r->len--; }
+    r->at[(r->head + r->len) % SENT_TSVAL_RING] = (sent_tsval){v, now, now};
+    r->len++;
+    return 0;
+}
+
+/* The entry of TSval v, or NULL when it is not remembered (binary search: values rise). */
+static const sent_tsval *sent_tsval_find(const sent_tsval_ring *r, uint32_t v) {
+    int lo = 0, hi = r->len;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((int32_t)(r->at[(r->head + mid) % SENT_TSVAL_RING].tsval - v) < 0) lo = mid + 1; else hi = mid;
+    }
+    if (lo == r->len) return NULL;
+    const sent_tsval *e = &r->at[(r->head + lo) % SENT_TSVAL_RING];
+    return e->tsval == v ? e : NULL;
+}
+
 static void sender_rtt_sample(direction_state *s, int64_t r) {
     if (r < 0) return;
     if (s->sender_rtt_min_ns < 0 || r < s->sender_rtt_min_ns) s->sender_rtt_min_ns = r;
@@ -724,23 +751,7 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
     int64_t now = in->ts_ns[i];
     if (in->has_ts[i]) {
         s->uses_ts = 1;
-        if (s->sent_tsval == NULL) {
-            s->sent_tsval = malloc(sizeof(uint32_t) * SENT_TSVAL_RING);
-            s->sent_tsval_ns = malloc(sizeof(int64_t) * SENT_TSVAL_RING);
-            s->sent_tsval_first_ns = malloc(sizeof(int64_t) * SENT_TSVAL_RING);
-            if (!s->sent_tsval || !s->sent_tsval_ns || !s->sent_tsval_first_ns) { ps->out_of_memory = 1; return; }
-        }
-        int last = (s->sent_tsval_head + s->sent_tsval_len - 1) % SENT_TSVAL_RING;
-        if (s->sent_tsval_len > 0 && s->sent_tsval[last] == in->tsval[i]) {
-            s->sent_tsval_ns[last] = now;
-        } else {
-            if (s->sent_tsval_len == SENT_TSVAL_RING) {
-                s->sent_tsval_head = (s->sent_tsval_head + 1) % SENT_TSVAL_RING; s->sent_tsval_len--;
-            }
-            int at = (s->sent_tsval_head + s->sent_tsval_len) % SENT_TSVAL_RING;
-            s->sent_tsval[at] = in->tsval[i]; s->sent_tsval_ns[at] = s->sent_tsval_first_ns[at] = now;
-            s->sent_tsval_len++;
-        }
+        if (sent_tsval_note(&s->data_tsvals_sent, in->tsval[i], now) < 0) { ps->out_of_memory = 1; return; }
     }
     if (s->ro == NULL && (s->ro = calloc(1, sizeof(reordering))) == NULL) { ps->out_of_memory = 1; return; }
     if (repeat) {
@@ -799,17 +810,11 @@ static void scoreboard_cover(pass *ps, int64_t d, sent_segment *e, int64_t now, 
  * that are still unreported get their verdict (from now on they would be discarded). */
 static void scoreboard_on_echo(pass *ps, int64_t d, uint32_t echo, int64_t now) {
     direction_state *p = &ps->dirs[d];
-    int lo = 0, hi = p->sent_tsval_len;
-    while (lo < hi) {   /* the ring is in send order: TSvals never fall */
-        int m = lo + (hi - lo) / 2;
-        if ((int32_t)(p->sent_tsval[(p->sent_tsval_head + m) % SENT_TSVAL_RING] - echo) < 0) lo = m + 1;
-        else hi = m;
-    }
-    int at = (p->sent_tsval_head + lo) % SENT_TSVAL_RING;
-    if (lo < p->sent_tsval_len && p->sent_tsval[at] == echo) {
+    const sent_tsval *sent = sent_tsval_find(&p->data_tsvals_sent, echo);
+    if (sent != NULL) {
         /* the segment that moved the receiver's in-order point left with this TSval */
-        sender_rtt_sample(p, now - p->sent_tsval_ns[at]);
-        if (p->sent_tsval_first_ns[at] > p->covered_sent_max_ns) p->covered_sent_max_ns = p->sent_tsval_first_ns[at];
+        sender_rtt_sample(p, now - sent->last_ns);
+        if (sent->first_ns > p->covered_sent_max_ns) p->covered_sent_max_ns = sent->first_ns;
     }
     if (p->sb_verdict_next < p->sb_first) p->sb_verdict_next = p->sb_first;
     while (p->sb_verdict_next < p->sb_len &&
@@ -1191,29 +1196,7 @@ static void on_sent_tsval(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     if (!in->has_ts[i] || in->mode[d ^ 1] < TRUTH_MODE_RECEIVER) return;
-    uint32_t v = in->tsval[i];
-    if (s->sent_tsv_len > 0) {
-        const tsval_sent *last = &s->sent_tsv[(s->sent_tsv_head + s->sent_tsv_len - 1) % SENT_TSVAL_RING];
-        if ((int32_t)(v - last->tsval) <= 0) return;   /* not a newer value */
-    }
-    if (s->sent_tsv == NULL) s->sent_tsv = malloc(sizeof(tsval_sent) * SENT_TSVAL_RING);
-    if (s->sent_tsv == NULL) { ps->out_of_memory = 1; return; }
-    if (s->sent_tsv_len == SENT_TSVAL_RING) { s->sent_tsv_head = (s->sent_tsv_head + 1) % SENT_TSVAL_RING; s->sent_tsv_len--; }
-    s->sent_tsv[(s->sent_tsv_head + s->sent_tsv_len) % SENT_TSVAL_RING] = (tsval_sent){v, in->ts_ns[i]};
-    s->sent_tsv_len++;
-}
-
-/* When the direction first sent TSval v (ns), or -1 when it is not remembered. */
-static int64_t sent_tsval_ns(const direction_state *s, uint32_t v) {
-    int lo = 0, hi = s->sent_tsv_len;   /* binary search: the ring holds rising values */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        const tsval_sent *e = &s->sent_tsv[(s->sent_tsv_head + mid) % SENT_TSVAL_RING];
-        if ((int32_t)(e->tsval - v) < 0) lo = mid + 1; else hi = mid;
-    }
-    if (lo == s->sent_tsv_len) return -1;
-    const tsval_sent *e = &s->sent_tsv[(s->sent_tsv_head + lo) % SENT_TSVAL_RING];
-    return e->tsval == v ? e->ts_ns : -1;
+    if (sent_tsval_note(&s->tsvals_sent, in->tsval[i], in->ts_ns[i]) < 0) ps->out_of_memory = 1;
 }
 
 /* New data seen at the receiver or in path: the holes the sender knew were lost when it sent
@@ -1225,11 +1208,12 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     const direction_state *p = &ps->dirs[d ^ 1];
     /* where late originals were seen, the path reorders: new data sent after a repair may
      * arrive before it, and the order of arrival is no evidence */
-    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || s->recent_rtt_len == 0 || p->sent_tsv_len == 0
+    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || s->recent_rtt_len == 0 || p->tsvals_sent.len == 0
             || stats_of(ps, d)[S_REORDERED] > 0)
         return;
-    int64_t echoed_ns = sent_tsval_ns(p, in->tsecr[i]);
-    if (echoed_ns < 0) return;
+    const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
+    if (echoed == NULL) return;
+    int64_t echoed_ns = echoed->first_ns;
     int64_t rtt_min_ns = s->recent_rtt_ns[0];
     for (int j = 1; j < s->recent_rtt_len; j++)
         if (s->recent_rtt_ns[j] < rtt_min_ns) rtt_min_ns = s->recent_rtt_ns[j];
@@ -1296,10 +1280,8 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         free(ps.dirs[d].sb);
         if (ps.dirs[d].ro) free(ps.dirs[d].ro->awaiting);
         free(ps.dirs[d].ro);
-        free(ps.dirs[d].sent_tsval);
-        free(ps.dirs[d].sent_tsval_ns);
-        free(ps.dirs[d].sent_tsval_first_ns);
-        free(ps.dirs[d].sent_tsv);
+        free(ps.dirs[d].data_tsvals_sent.at);
+        free(ps.dirs[d].tsvals_sent.at);
     }
     free(ps.dirs);
     return ps.out_of_memory ? -1 : 0;
