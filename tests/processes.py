@@ -1,15 +1,18 @@
 """Test helper: which processes still hold files of a run (a leftover tcpdump or iperf3 would)."""
 import os
 from pathlib import Path
-from typing import List
+from typing import Iterator, List
+
+
+def _processes() -> Iterator[Path]:
+    """/proc/PID of every process."""
+    return (entry for entry in Path("/proc").iterdir() if entry.name.isdigit())
 
 
 def processes_holding_files_under(directory: Path) -> List[int]:
     """PIDs with an open file below `directory`."""
     holders = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for entry in _processes():
         try:
             targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
         except OSError:
@@ -22,15 +25,12 @@ def processes_holding_files_under(directory: Path) -> List[int]:
 def processes_working_under(directory: Path) -> List[int]:
     """PIDs with an open file or their working directory below `directory`."""
     working = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for entry in _processes():
         try:
-            cwd = os.readlink(entry / "cwd")
+            if os.readlink(entry / "cwd").startswith(str(directory)):
+                working.append(int(entry.name))
         except OSError:
             continue
-        if cwd.startswith(str(directory)):
-            working.append(int(entry.name))
     return sorted(set(working) | set(processes_holding_files_under(directory)))
 
 
