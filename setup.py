@@ -52,7 +52,7 @@ setup(
         "bench": ["dpkt>=1.9", "scapy>=2.5"],
     },
     entry_points={"console_scripts": [
-        "spline-analyze=spline_analysis.cli:run",
-        "spline-testbed=spline_analysis.testbed.cli:main",
+        "spline-analyze=spline_analysis._console:spline_analyze",
+        "spline-testbed=spline_analysis._console:spline_testbed",
     ]},
 )
