@@ -47,7 +47,7 @@ def _figure(width_in: float, height_in: float):
     return Figure(figsize=(width_in, height_in), layout="constrained")
 
 
-def _colors() -> List[str]:
+def _colors() -> List[Tuple[float, float, float, float]]:
     from matplotlib import colormaps
     return [colormaps["tab10"](k) for k in range(10)]
 
@@ -337,9 +337,9 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
             (reordered, "^", "tab:purple", 4, "reordered (late original)")):
         if len(index):
             # thousands of big crosses would hide the originals: shrink them as they multiply
-            size = size if len(index) <= 300 else size * (0.7 if len(index) <= 3000 else 0.45)
+            marker_size = size if len(index) <= 300 else size * (0.7 if len(index) <= 3000 else 0.45)
             line = ax.plot(seconds(index), seg_end[index] / scale, linestyle="none", marker=marker,
-                           markersize=size, color=color)[0]
+                           markersize=marker_size, color=color)[0]
             legend.append((line, f"{name} ({len(index):,})"))
 
     # the window line may run far above the data: the y axis follows data and ACKs
@@ -397,7 +397,7 @@ def _draw_sack(ax: Any, packets: Mapping[str, np.ndarray], ack64: np.ndarray, ac
     y0 = ((left64 - base) / scale)[present]
     y1 = ((right64 - base) / scale)[present]
     segments = np.stack([np.column_stack([x, y0]), np.column_stack([x, y1])], axis=1)
-    collection = LineCollection(segments, colors="tab:green", alpha=0.35, linewidths=2.0)
+    collection = LineCollection(list(segments), colors="tab:green", alpha=0.35, linewidths=2.0)
     ax.add_collection(collection)
     return [(collection, f"SACK block ({int(present.sum()):,})")]
 
@@ -572,7 +572,7 @@ def plot_fairness(results_df: Any, title: str = ""):
         ax.set_xticks(positions, [r[0] for r in rows], rotation=30, ha="right", fontsize="small")
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
-        handles = [Patch(color=colors[k % len(colors)]) for k in range(len(ccas))]
+        handles: List[Any] = [Patch(color=colors[k % len(colors)]) for k in range(len(ccas))]
         handles.append(Line2D([], [], color="black", linestyle=":", linewidth=1.2))
         fig.legend(handles, ccas + ["1/n: one flow\ntakes all"], loc="outside right upper", fontsize="small",
                    frameon=False)
