@@ -44,7 +44,9 @@ as_root() {
 kernel_packages() {
     local id="" version_id=""
     if [ -r /etc/os-release ]; then
+        # shellcheck source=/dev/null
         id="$(. /etc/os-release && echo "${ID:-}")"
+        # shellcheck source=/dev/null
         version_id="$(. /etc/os-release && echo "${VERSION_ID:-}")"
     fi
     if [ "$id" = "ubuntu" ]; then
