@@ -30,7 +30,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 for target in "${TARGETS[@]}"; do
     case "$target" in
-        decode) sources=("$NATIVE/decode/decode.c"); include="$NATIVE/decode"; seeds="$HERE/seeds"; max_len=65536 ;;
+        decode) sources=("$NATIVE/decode/file.c" "$NATIVE/decode/frame.c"); include="$NATIVE/decode"; seeds="$HERE/seeds"; max_len=65536 ;;
         truth) sources=("$NATIVE/truth/truth_core.c"); include="$NATIVE/truth"; seeds=""; max_len=16384 ;;
         *) echo "run.sh: unknown target '$target' (decode, truth)" >&2; exit 2 ;;
     esac
