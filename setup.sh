@@ -85,10 +85,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >&2
 if [ "$want_test" -eq 1 ]; then
-    # Editable: analysis/*.py is imported from the clone, and the C extensions are built into
-    # analysis/ (tests/conftest.py stops the run when a C source is newer than its build).
+    # Editable, so pytest tests the analysis/ being edited: the C extensions are built into
+    # analysis/ and build/__editable__.*/spline_analysis/ links to every file of it. "strict":
+    # a path in a .pth file, not the default mode's import hook, which costs every Python
+    # start-up ~10-30 ms. A new module needs this command again; tests/conftest.py stops
+    # the run, naming what to do, when one is missing or a C source is newer than its build.
     say "installing the toolkit editable into .venv, with the test tools (builds the C extensions)"
-    .venv/bin/python -m pip install -q -e ".[dataframe,plot,test,check]" >&2
+    .venv/bin/python -m pip install -q -e ".[dataframe,plot,test,check]" --config-settings editable_mode=strict >&2
 else
     # A regular install, as users get it: an editable one adds an import hook to every
     # Python start (~8 ms of spline-analyze's ~0.3 s on 1M packets).

@@ -16,7 +16,7 @@ if str(TESTS_DIR) not in sys.path:
 
 REPO_DIR = TESTS_DIR.parent
 NATIVE_DIR = REPO_DIR / "analysis" / "_native"
-REINSTALL = "run ./setup.sh --test (an editable install: .venv/bin/pip install -e '.[dataframe,plot,test,check]')"
+REINSTALL = "run ./setup.sh --test (an editable install of this clone)"
 
 # CI clones the repository with shared/ beside it; here it is /work/shared.
 SHARED_DIR = Path(__file__).resolve().parents[2] / "shared"
@@ -41,6 +41,12 @@ def stale_install_problems(repo_dir: Path = REPO_DIR) -> List[str]:
     if Path(package.origin).resolve().parent != analysis_dir:
         return [f"spline_analysis is imported from {Path(package.origin).parent}, not from {analysis_dir}; "
                 f"edits to analysis/ would go untested: {REINSTALL}"]
+    installed_dir = Path(package.origin).parent   # the editable install's tree of links
+    missing = sorted(p.relative_to(analysis_dir).as_posix() for p in analysis_dir.rglob("*.py*")
+                     if p.suffix in (".py", ".pyi") and "__pycache__" not in p.parts
+                     and not (installed_dir / p.relative_to(analysis_dir)).exists())
+    if missing:
+        return [f"the install does not have {', '.join(missing)}; {REINSTALL}"]
     native_dir = analysis_dir / "_native"
     shared_headers = list(native_dir.glob("*.h"))
     problems = []
