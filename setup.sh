@@ -4,7 +4,9 @@
 #   ./setup.sh            system packages for capture and analysis, a venv in .venv with the package
 #   ./setup.sh --test     also everything the whole test suite needs (tshark for the oracle,
 #                         clang/bpftool for the eBPF build, kernel headers + a stock kernel + QEMU
-#                         for the module's VM test), and the Python test dependencies
+#                         for the module's VM test), the Python test dependencies and the pinned
+#                         checkers (ruff, mypy, shellcheck, clang-format); the package is installed
+#                         editable, so pytest tests the analysis/ you edit
 #
 # Idempotent: run it again after a pull. System packages come from apt (as root, or through
 # sudo when it is there); Python packages go into .venv only, never into the system.
@@ -17,7 +19,7 @@ want_test=0
 for arg in "$@"; do
     case "$arg" in
         --test) want_test=1 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -42,7 +44,9 @@ as_root() {
 kernel_packages() {
     local id="" version_id=""
     if [ -r /etc/os-release ]; then
+        # shellcheck source=/dev/null
         id="$(. /etc/os-release && echo "${ID:-}")"
+        # shellcheck source=/dev/null
         version_id="$(. /etc/os-release && echo "${VERSION_ID:-}")"
     fi
     if [ "$id" = "ubuntu" ]; then
@@ -80,11 +84,18 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >&2
-extras="dataframe,plot"
-[ "$want_test" -eq 1 ] && extras="dataframe,plot,test"
-say "installing the toolkit into .venv (builds the C extensions)"
-# A regular install, as users get it: an editable one adds an import hook to every
-# Python start (~8 ms of spline-analyze's ~0.3 s on 1M packets). Developers who edit
-# analysis/ may prefer: .venv/bin/pip install -e ".[dataframe,plot,test]"
-.venv/bin/python -m pip install -q ".[$extras]" >&2
+if [ "$want_test" -eq 1 ]; then
+    # Editable, so pytest tests the analysis/ being edited: the C extensions are built into
+    # analysis/ and build/__editable__.*/spline_analysis/ links to every file of it. "strict":
+    # a path in a .pth file, not the default mode's import hook, which costs every Python
+    # start-up ~10-30 ms. A new module needs this command again; tests/conftest.py stops
+    # the run, naming what to do, when one is missing or a C source is newer than its build.
+    say "installing the toolkit editable into .venv, with the test tools (builds the C extensions)"
+    .venv/bin/python -m pip install -q -e ".[dataframe,plot,test,check]" --config-settings editable_mode=strict >&2
+else
+    # A regular install, as users get it: an editable one adds an import hook to every
+    # Python start (~8 ms of spline-analyze's ~0.3 s on 1M packets).
+    say "installing the toolkit into .venv (builds the C extensions)"
+    .venv/bin/python -m pip install -q ".[dataframe,plot]" >&2
+fi
 say "ready: .venv/bin/spline-analyze, .venv/bin/spline-testbed"

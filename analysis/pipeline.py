@@ -150,19 +150,21 @@ class Analysis:
     def _with_kernel_columns(self, frame, interval_s: float):
         """The kernel's last cwnd, ssthresh and srtt per interval beside the capture's figures."""
         import numpy as np
+        probe = self.probe
+        assert probe is not None   # timeseries() calls this only with a probe
         table = self.directions.table
         ts = np.asarray(self.packets["ts_ns"], dtype=np.int64)
         start_ns = int(ts.min())
-        if not kernel_probe.clock_aligned(self.probe.time_ns, start_ns, int(ts.max())):
+        if not kernel_probe.clock_aligned(probe.time_ns, start_ns, int(ts.max())):
             return frame
         added = {name: np.full(len(frame), np.nan) for name in ("cwnd_segments", "ssthresh_segments", "srtt_ms")}
         bins = np.rint(frame["time_s"].to_numpy() / interval_s).astype(np.int64)
         streams, directions = frame["stream"].to_numpy(), frame["direction"].to_numpy()
         for row in range(len(self.directions)):
             mine = np.flatnonzero((streams == table["stream"][row]) & (directions == table["direction"][row]))
-            events = kernel_probe.events_of(self.probe, str(table["src"][row]), int(table["sport"][row]),
+            events = kernel_probe.events_of(probe, str(table["src"][row]), int(table["sport"][row]),
                                             str(table["dst"][row]), int(table["dport"][row]))
-            values = kernel_probe.interval_values(self.probe, events, start_ns, interval_s * 1e9, bins[mine])
+            values = kernel_probe.interval_values(probe, events, start_ns, interval_s * 1e9, bins[mine])
             for name, column in values.items():
                 added[name][mine] = column
         for name, column in added.items():

@@ -377,7 +377,8 @@ publish_stage() {
     if [[ -e meta.json ]]; then
         mv -T -- meta.json "$OUT_DIR/meta.json" || warn "could not move meta.json into $OUT_DIR; it stays in $STAGE_DIR"
     fi
-    cd / && rmdir -- "$STAGE_DIR" 2>/dev/null || true
+    cd / || true
+    rmdir -- "$STAGE_DIR" 2>/dev/null || true
     STAGE_DIR=""
 }
 

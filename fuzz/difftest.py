@@ -47,7 +47,7 @@ def run(seed: int, count: int, batch: int, workdir: Path, keep: Path | None, shr
         groups: Dict[str, List[int]] = {}
         for k, conv in enumerate(convs):
             groups.setdefault(conv.link, []).append(k)
-        for link, members in groups.items():
+        for members in groups.values():
             group = [convs[k] for k in members]
             diffs, _ = tsharkdiff.compare_bytes(tcpgen.pcap_bytes(group), workdir)
             bounds, total = [], 0
@@ -75,7 +75,7 @@ def run(seed: int, count: int, batch: int, workdir: Path, keep: Path | None, shr
                 print(f"seed {seed} conversation {index}: {len(own)} differences ({', '.join(fields)})", file=out)
                 if shrink:
                     wanted = set(fields)
-                    small = tsharkdiff.shrink(convs[k], lambda c: bool(
+                    small = tsharkdiff.shrink(convs[k], lambda c, wanted=wanted: bool(
                         wanted & {d[1] for d in tsharkdiff.conversation_differences(c, workdir)}))
                     print(f"   shrunk to {len(small.segments)} segments:", file=out)
                     for d in tsharkdiff.conversation_differences(small, workdir):

@@ -23,20 +23,23 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
          "(Debian 12: apt-get install libclang-rt-14-dev)" >&2
     exit 2
 fi
+# shellcheck disable=SC2054  # the commas are inside -fsanitize=..., not between array elements
 FLAGS=(-g -O1 -std=c11 -Wall -Wextra -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 for target in "${TARGETS[@]}"; do
     case "$target" in
-        decode) sources=("$NATIVE/decode/decode.c"); include="$NATIVE/decode"; seeds="$HERE/seeds"; max_len=65536 ;;
+        decode) sources=("$NATIVE/decode/file.c" "$NATIVE/decode/frame.c"); include="$NATIVE/decode"; seeds="$HERE/seeds"; max_len=65536 ;;
         truth) sources=("$NATIVE/truth/truth_core.c"); include="$NATIVE/truth"; seeds=""; max_len=16384 ;;
         *) echo "run.sh: unknown target '$target' (decode, truth)" >&2; exit 2 ;;
     esac
     "$CC" "${FLAGS[@]}" -I"$include" "$HERE/fuzz_$target.c" "${sources[@]}" -o "$BUILD/fuzz_$target"
     corpus="$HERE/corpus/$target"
     mkdir -p "$corpus"
-    [ -n "$seeds" ] && cp -n "$seeds"/* "$corpus/" 2>/dev/null || true
+    if [ -n "$seeds" ]; then
+        cp -n "$seeds"/* "$corpus/" 2>/dev/null || true
+    fi
     echo "run.sh: fuzzing $target for $SECONDS_TO_RUN s" >&2
     if ! "$BUILD/fuzz_$target" -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
             -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$HERE/crashes/$target-" \

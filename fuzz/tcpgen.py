@@ -485,10 +485,10 @@ class _Builder:
         rng = self.rng
         t = self.t
         out = []
-        for k, (client, seq, ack, flags, length) in enumerate([
+        for client, seq, ack, flags, length in [
                 (True, 0, None, "S", 0), (False, 0, 1, "SA", 0), (True, 1, 1, "A", 0),
                 (True, 1, 1, "PA", 100), (False, 1, 101, "A", 0), (True, 101, 1, "FA", 0),
-                (False, 1, 102, "FA", 0), (True, 102, 2, "A", 0)][:rng.randint(2, 8)]):
+                (False, 1, 102, "FA", 0), (True, 102, 2, "A", 0)][:rng.randint(2, 8)]:
             t += rng.randint(1000, 2 * MS)
             out.append(Segment(t_ns=t, client=client, seq=seq + shift, ack=None if ack is None else ack + shift,
                                flags=flags, length=length, mss=1460 if "S" in flags else None))

@@ -80,9 +80,14 @@ def transfer(request):
     return name, json.loads(truth_path.read_text())
 
 
-def test_groundtruth_directory_present():
-    if not TRUTH_FILES:
-        pytest.skip("shared ground-truth corpus absent")
+def test_groundtruth_corpus_holds_transfers_with_both_captures_and_iperf3():
+    """Every check below is parametrized over the corpus: an empty or incomplete corpus would
+    let them all pass by running none."""
+    assert TRUTH_FILES, f"no *.truth.json in {GROUNDTRUTH}"
+    for truth_path in TRUTH_FILES:
+        name = truth_path.name[: -len(".truth.json")]
+        for part in ("snd.pcap", "rcv.pcap", "iperf3.json"):
+            assert (GROUNDTRUTH / f"{name}.{part}").is_file(), f"{name}: {name}.{part} missing"
 
 
 def test_sender_capture_counts_the_senders_retransmissions_and_the_routers_drops(transfer):

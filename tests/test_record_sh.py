@@ -175,7 +175,6 @@ def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespa
     proc = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
                              "--iperf3", "30", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
-    deadline = time.monotonic() + 10
     wait_for_staged_file(out, "iperf3.json")
     time.sleep(1.0)
     if to_group:

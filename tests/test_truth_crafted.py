@@ -122,7 +122,7 @@ def sender_side_transfer(isn_b: int = 1000, segments: int = 20, lose: Sequence[i
     for k in range(segments):
         events.append((t + k * 0.0001, 1, base + k * MSS, MSS, ip_id + k))
     f_rows = []
-    for when, d, seq, length, pid in events:
+    for when, _direction, seq, length, pid in events:
         f_rows.append((when, "data", seq, length, pid))
     cum = base
     sacked: List[Tuple[int, int]] = []

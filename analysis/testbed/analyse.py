@@ -4,20 +4,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import CaptureError
+
 
 def analyse_capture(pcap_path: Path) -> Tuple[Optional[List[Dict[str, Any]]], Optional[str]]:
-    """The `directions` of `spline_analysis.report.analyze_file(pcap_path)`, or None and why not."""
-    try:
-        from spline_analysis.report import analyze_file
-    except ImportError as exc:
-        return None, f"spline_analysis.report.analyze_file is not available ({exc}); throughput from iperf3, lost_segments empty"
+    """The `directions` of `spline-analyze --json` for `pcap_path`, or None and why not.
+
+    A capture the decoder rejects (CaptureError: damaged, cut, not a capture) becomes a note on
+    the run's rows, so one bad capture does not stop a matrix. Any other exception is a bug in
+    the analysis and propagates: a note would hide it behind empty columns."""
+    from ..report import analyze_file
     try:
         document = analyze_file(str(pcap_path))
-    except Exception as exc:  # noqa: BLE001 - one bad capture must not stop a matrix
-        return None, f"analysis of {pcap_path} failed: {exc.__class__.__name__}: {exc}"
-    directions = document.get("directions") if isinstance(document, dict) else None
+    except CaptureError as exc:
+        return None, f"analysis of {pcap_path} failed: {exc}"
+    directions = document.get("directions")
     if not directions:
-        return None, "the analysis report has no 'directions' list yet; throughput from iperf3, lost_segments empty"
+        return None, f"{pcap_path} holds no flow direction that carried data"
     return list(directions), None
 
 

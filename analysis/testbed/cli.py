@@ -328,7 +328,7 @@ def command_run(args: argparse.Namespace) -> int:
         interrupted = True
         print("\nspline-testbed: interrupted; namespaces, rules and processes removed; "
               f"results of the {len({r['run_id'] for r in rows})} finished run(s) kept", file=sys.stderr)
-    except (TestbedError, OSError) as exc:
+    except (TestbedError, OSError):
         if disk_is_full(staging):     # a run that failed for want of space: say that, not its symptom
             raise OutputError(f"cannot write into {out_dir}: No space left on device; what was written "
                               f"is in {staging}") from None

@@ -15,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import TestbedError
 
@@ -173,7 +173,7 @@ def load_toml(path: Path) -> Dict[str, Any]:
     return document.get("matrix", document)
 
 
-def matrix_from_mapping(values: Dict[str, Any], base: MatrixSpec = None) -> MatrixSpec:
+def matrix_from_mapping(values: Dict[str, Any], base: Optional[MatrixSpec] = None) -> MatrixSpec:
     """Override `base` with the keys present in `values` (TOML table or CLI flags)."""
     spec = base or MatrixSpec()
     known = {"cca", "rate", "delay", "jitter", "loss", "reorder", "flows", "duration", "duration_s"}
@@ -207,8 +207,8 @@ def parse_duration_s(value: Any) -> float:
     try:
         if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", text):
             seconds = float(text)
-        elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?\s*m(in)?", text):
-            seconds = float(re.match(r"[0-9.]+", text).group(0)) * 60
+        elif minutes := re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*m(in)?", text):
+            seconds = float(minutes.group(1)) * 60
         else:
             seconds = parse_time_ms(text).value / 1000.0
     except (TestbedError, ValueError):

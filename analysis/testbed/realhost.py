@@ -45,7 +45,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import netns
 from .errors import TestbedError
@@ -66,7 +66,7 @@ LOSS_CHAIN = "RHLOSS"
 LOSS_ENDS_BEFORE_TEST_END_S = 0.5   # the last flight is never dropped: see run_transfer
 CAPTURE_TAIL_S = 1.5                # > tcpdump's 1 s buffer timeout, so its last block is written
 
-ADDRESSES = {
+ADDRESSES: Dict[int, Dict[str, Any]] = {
     4: {"sender": "10.72.1.1", "router_s": "10.72.1.2", "router_r": "10.72.2.2", "receiver": "10.72.2.1",
         "prefix": 24},
     6: {"sender": "fd72:1::1", "router_s": "fd72:1::2", "router_r": "fd72:2::2", "receiver": "fd72:2::1",
@@ -76,6 +76,12 @@ DEVICES = {"sender": "rhs0", "router_s": "rhr0", "router_r": "rhr1", "receiver":
 # capture point -> (namespace role, tcpdump -i)
 CAPTURE_POINTS = {"sender": ("snd", "rhs0"), "receiver": ("rcv", "rhc0"), "router-any": ("rtr", "any"),
                   "router-out": ("rtr", "rhr1"), "router-in": ("rtr", "rhr0")}
+
+
+def sum_of_all(values: List[Optional[int]]) -> Optional[int]:
+    """The sum of `values`, or None when there are none or one is unknown."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known and len(known) == len(values) else None
 
 
 def mss_bytes(family: int) -> int:
@@ -150,14 +156,12 @@ class TransferTruth:
     @property
     def retransmissions_at_close(self) -> Optional[int]:
         """The sender's TCP_INFO total_retrans summed over the data sockets as they closed."""
-        values = [s.get("total_retrans") for s in self.tcpinfo_at_close.values()]
-        return sum(values) if values and all(v is not None for v in values) else None
+        return sum_of_all([s.get("total_retrans") for s in self.tcpinfo_at_close.values()])
 
     @property
     def bytes_acked_at_close(self) -> Optional[int]:
         """What the receiver acknowledged (TCP_INFO bytes_acked) summed over the data sockets."""
-        values = [s.get("bytes_acked") for s in self.tcpinfo_at_close.values()]
-        return sum(values) if values and all(v is not None for v in values) else None
+        return sum_of_all([s.get("bytes_acked") for s in self.tcpinfo_at_close.values()])
 
 
 @dataclass
@@ -326,7 +330,7 @@ def parse_ss_info(text: str) -> Dict[int, Dict[str, int]]:
     return samples
 
 
-def iperf3_truth(document: Dict) -> Dict[str, object]:
+def iperf3_truth(document: Dict) -> Dict[str, Any]:
     """Sender retransmissions per stream and the receiver's delivered bytes from an iperf3 -J client result."""
     end = document.get("end") or {}
     per_stream = {}
@@ -335,7 +339,8 @@ def iperf3_truth(document: Dict) -> Dict[str, object]:
         if isinstance(sender.get("retransmits"), int):
             port = next((c["local_port"] for c in (document.get("start") or {}).get("connected") or []
                          if c.get("socket") == sender.get("socket")), sender.get("socket"))
-            per_stream[int(port)] = int(sender["retransmits"])
+            if port is not None:
+                per_stream[int(port)] = int(sender["retransmits"])
     received = end.get("sum_received") or {}
     sent = end.get("sum_sent") or {}
     return {"tcpinfo_retransmissions": int(sent.get("retransmits") or 0), "tcpinfo_per_stream": per_stream,
@@ -411,7 +416,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         forward, forward_text = rule_counters(names["rtr"], family, "RHACKDROP")
         sent, sent_text = rule_counters(names["snd"], family, "RHSENT")
         arrived, arrived_text = rule_counters(names["rcv"], family, "RHARRIVED")
-        qdisc = (netns.qdisc_statistics(names["rtr"], DEVICES["router_r"]) if transfer.rate_bps > 0
+        qdisc: Dict[str, Any] = (netns.qdisc_statistics(names["rtr"], DEVICES["router_r"]) if transfer.rate_bps > 0
                  else {"dropped": 0, "text": ""})
 
     try:

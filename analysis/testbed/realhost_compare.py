@@ -27,7 +27,7 @@ Analyser = Callable[[Path], Dict[str, Any]]
 
 def analyse_with_library(pcap: Path) -> Dict[str, Any]:
     """The per-file JSON document `spline-analyze --json` prints for `pcap`."""
-    from spline_analysis.pipeline import analyze
+    from ..pipeline import analyze
     return analyze(pcap).to_json()
 
 
@@ -61,12 +61,13 @@ def within(error: Optional[float], tolerance: float) -> bool:
 
 def total(directions: List[Dict[str, Any]], key: str) -> Optional[float]:
     values = [d.get(key) for d in directions]
-    if not values or any(v is None for v in values):
+    known = [v for v in values if v is not None]
+    if not values or len(known) != len(values):
         return None
-    return sum(values)
+    return sum(known)
 
 
-def per_flow_retransmission_errors(directions: List[Dict[str, Any]], at_close: Dict[str, Dict[str, int]]
+def per_flow_retransmission_errors(directions: List[Dict[str, Any]], at_close: Dict[Any, Dict[str, int]]
                                    ) -> List[float]:
     """Each data direction's whole-capture retransmissions against its own socket's total_retrans."""
     errors = []

@@ -42,9 +42,10 @@ def overlap_throughput_bps(intervals: Sequence[Tuple[float, float, int]], flow_s
 
 def shares(values: Sequence[Optional[float]]) -> List[Optional[float]]:
     """Each value's fraction of their sum (None throughout when one is missing or the sum is 0)."""
-    if any(v is None for v in values) or not sum(values):
+    known = [v for v in values if v is not None]
+    if len(known) != len(values) or not sum(known):
         return [None] * len(values)
-    return [v / sum(values) for v in values]
+    return [v / sum(known) for v in known]
 
 
 def _number(direction: Optional[Dict[str, Any]], key: str) -> Optional[float]:
@@ -61,7 +62,7 @@ def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
     notes = "; ".join(dict.fromkeys(n for n in (sender_note, receiver_note) if n))
     spec = record.spec
     overlap_s = (max((flow.start_s for flow in record.flows), default=0.0), spec.duration_s)
-    rows = []
+    rows: List[Dict[str, Any]] = []
     for flow in record.flows:
         at_sender = find_direction(sender_directions, SENDER_ADDRESS, flow.client_port)
         at_receiver = find_direction(receiver_directions, SENDER_ADDRESS, flow.client_port)

@@ -25,7 +25,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import netns
 from .errors import TestbedError
@@ -112,7 +112,7 @@ def parse_tcpdump_counters(stderr_text: str) -> Dict[str, Optional[int]]:
     return counters
 
 
-def iperf3_flow_figures(document: dict) -> Dict[str, object]:
+def iperf3_flow_figures(document: dict) -> Dict[str, Any]:
     """Sender/receiver bytes and bit/s, TCP_INFO retransmissions and CCA from an iperf3 -J client document."""
     end = document.get("end") or {}
     sent = end.get("sum_sent") or {}
@@ -134,7 +134,8 @@ def iperf3_receiver_intervals(document: dict) -> List[Tuple[float, float, int]]:
     for interval in document.get("intervals") or []:
         total = interval.get("sum") or {}
         start_s, end_s, size = total.get("start"), total.get("end"), total.get("bytes")
-        if all(isinstance(v, (int, float)) for v in (start_s, end_s, size)) and end_s > start_s:
+        if (isinstance(start_s, (int, float)) and isinstance(end_s, (int, float)) and isinstance(size, (int, float))
+                and end_s > start_s):
             intervals.append((float(start_s), float(end_s), int(size)))
     return intervals
 
@@ -297,8 +298,9 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
                  "-J"],
                 names["snd"], run_dir / f"iperf3-flow{flow}.json", run_dir / f"iperf3-flow{flow}.stderr"))
         deadline_s = first_start_s + spec.duration_s + IPERF3_GRACE_S
-        exit_statuses = [clients[flow].wait(max(0.1, deadline_s - time.monotonic())) for flow in range(spec.flows)]
-        if any(status is None for status in exit_statuses):
+        waited = [clients[flow].wait(max(0.1, deadline_s - time.monotonic())) for flow in range(spec.flows)]
+        exit_statuses = [status for status in waited if status is not None]
+        if len(exit_statuses) != len(waited):
             raise TestbedError(f"iperf3 did not finish within {spec.duration_s + IPERF3_GRACE_S:g} s")
 
         time.sleep(CAPTURE_TAIL_S)

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from .errors import TestbedError
 
@@ -238,7 +238,7 @@ def recover_interrupted(out_dir: Path, staging_before: set, publish, staging_pre
 
 
 def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_dir: Path,
-              publish, staging_prefix: str, reason: str) -> Dict[str, object]:
+              publish, staging_prefix: str, reason: str) -> Dict[str, Any]:
     """Boot the guest, run the matrix in it, relay its progress; a summary of the VM's costs."""
     kernel = choose_kernel(getattr(args, "kernel", None))
     if shutil.which("qemu-system-x86_64") is None:
@@ -266,6 +266,7 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
             proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
                                     start_new_session=True, cwd=str(work_dir))
+            assert proc.stdout is not None   # stdout=PIPE
             try:
                 for text in proc.stdout:
                     console.write(text)

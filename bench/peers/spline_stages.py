@@ -82,7 +82,7 @@ def run_stage(function: Callable, capture: Any, flows: Any, repeat: int) -> Dict
     errors = []
     for label, arguments in candidate_args(capture, flows):
         try:
-            seconds, result = best_time(lambda: function(*arguments), repeat)
+            seconds, result = best_time(lambda arguments=arguments: function(*arguments), repeat)
         except Exception as error:  # noqa: BLE001 - wrong argument kind or a bug: report, try the next
             errors.append(f"({label}): {error!r}")
             continue

@@ -233,6 +233,7 @@ run_one() {
 run_all() {
 	local r=1 cca
 	while [ "$r" -le "$RUNS" ]; do
+		# shellcheck disable=SC2153  # CCAS comes from /etc/vm-test.conf, which vm-test.sh writes
 		for cca in $CCAS; do
 			run_one "$cca" "$cca-r$r"
 		done

@@ -1,5 +1,5 @@
 /*
- * module.c -- CPython binding of the pure-C walker in decode.c.
+ * module.c -- CPython binding of the pure-C walker (file.c finds the frames, frame.c decodes them).
  *
  * Python owns everything: the walker state lives in a bytearray (so its
  * lifetime is a Python object's), the capture is any object exporting a

@@ -1,31 +1,15 @@
-"""Figures from the analysis stages' outputs: one pure function per plot.
-
-Every function takes what the library already computed (the packet table,
-`Flows`, `Directions`, a `timeseries.series` DataFrame, `summary.run_summary`
-dicts, a testbed results DataFrame) and returns a `matplotlib.figure.Figure`;
-nothing here reads a capture or prints. Figures are built without pyplot, so
-they need no display and leave no global state behind: save one with
-`fig.savefig(path)`, or show it in a notebook by evaluating it.
-
-    >>> fig = plot_timeseries(series_df, title="cubic, 2% loss")
-    >>> fig.savefig("cubic.timeseries.png")
-
-Units on every axis: Mbit/s (10^6 bit/s), ms, KB (10^3 bytes, as the
-summary's MB is 10^6 bytes), seconds since the capture's first packet.
-matplotlib is imported inside the functions, so importing this module is free.
-"""
+"""Figures of one capture: throughput/retransmission/RTT/in-flight time series, the sequence
+graph, the RTT distribution, the kernel's congestion window, and the PNGs of a report."""
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-BITS_PER_MBIT = 1e6
-BYTES_PER_KB = 1e3
-US_PER_MS = 1e3
-NS_PER_S = 1e9
+from .figure import (BITS_PER_MBIT, BYTES_PER_KB, NS_PER_S, US_PER_MS, FlowKey, _colors, _figure, flow_label,
+                     flow_labels, save_figure_atomically, with_warning_codes)
 
 # Beyond this many markers the sequence graph thins original segments and ACKs
 # (every k-th one); retransmissions are always drawn, they are what one looks for.
@@ -38,38 +22,6 @@ TIMESERIES_MIN_SHARE = 0.01
 # of data on a fast link.
 TARGET_INTERVALS = 200
 TIMESERIES_PANELS = ("throughput", "retransmissions", "rtt", "bytes_in_flight")
-
-FlowKey = Tuple[int, int]
-
-
-def _figure(width_in: float, height_in: float):
-    from matplotlib.figure import Figure
-    return Figure(figsize=(width_in, height_in), layout="constrained")
-
-
-def _colors() -> List[str]:
-    from matplotlib import colormaps
-    return [colormaps["tab10"](k) for k in range(10)]
-
-
-# ----------------------------------------------------------------------------- labels and intervals
-
-def flow_label(directions: Any, row: int) -> str:
-    """'src:port -> dst:port' of one row of a `Directions` table (IPv6 in brackets)."""
-    t = directions.table
-
-    def endpoint(address: Any, port: Any) -> str:
-        text = str(address)
-        return f"[{text}]:{int(port)}" if ":" in text else f"{text}:{int(port)}"
-    return f"{endpoint(t['src'][row], t['sport'][row])} -> {endpoint(t['dst'][row], t['dport'][row])}"
-
-
-def flow_labels(directions: Any) -> Dict[FlowKey, str]:
-    """{(stream, direction): 'src:port -> dst:port'} for every data direction."""
-    t = directions.table
-    return {(int(t["stream"][r]), int(t["direction"][r])): flow_label(directions, r)
-            for r in range(len(directions))}
-
 
 def choose_interval_s(duration_s: float, target_intervals: int = TARGET_INTERVALS) -> float:
     """An interval of 1, 2 or 5 x 10^k seconds giving about `target_intervals`
@@ -96,7 +48,6 @@ def _series_interval_s(series_df: Any) -> Optional[float]:
     if len(times) < 2:
         return None
     return float(np.min(np.diff(times)))
-
 
 # ----------------------------------------------------------------------------- time series
 
@@ -257,8 +208,8 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
     markers, originals and ACKs are thinned to every k-th one (stated in the
     title); retransmissions are always all drawn.
     """
-    from .truth import KIND_NONE, KIND_REORDERED, KIND_SPURIOUS, RETRANSMISSION_KINDS, main_direction
-    from .columns import TCP_ACK
+    from ..truth import KIND_NONE, KIND_REORDERED, KIND_SPURIOUS, RETRANSMISSION_KINDS, main_direction
+    from ..columns import TCP_ACK
 
     fig = _figure(10.0, 6.0)
     ax = fig.subplots()
@@ -337,9 +288,9 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
             (reordered, "^", "tab:purple", 4, "reordered (late original)")):
         if len(index):
             # thousands of big crosses would hide the originals: shrink them as they multiply
-            size = size if len(index) <= 300 else size * (0.7 if len(index) <= 3000 else 0.45)
+            marker_size = size if len(index) <= 300 else size * (0.7 if len(index) <= 3000 else 0.45)
             line = ax.plot(seconds(index), seg_end[index] / scale, linestyle="none", marker=marker,
-                           markersize=size, color=color)[0]
+                           markersize=marker_size, color=color)[0]
             legend.append((line, f"{name} ({len(index):,})"))
 
     # the window line may run far above the data: the y axis follows data and ACKs
@@ -397,7 +348,7 @@ def _draw_sack(ax: Any, packets: Mapping[str, np.ndarray], ack64: np.ndarray, ac
     y0 = ((left64 - base) / scale)[present]
     y1 = ((right64 - base) / scale)[present]
     segments = np.stack([np.column_stack([x, y0]), np.column_stack([x, y1])], axis=1)
-    collection = LineCollection(segments, colors="tab:green", alpha=0.35, linewidths=2.0)
+    collection = LineCollection(list(segments), colors="tab:green", alpha=0.35, linewidths=2.0)
     ax.add_collection(collection)
     return [(collection, f"SACK block ({int(present.sum()):,})")]
 
@@ -406,7 +357,7 @@ def _draw_sack(ax: Any, packets: Mapping[str, np.ndarray], ack64: np.ndarray, ac
 
 def rtt_samples_ms(directions: Any, direction_index: Optional[int] = None) -> np.ndarray:
     """The RTT samples (ms) of one data direction (default: the main one), in packet order."""
-    from .truth import main_direction
+    from ..truth import main_direction
     if direction_index is None:
         direction_index = main_direction(directions)
     if direction_index is None:
@@ -452,141 +403,6 @@ def plot_rtt_cdf(samples_ms: Mapping[str, Any], title: str = "", *, log_x: bool 
     fig.suptitle(title or "RTT distribution")
     return fig
 
-
-# ----------------------------------------------------------------------------- runs compared
-
-COMPARE_PANELS = (
-    ("speed_Mbps", "Speed (Mbit/s)", "{:.3g}"),
-    ("packet_loss_pct", "Packet loss (%)", "{:.2f}"),
-    ("retransmissions_pct", "Retransmissions (%)", "{:.2f}"),
-)
-
-
-def plot_compare(summaries: Sequence[Mapping[str, Any]], title: str = ""):
-    """Bar charts of speed (Mbit/s, goodput), packet loss % and retransmissions %
-    across runs, as the Spline report compares Spline with BBR. `summaries`:
-    `summary.run_summary` dicts (their `name` labels the bars). Values are
-    written on the bars; a run without a figure shows 'n/a'."""
-    fig = _figure(4.0 + 1.2 * max(len(summaries), 1) * 1.5, 4.5)
-    axes = fig.subplots(1, len(COMPARE_PANELS), squeeze=False)[0]
-    names = [str(s.get("name") or f"run {k + 1}") for k, s in enumerate(summaries)]
-    colors = _colors()
-    positions = np.arange(len(summaries))
-    long_names = max((len(n) for n in names), default=0) > 8
-    for ax, (key, label, fmt) in zip(axes, COMPARE_PANELS):
-        values = [s.get(key) for s in summaries]
-        heights = [float(v) if v is not None else 0.0 for v in values]
-        bars = ax.bar(positions, heights, color=[colors[k % len(colors)] for k in range(len(summaries))],
-                      width=0.6)
-        texts = [fmt.format(v) if v is not None else "n/a" for v in values]
-        ax.bar_label(bars, labels=texts, padding=2, fontsize="small")
-        ax.set_title(label, fontsize="medium")
-        ax.set_xticks(positions, names, rotation=30 if long_names else 0,
-                      ha="right" if long_names else "center")
-        top = max(heights, default=0.0)
-        ax.set_ylim(0, top * 1.18 if top > 0 else 1.0)
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.set_axisbelow(True)
-    if not summaries:
-        axes[0].text(0.5, 0.5, "no runs", transform=axes[0].transAxes, ha="center", va="center")
-    fig.suptitle(title or "Runs compared (main data direction of each capture)")
-    return fig
-
-
-# ----------------------------------------------------------------------------- testbed results
-
-def jain_index(throughputs: Sequence[float]) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 = equal shares, 1/n = one takes all."""
-    values = np.asarray(throughputs, dtype=float)
-    if len(values) == 0 or np.isnan(values).any() or not np.any(values):
-        return float("nan")
-    return float(values.sum() ** 2 / (len(values) * np.square(values).sum()))
-
-
-def plot_throughput_vs_loss(results_df: Any, title: str = ""):
-    """Throughput (Mbit/s) against the configured random loss (%), one line per
-    CCA: the mean over runs and flows, with each flow's value as a faint point,
-    and the fair share (rate / flows) as a dotted line when all runs share it.
-    `results_df`: a testbed results table (`cca`, `loss_probability`,
-    `throughput_bps`, optionally `rate_bps` and `flows`; rows without a
-    throughput are skipped). Lines are per `cca`, the run's mix ('cubic+bbr'
-    for a mixed run)."""
-    fig = _figure(8.0, 5.0)
-    ax = fig.subplots()
-    colors = _colors()
-    frame = results_df.dropna(subset=["throughput_bps"])
-    for k, (cca, rows) in enumerate(frame.groupby("cca", sort=True)):
-        color = colors[k % len(colors)]
-        loss_pct = rows["loss_probability"].astype(float) * 100.0
-        mbit = rows["throughput_bps"].astype(float) / BITS_PER_MBIT
-        ax.plot(loss_pct, mbit, linestyle="none", marker="o", markersize=4, alpha=0.35, color=color)
-        mean = mbit.groupby(loss_pct).mean()
-        ax.plot(mean.index, mean.values, marker="o", color=color, linewidth=1.5, label=f"{cca} (mean)")
-    shares = _fair_shares_bps(frame)
-    if len(shares) == 1:
-        ax.axhline(shares[0] / BITS_PER_MBIT, color="0.5", linestyle=":", linewidth=1.0,
-                   label="fair share (bottleneck rate / flows)")
-    ax.set_xlabel("Configured random loss (%)")
-    ax.set_ylabel("Throughput per flow (Mbit/s)")
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    if len(frame):
-        ax.legend(fontsize="small")
-    else:
-        ax.text(0.5, 0.5, "no rows with a throughput", transform=ax.transAxes, ha="center", va="center")
-    fig.suptitle(title or "Throughput vs loss per CCA (faint points: single flows)")
-    return fig
-
-
-def _fair_shares_bps(frame: Any) -> List[float]:
-    """The distinct bottleneck rate / flows of the runs (empty without those columns)."""
-    if "rate_bps" not in frame.columns or "flows" not in frame.columns or len(frame) == 0:
-        return []
-    shares = (frame["rate_bps"].astype(float) / frame["flows"].astype(float)).dropna().unique()
-    return [float(x) for x in shares]
-
-
-def plot_fairness(results_df: Any, title: str = ""):
-    """Jain's fairness index of each run (flows sharing the bottleneck), one bar
-    per run coloured by the run's CCA mix (`cca`), with a dotted mark at 1/n
-    (one flow takes all). Computed from `throughput_bps` per `run_id`; runs of a
-    single flow are skipped."""
-    fig = _figure(9.0, 4.8)
-    ax = fig.subplots()
-    frame = results_df.dropna(subset=["throughput_bps"])
-    rows = []
-    for run_id, run in frame.groupby("run_id", sort=False):
-        if len(run) < 2:
-            continue
-        cca = str(run["cca"].iloc[0]) if "cca" in run.columns else ""
-        rows.append((str(run_id), jain_index(run["throughput_bps"].astype(float).to_numpy()), len(run), cca))
-    if rows:
-        colors = _colors()
-        ccas = list(dict.fromkeys(r[3] for r in rows))
-        positions = np.arange(len(rows))
-        bars = ax.bar(positions, [r[1] for r in rows], width=0.6,
-                      color=[colors[ccas.index(r[3]) % len(colors)] for r in rows])
-        ax.bar_label(bars, labels=[f"{r[1]:.2f}" for r in rows], padding=2, fontsize="small")
-        ax.hlines([1.0 / r[2] for r in rows], positions - 0.3, positions + 0.3, colors="black",
-                  linestyles=":", linewidth=1.2, zorder=3)
-        ax.set_xticks(positions, [r[0] for r in rows], rotation=30, ha="right", fontsize="small")
-        from matplotlib.lines import Line2D
-        from matplotlib.patches import Patch
-        handles = [Patch(color=colors[k % len(colors)]) for k in range(len(ccas))]
-        handles.append(Line2D([], [], color="black", linestyle=":", linewidth=1.2))
-        fig.legend(handles, ccas + ["1/n: one flow\ntakes all"], loc="outside right upper", fontsize="small",
-                   frameon=False)
-    else:
-        ax.text(0.5, 0.5, "no run with two or more flows", transform=ax.transAxes, ha="center",
-                va="center", color="0.4")
-    ax.set_ylim(0, 1.12)
-    ax.set_ylabel("Jain's fairness index")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    fig.suptitle(title or "Fairness between flows sharing the bottleneck (1 = equal shares)")
-    return fig
-
-
 # ----------------------------------------------------------------------------- one capture's PNGs
 
 def _busy_rows(directions: Any, min_share: float) -> List[int]:
@@ -603,39 +419,11 @@ def _part(parts: Any, name: str) -> Any:
         return parts.get(name)
     return getattr(parts, name, None)
 
-
-def save_figure_atomically(fig: Any, path: Union[str, Path], **savefig_kwargs: Any) -> Path:
-    """Write a figure to `path` through a temporary name in the same folder, renamed when
-    complete: an interrupt or a full disk never leaves a half-written PNG under `path`."""
-    import os
-    import tempfile
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            fig.savefig(stream, format="png", **savefig_kwargs)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    return path
-
-
-def with_warning_codes(title: str, warnings: Any) -> str:
-    """The title with a second line naming the capture-integrity warnings (codes, as in the
-    report), so a figure shown alone still says what to distrust. `warnings`: the coded
-    warning objects, or a callable returning them (Analysis.warnings), or None."""
-    if callable(warnings):
-        warnings = warnings()
-    codes = sorted({w["code"] for w in warnings or ()})
-    return f"{title}\ncapture warnings: {', '.join(codes)}" if codes else title
-
-
 def plot_kernel_window(probe: Any, events: np.ndarray, packet_ns: Optional[np.ndarray] = None,
                        capture_in_flight: Optional[np.ndarray] = None, mss_bytes: int = 1448, title: str = ""):
     """The sending kernel's cwnd and ssthresh (segments, from probe.csv) over time, with the
     capture's bytes in flight in segments beside them, and the kernel's srtt below."""
-    from .kernel_probe import SSTHRESH_INFINITE
+    from ..kernel_probe import SSTHRESH_INFINITE
     fig = _figure(9.0, 5.5)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
     start_ns = int(probe.time_ns[events].min()) if len(events) else 0
@@ -674,8 +462,8 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
     `choose_interval_s` when absent), `title` and `warnings` (their codes go into
     every figure's title).
     """
-    from .timeseries import series as make_series
-    from .truth import main_direction
+    from ..timeseries import series as make_series
+    from ..truth import main_direction
 
     packets, flows, directions = (_part(analysis_parts, n) for n in ("packets", "flows", "directions"))
     if packets is None or flows is None or directions is None:
@@ -707,7 +495,7 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
             save(plot_rtt_cdf(samples, title=title), "rtt_cdf")
         probe = _part(analysis_parts, "probe")
         if probe is not None:
-            from .kernel_probe import events_of
+            from ..kernel_probe import events_of
             table = directions.table
             events = events_of(probe, str(table["src"][main]), int(table["sport"][main]),
                                str(table["dst"][main]), int(table["dport"][main]))
@@ -721,8 +509,3 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
                 save(plot_kernel_window(probe, events, packet_ns, capture_flight, int(table["mss"][main]),
                                         title=title), "kernel")
     return written
-
-
-__all__ = ["plot_timeseries", "plot_kernel_window", "plot_sequence", "plot_rtt_cdf", "plot_compare", "plot_throughput_vs_loss",
-           "plot_fairness", "save_report_plots", "flow_label", "flow_labels", "rtt_samples_ms",
-           "choose_interval_s", "jain_index", "with_warning_codes", "save_figure_atomically", "SEQUENCE_MAX_POINTS", "TIMESERIES_PANELS"]
