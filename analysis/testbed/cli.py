@@ -269,7 +269,7 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
         document = {"runs_planned": len(runs), "runs_finished": summary["runs_recovered"]}
     document["interrupted"] = bool(document.get("interrupted")) or summary["interrupted"]
     document["vm"] = {key: summary[key] for key in ("kernel", "accel", "cpus", "boot_s", "run_costs_s",
-                                                    "wall_time_s", "status")}
+                                                    "wall_time_s", "status", "guest_fault")}
     if not os.path.islink(testbed_json):
         testbed_json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     costs = summary["run_costs_s"]
@@ -285,8 +285,9 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
     # whatever status virtme-ng passes on for the guest's poweroff.
     if document.get("runs_finished") == len(runs) and not document.get("interrupted"):
         return 0
-    print(f"spline-testbed: {document.get('runs_finished', 0)} of {len(runs)} runs finished in the VM; its console: "
-          f"{out_dir / 'vm-console.log'}", file=sys.stderr)
+    fault = f" ({summary['guest_fault']})" if summary["guest_fault"] else ""
+    print(f"spline-testbed: {document.get('runs_finished', 0)} of {len(runs)} runs finished in the VM{fault}; "
+          f"its console: {out_dir / 'vm-console.log'}", file=sys.stderr)
     return 2
 
 
