@@ -1,7 +1,7 @@
 """iperf3 results saved beside a capture, and the capture seen through them.
 
 `capture/record.sh --iperf3` saves `iperf3.json` next to `trace.pcap`; the
-testbed saves `iperf3-flowN.json`; ground-truth sets name it `NAME.iperf3.json`
+testbed saves `iperf3-groupN.json` (one -P client per group of flows); ground-truth sets name it `NAME.iperf3.json`
 next to `NAME.snd.pcap`. iperf3's own counters are snapshots: the sender reads
 TCP_INFO (`total_retrans`) when its test timer ends, yet the connection keeps
 sending (and retransmitting) while iperf3 tears the test down. Measured on

@@ -24,11 +24,11 @@ def test_candidate_paths_find_record_sh_testbed_and_groundtruth_names(tmp_path):
     trace = tmp_path / "run" / "trace.pcap"
     trace.write_bytes(b"")
     _write_result(tmp_path / "run" / "iperf3.json", 40000, 5201, 4.0, 3)
-    _write_result(tmp_path / "iperf3-flow0.json", 40001, 5201, 4.0, 3)
+    _write_result(tmp_path / "iperf3-group0.json", 40001, 5201, 4.0, 3)
     named = tmp_path / "x_cubic.snd.pcap"
     named.write_bytes(b"")
     _write_result(tmp_path / "x_cubic.iperf3.json", 40002, 5201, 4.0, 3)
-    assert {p.name for p in iperf3.candidate_paths(trace)} == {"iperf3.json", "iperf3-flow0.json"}
+    assert {p.name for p in iperf3.candidate_paths(trace)} == {"iperf3.json", "iperf3-group0.json"}
     assert tmp_path / "x_cubic.iperf3.json" in iperf3.candidate_paths(named)
 
 

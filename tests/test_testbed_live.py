@@ -105,8 +105,8 @@ def test_testbed_captures_hold_every_data_segment_the_router_counted(two_flow_lo
     out, rows = two_flow_lossy_run["out"], two_flow_lossy_run["rows"]
     at_sender = data_segments_by_source_port(out / rows[0]["sender_pcap"], SENDER_ADDRESS)
     at_receiver = data_segments_by_source_port(out / rows[0]["receiver_pcap"], SENDER_ADDRESS)
-    for flow, row in enumerate(rows):
-        client_port = 40001 + flow
+    for row in rows:
+        client_port = int(row["client_port"])
         assert at_sender[client_port] == int(row["router_forwarded"]) + int(row["router_random_drops"])
         assert at_receiver[client_port] == int(row["receiver_arrived"])
         assert row["capture_kernel_drops_sender"] == "0" and row["capture_kernel_drops_receiver"] == "0"
@@ -131,7 +131,7 @@ def test_testbed_interrupted_mid_run_removes_namespaces_and_processes(tmp_path, 
     proc = subprocess.Popen([*TESTBED, "run", "--cca", "cubic", "--rate", "10mbit", "--duration", "30",
                              "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
-    while not list(tmp_path.glob("runs/*/iperf3-flow0.json")) and time.monotonic() < deadline:
+    while not list(tmp_path.glob("runs/*/iperf3-group0.json")) and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.0)
     assert any(name.startswith(f"stb-{proc.pid}-") for name in namespaces_of_testbed())
@@ -174,3 +174,32 @@ def test_a_late_cca_joins_at_its_offset_and_its_share_is_taken_while_both_send(t
     assert sum(float(row["overlap_share"]) for row in rows) == pytest.approx(1.0)
     for row in rows:
         assert 0.5e6 < float(row["throughput_overlap_bps"]) < 20e6
+
+
+def test_flows_of_one_cca_start_together_from_one_iperf3_client_with_a_row_each(tmp_path):
+    """`--flows 4` of cubic is one `iperf3 -P 4` whose four connections bind consecutive client
+    ports: their first data segments leave within a second, each flow keeps its own row, port,
+    counters and per-stream iperf3 figures."""
+    result = subprocess.run([*TESTBED, "run", "--cca", "cubic", "--flows", "4", "--rate", "20mbit", "--loss", "1%",
+                             "--duration", "4", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(int(row["client_port"]) for row in rows) == [40001, 40002, 40003, 40004]
+    assert {row["iperf3_json"] for row in rows} == {rows[0]["iperf3_json"]}
+    client = json.loads((tmp_path / rows[0]["iperf3_json"]).read_text())
+    assert client["start"]["test_start"]["num_streams"] == 4
+    first_data_s = {}                     # data connections only: the control connection talks JSON too
+    for time_s, port, ip_length in tcp_packets_from(tmp_path / rows[0]["sender_pcap"], SENDER_ADDRESS):
+        if ip_length >= DATA_SEGMENT_MIN_IP_BYTES and 40001 <= port <= 40004:
+            first_data_s.setdefault(port, time_s)
+    assert len(first_data_s) == 4
+    assert max(first_data_s.values()) - min(first_data_s.values()) < 1.0, first_data_s
+    stream_bytes = {stream["sender"]["socket"]: stream["sender"]["bytes"] for stream in client["end"]["streams"]}
+    port_socket = {c["local_port"]: c["socket"] for c in client["start"]["connected"]}
+    for row in rows:
+        assert int(row["retransmissions"]) >= 0 and int(row["router_random_drops"]) > 0
+        sent_bps = stream_bytes[port_socket[int(row["client_port"])]] * 8 / 4
+        assert float(row["iperf3_sender_bps"]) == pytest.approx(sent_bps, rel=0.1)
+    assert sum(float(row["iperf3_sender_bps"]) for row in rows) == pytest.approx(
+        client["end"]["sum_sent"]["bits_per_second"], rel=0.01)

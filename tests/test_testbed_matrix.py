@@ -9,7 +9,8 @@ from spline_analysis.testbed.matrix import (MatrixSpec, expand, load_toml, matri
                                             parse_cca_entry, parse_duration_s, parse_probability,
                                             parse_rate_bps, parse_time_ms)
 from spline_analysis.testbed.results import jain_index, overlap_throughput_bps, shares
-from spline_analysis.testbed.run import (iperf3_flow_figures, iperf3_receiver_intervals, netem_arguments,
+from spline_analysis.testbed.run import (client_groups, flow_client_ports, iperf3_flow_figures,
+                                         iperf3_receiver_intervals, netem_arguments,
                                          parse_tcpdump_counters)
 
 
@@ -83,6 +84,36 @@ def test_overlap_throughput_counts_only_the_time_every_flow_was_sending():
     assert overlap_throughput_bps([], 0.0, (0.0, 30.0)) is None
     assert shares([8e6, 2e6]) == pytest.approx([0.8, 0.2])
     assert shares([8e6, None]) == [None, None] and shares([0.0, 0.0]) == [None, None]
+
+
+def test_flows_of_one_cca_and_start_share_a_client_with_consecutive_ports():
+    run, = expand(matrix_from_mapping({"cca": "cubic+bbr", "flows": "4", "duration": "30"}))
+    groups = client_groups(run)
+    assert [(g.cca, g.flows, g.client_ports, g.server_port) for g in groups] == [
+        ("cubic", (0, 2), [40001, 40002], 5201), ("bbr", (1, 3), [40003, 40004], 5202)]
+    late, = expand(matrix_from_mapping({"cca": "bbr+cubic@10s", "flows": "3", "duration": "30"}))
+    assert [(g.cca, g.flows, g.start_s) for g in client_groups(late)] == [("bbr", (0, 2), 0.0), ("cubic", (1,), 10.0)]
+    assert flow_client_ports(client_groups(late)) == {0: 40001, 2: 40002, 1: 40003}
+
+
+def test_a_flow_of_a_parallel_client_gets_its_own_streams_figures():
+    client = {"start": {"connected": [{"socket": 5, "local_port": 40001}, {"socket": 7, "local_port": 40002}]},
+              "end": {"streams": [{"sender": {"socket": 5, "bytes": 100, "bits_per_second": 8e6, "retransmits": 3},
+                                   "receiver": {"socket": 5, "bytes": 90, "bits_per_second": 7e6}},
+                                  {"sender": {"socket": 7, "bytes": 50, "bits_per_second": 4e6, "retransmits": 1},
+                                   "receiver": {"socket": 7, "bytes": 40, "bits_per_second": 3e6}}],
+                      "sum_sent": {"bytes": 150, "bits_per_second": 12e6, "retransmits": 4},
+                      "sum_received": {"bytes": 130, "bits_per_second": 10e6}, "sender_tcp_congestion": "cubic"}}
+    second = iperf3_flow_figures(client, 40002)
+    assert (second["iperf3_sent_bytes"], second["iperf3_receiver_bps"], second["tcpinfo_retransmissions"],
+            second["cca_reported"]) == (50, 3e6, 1, "cubic")
+    assert iperf3_flow_figures(client)["iperf3_sent_bytes"] == 150
+    server = {"start": {"connected": [{"socket": 5, "remote_port": 40001}, {"socket": 8, "remote_port": 40002}]},
+              "intervals": [{"sum": {"start": 0, "end": 1.0, "bytes": 300},
+                             "streams": [{"socket": 5, "start": 0, "end": 1.0, "bytes": 100},
+                                         {"socket": 8, "start": 0, "end": 1.0, "bytes": 200}]}]}
+    assert iperf3_receiver_intervals(server, 40002) == [(0.0, 1.0, 200)]
+    assert iperf3_receiver_intervals(server) == [(0.0, 1.0, 300)]
 
 
 def test_iperf3_receiver_intervals_read_the_servers_sum_per_interval():

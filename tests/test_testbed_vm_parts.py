@@ -134,3 +134,62 @@ def test_a_guest_that_died_before_publishing_has_its_finished_runs_published(tmp
     assert (out / "runs" / "000-cubic" / "sender").is_dir() and not (out / "runs" / "001-bbr").exists()
     assert (out / "results.csv").is_file() and not list(out.glob(f"{STAGING_PREFIX}*"))
     assert vm.recover_interrupted(out, set(), publish, STAGING_PREFIX) == 0      # nothing left: nothing done
+
+
+OOPS_LINE = "[  191.983292] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+
+
+def test_a_guest_kernel_oops_stops_the_guest_once_its_report_had_time_to_arrive():
+    watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    watch.line("[==  ] 1/4 runs   60.0 s  running 001-cubic", is_progress=True, now_s=60.0)
+    watch.line("[  190.1] snd0: entered promiscuous mode", is_progress=False, now_s=61.0)
+    assert watch.verdict(now_s=61.0) is None
+    watch.line(OOPS_LINE, is_progress=False, now_s=62.0)
+    watch.line("[  192.001064] Kernel panic - not syncing: Fatal exception in interrupt", False, now_s=62.1)
+    assert watch.verdict(now_s=62.0 + vm.GUEST_FAULT_GRACE_S / 2) is None     # the rest of the report first
+    assert watch.verdict(now_s=62.0 + vm.GUEST_FAULT_GRACE_S) == \
+        "the guest kernel faulted: Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+
+
+@pytest.mark.parametrize("line", ["[ 3.1] BUG: kernel NULL pointer dereference, address: 0000000000000008",
+                                  "[ 9.9] general protection fault, probably for non-canonical address",
+                                  "[ 12.5] Kernel panic - not syncing: VFS: Unable to mount root fs"])
+def test_bugs_and_panics_count_as_guest_faults(line):
+    watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    watch.line(line, is_progress=False, now_s=1.0)
+    assert watch.verdict(now_s=1.0 + vm.GUEST_FAULT_GRACE_S).startswith("the guest kernel faulted: ")
+
+
+def test_ordinary_guest_output_and_starvation_warnings_are_no_fault():
+    watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    for text in ("[ 1.0] tcp_spline: loading out-of-tree module taints kernel.",
+                 "spline-testbed: guest: modprobe tcp_lp: not found", "[ 2.0] Debugging BUG-compat mode off",
+                 "[ 80.0] watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [python:160]",
+                 "[ 81.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"):
+        watch.line(text, is_progress=False, now_s=2.0)
+    watch.line("[=   ] 0/2 runs   0.0 s  starting", is_progress=True, now_s=40.0)
+    assert watch.verdict(now_s=40.0 + 249) is None
+
+
+def test_a_guest_silent_past_its_boot_or_run_limit_is_called_hung():
+    booting = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    assert booting.verdict(now_s=299.0) is None
+    assert "did not start the matrix within 300 s" in booting.verdict(now_s=301.0)
+    running = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    running.line("[=   ] 1/2 runs   90.0 s  running 001-bbr", is_progress=True, now_s=100.0)
+    assert running.verdict(now_s=349.0) is None
+    assert "no progress for 250 s (hung)" in running.verdict(now_s=351.0)
+
+
+def test_a_panic_that_ended_the_guest_before_its_grace_is_still_its_fault():
+    watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    assert watch.fault() is None
+    watch.line("[ 70.2] Kernel panic - not syncing: sysrq triggered crash", is_progress=False, now_s=70.0)
+    assert watch.verdict(now_s=70.5) is None
+    assert watch.fault() == "the guest kernel faulted: Kernel panic - not syncing: sysrq triggered crash"
+
+
+def test_guest_crash_after_is_a_hidden_flag_of_run():
+    args = build_parser().parse_args(["run", "--vm", "--guest-crash-after", "1", "--out", "x"])
+    assert args.guest_crash_after == 1 and not args.guest_resume
+    assert "--guest-crash-after" not in build_parser().format_help()

@@ -257,7 +257,7 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
     warning = vm.tcg_rate_warning([spec.rate.value for spec in runs], vm.kvm_usable())
     if warning:
         print(f"spline-testbed: {warning}", file=sys.stderr)
-    summary = vm.run_in_vm(args, len(runs), runs[0].duration_s if runs else 0.0, out_dir, publish,
+    summary = vm.run_in_vm(args, [spec.run_id for spec in runs], runs[0].duration_s if runs else 0.0, out_dir, publish,
                            STAGING_PREFIX, reason)
     parquet_note = write_parquet_beside_csv(out_dir)
     if parquet_note:
@@ -269,7 +269,7 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
         document = {"runs_planned": len(runs), "runs_finished": summary["runs_recovered"]}
     document["interrupted"] = bool(document.get("interrupted")) or summary["interrupted"]
     document["vm"] = {key: summary[key] for key in ("kernel", "accel", "cpus", "boot_s", "run_costs_s",
-                                                    "wall_time_s", "status")}
+                                                    "wall_time_s", "status", "boots", "guest_faults")}
     if not os.path.islink(testbed_json):
         testbed_json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     costs = summary["run_costs_s"]
@@ -285,8 +285,9 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
     # whatever status virtme-ng passes on for the guest's poweroff.
     if document.get("runs_finished") == len(runs) and not document.get("interrupted"):
         return 0
-    print(f"spline-testbed: {document.get('runs_finished', 0)} of {len(runs)} runs finished in the VM; its console: "
-          f"{out_dir / 'vm-console.log'}", file=sys.stderr)
+    fault = f" ({'; '.join(summary['guest_faults'])})" if summary["guest_faults"] else ""
+    print(f"spline-testbed: {document.get('runs_finished', 0)} of {len(runs)} runs finished in the VM{fault}; "
+          f"its console: {out_dir / 'vm-console.log'}", file=sys.stderr)
     return 2
 
 
@@ -299,7 +300,9 @@ def command_run(args: argparse.Namespace) -> int:
     if reason is not None:
         return command_run_vm(args, runs, reason)
     check_host(ccas_needed(runs))
-    out_dir = prepare_out_dir(Path(args.out), args.force)
+    # a fresh guest after one that faulted: the runs its predecessor published stay, the rest run
+    resume = bool(getattr(args, "guest_resume", False)) and (Path(args.out) / "results.csv").is_file()
+    out_dir = prepare_out_dir(Path(args.out), args.force or resume)
     for note in leftovers_of_killed_runs(out_dir):
         print(f"spline-testbed: {note}", file=sys.stderr)
     staging = make_staging_dir(out_dir)
@@ -307,15 +310,18 @@ def command_run(args: argparse.Namespace) -> int:
     netem_available = detect_netem(prefix)
     if not netem_available and needs_netem(runs):
         print(NO_NETEM_MESSAGE, file=sys.stderr)
-    rows = []
+    rows = read_csv(out_dir / "results.csv") if resume else []
+    finished_before = {row["run_id"] for row in rows}
     started_s = time.monotonic()
     interrupted = False
     flows_max = max((spec.flows for spec in runs), default=1)
     tracer = ProbeTrace(FIRST_CLIENT_PORT, FIRST_CLIENT_PORT + flows_max - 1)
     redraw = False if args.guest else None
-    draw_progress(0, len(runs), "starting", started_s, redraw)
+    draw_progress(len(finished_before), len(runs), "starting", started_s, redraw)
     try:
         for number, spec in enumerate(runs, start=1):
+            if spec.run_id in finished_before:
+                continue
             draw_progress(number - 1, len(runs), f"running {spec.run_id}", started_s, redraw)
             tracer.clear()
             record = execute_run(spec, staging / "runs" / spec.run_id, f"{prefix}-{spec.index}",
@@ -324,6 +330,8 @@ def command_run(args: argparse.Namespace) -> int:
             rows.extend(rows_for_run(record, staging))
             write_csv(rows, staging / "results.csv")    # finished runs survive a killed VM
             draw_progress(number, len(runs), f"{spec.run_id} ({record.wall_time_s:.1f} s)", started_s, redraw)
+            if args.guest and args.guest_crash_after == len({row["run_id"] for row in rows}):
+                Path("/proc/sysrq-trigger").write_text("c\n")
     except KeyboardInterrupt:
         interrupted = True
         print("\nspline-testbed: interrupted; namespaces, rules and processes removed; "
@@ -402,6 +410,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "thread)")
     run.add_argument("--no-module", action="store_true", help="with --vm: do not build and load tcp_spline.ko")
     run.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
+    run.add_argument("--guest-resume", action="store_true", help=argparse.SUPPRESS)
+    # crash the guest's kernel (sysrq c) after N finished runs: how the suite checks that the host
+    # stops a faulted guest and a fresh one runs the rest
+    run.add_argument("--guest-crash-after", type=int, help=argparse.SUPPRESS)
     run.add_argument("--guest-ko", help=argparse.SUPPRESS)
     run.set_defaults(handler=command_run)
     check = commands.add_parser("check", help="say what this host can emulate; remove what killed runs left")

@@ -10,7 +10,7 @@ from .run import SENDER_ADDRESS, RunRecord
 
 COLUMNS = [
     "run_id", "cca", "flow_cca", "rate", "rate_bps", "delay", "delay_ms", "jitter", "jitter_ms",
-    "delay_applied", "loss", "loss_probability", "flows", "flow", "duration_s",
+    "delay_applied", "loss", "loss_probability", "flows", "flow", "client_port", "duration_s",
     "throughput_bps", "throughput_source", "iperf3_sender_bps", "iperf3_receiver_bps",
     "retransmissions", "retransmissions_analysed", "lost_segments", "lost_segments_receiver",
     "router_drops", "router_random_drops", "router_queue_drops", "router_forwarded", "receiver_arrived",
@@ -77,7 +77,7 @@ def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
             "jitter": spec.jitter.text, "jitter_ms": spec.jitter.value,
             "delay_applied": record.netem_applied,
             "loss": spec.loss.text, "loss_probability": spec.loss.value,
-            "flows": spec.flows, "flow": flow.flow, "duration_s": spec.duration_s,
+            "flows": spec.flows, "flow": flow.flow, "client_port": flow.client_port, "duration_s": spec.duration_s,
             "throughput_bps": throughput_bps, "throughput_source": source,
             "iperf3_sender_bps": flow.iperf3_sender_bps, "iperf3_receiver_bps": flow.iperf3_receiver_bps,
             "retransmissions": flow.tcpinfo_retransmissions,
@@ -114,7 +114,7 @@ def write_csv(rows: Sequence[Dict[str, Any]], path: Path) -> None:
 FLOAT_COLUMNS = {"throughput_bps", "iperf3_sender_bps", "iperf3_receiver_bps", "retransmissions_analysed",
                  "lost_segments", "lost_segments_receiver", "jain_index", "rate_bps", "delay_ms", "jitter_ms",
                  "loss_probability", "duration_s", "start_s", "throughput_overlap_bps", "overlap_share"}
-INTEGER_COLUMNS = {"flows", "flow", "retransmissions", "router_drops", "router_random_drops", "router_queue_drops",
+INTEGER_COLUMNS = {"flows", "flow", "client_port", "retransmissions", "router_drops", "router_random_drops", "router_queue_drops",
                    "router_forwarded", "receiver_arrived", "qdisc_drops_run", "capture_kernel_drops_sender",
                    "capture_kernel_drops_receiver"}
 BOOLEAN_COLUMNS = {"delay_applied"}

@@ -6,9 +6,13 @@ Topology (each box a network namespace of our own, named `<prefix>-snd` etc.):
                                                        egress rtr-r: [netem] + tbf rate
                                                        FORWARD: per-flow random drop
 
-Flow i is `iperf3 -c` in the sender (data flows sender -> receiver, `-C` picks its
-CCA) from client port `FIRST_CLIENT_PORT + i` to an `iperf3 -s` on
-`FIRST_SERVER_PORT + i` in the receiver. Ground truth per flow, data segments only
+Flows with the same CCA and start time form a client group: one `iperf3 -c -P N` in the
+sender (data flows sender -> receiver, `-C` picks the CCA) whose N data connections bind
+consecutive client ports (`--cport`), to one `iperf3 -s` in the receiver, so the N flows
+start together as the studies' `iperf3 -P` did (one process per flow started them over
+8-20 s of a 10 s run under QEMU TCG). Client ports run from FIRST_CLIENT_PORT over the
+groups in order; each flow keeps its own row, client port, counters and figures (iperf3's
+per-stream figures, matched by port). Ground truth per flow, data segments only
 (IP length >= DATA_SEGMENT_MIN_IP_BYTES, so handshakes and pure ACKs are never dropped):
   random drops   = packets of the router's statistic DROP rule for that flow,
   forwarded      = packets that passed it (they enter the tbf queue),
@@ -112,11 +116,58 @@ def parse_tcpdump_counters(stderr_text: str) -> Dict[str, Optional[int]]:
     return counters
 
 
-def iperf3_flow_figures(document: dict) -> Dict[str, Any]:
-    """Sender/receiver bytes and bit/s, TCP_INFO retransmissions and CCA from an iperf3 -J client document."""
+@dataclass(frozen=True)
+class ClientGroup:
+    """The flows one iperf3 client carries: same CCA, same start, consecutive client ports."""
+
+    index: int
+    flows: Tuple[int, ...]
+    cca: str
+    start_s: float
+    server_port: int
+    first_client_port: int
+
+    @property
+    def client_ports(self) -> List[int]:
+        return [self.first_client_port + i for i in range(len(self.flows))]
+
+
+def client_groups(spec: RunSpec) -> List[ClientGroup]:
+    """Group the run's flows by (CCA, start time), groups in order of start and then of first flow."""
+    members: Dict[Tuple[str, float], List[int]] = {}
+    for flow in range(spec.flows):
+        members.setdefault((spec.flow_ccas[flow], spec.start_s(flow)), []).append(flow)
+    ordered = sorted(members.items(), key=lambda item: (item[0][1], item[1][0]))
+    groups, next_port = [], FIRST_CLIENT_PORT
+    for index, ((cca, start_s), flows) in enumerate(ordered):
+        groups.append(ClientGroup(index=index, flows=tuple(flows), cca=cca, start_s=start_s,
+                                  server_port=FIRST_SERVER_PORT + index, first_client_port=next_port))
+        next_port += len(flows)
+    return groups
+
+
+def flow_client_ports(groups: List[ClientGroup]) -> Dict[int, int]:
+    return {flow: port for group in groups for flow, port in zip(group.flows, group.client_ports)}
+
+
+def stream_of_port(document: dict, port: int, key: str) -> Optional[int]:
+    """The socket number of the data connection whose `key` (local_port/remote_port) is `port`."""
+    for connection in (document.get("start") or {}).get("connected") or []:
+        if isinstance(connection, dict) and connection.get(key) == port:
+            return connection.get("socket")
+    return None
+
+
+def iperf3_flow_figures(document: dict, client_port: Optional[int] = None) -> Dict[str, Any]:
+    """Sender/receiver bytes and bit/s, TCP_INFO retransmissions and CCA from an iperf3 -J client
+    document: of the data connection from `client_port` (a -P test's one stream), else of the test."""
     end = document.get("end") or {}
     sent = end.get("sum_sent") or {}
     received = end.get("sum_received") or {}
+    if client_port is not None and len(end.get("streams") or []) > 1:
+        socket = stream_of_port(document, client_port, "local_port")
+        stream = next((s for s in end.get("streams") or [] if (s.get("sender") or {}).get("socket") == socket), {})
+        sent, received = stream.get("sender") or {}, stream.get("receiver") or {}
     return {
         "iperf3_sent_bytes": sent.get("bytes"),
         "iperf3_received_bytes": received.get("bytes"),
@@ -128,14 +179,17 @@ def iperf3_flow_figures(document: dict) -> Dict[str, Any]:
     }
 
 
-def iperf3_receiver_intervals(document: dict) -> List[Tuple[float, float, int]]:
-    """(start_s, end_s, bytes) of each interval of an iperf3 -s -J document, from its test's start."""
+def iperf3_receiver_intervals(document: dict, client_port: Optional[int] = None) -> List[Tuple[float, float, int]]:
+    """(start_s, end_s, bytes) of each interval of an iperf3 -s -J document, from its test's start:
+    of the data connection from `client_port` when the test had several, else the interval's sum."""
+    socket = stream_of_port(document, client_port, "remote_port") if client_port is not None else None
     intervals = []
     for interval in document.get("intervals") or []:
         total = interval.get("sum") or {}
+        if socket is not None and len(interval.get("streams") or []) > 1:
+            total = next((s for s in interval["streams"] if s.get("socket") == socket), {})
         start_s, end_s, size = total.get("start"), total.get("end"), total.get("bytes")
-        if (isinstance(start_s, (int, float)) and isinstance(end_s, (int, float)) and isinstance(size, (int, float))
-                and end_s > start_s):
+        if all(isinstance(v, (int, float)) for v in (start_s, end_s, size)) and end_s > start_s:
             intervals.append((float(start_s), float(end_s), int(size)))
     return intervals
 
@@ -257,8 +311,10 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
     sender_dir.mkdir(exist_ok=True)
     receiver_dir.mkdir(exist_ok=True)
     netem_args = netem_arguments(spec) if netem_available else []
-    client_ports = [FIRST_CLIENT_PORT + i for i in range(spec.flows)]
-    server_ports = [FIRST_SERVER_PORT + i for i in range(spec.flows)]
+    groups = client_groups(spec)
+    port_of_flow = flow_client_ports(groups)
+    client_ports = [port_of_flow[flow] for flow in range(spec.flows)]
+    server_ports = [group.server_port for group in groups]
 
     with ExitStack() as stack:
         names = build_topology(stack, prefix)
@@ -276,11 +332,11 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
         captures = [(launch_capture(stack, names[role], device, directory / "trace.pcap", snaplen_bytes),
                      names[role], device, directory / "trace.pcap")
                     for role, device, directory in (("snd", "snd0", sender_dir), ("rcv", "rcv0", receiver_dir))]
-        for flow, server_port in enumerate(server_ports):
+        for group in groups:
             stack.enter_context(netns.process(
-                ["iperf3", "-s", "-1", "-p", str(server_port), "-J"], names["rcv"],
-                run_dir / f"iperf3-server-flow{flow}.json", run_dir / f"iperf3-server-flow{flow}.stderr",
-                stop_signal=signal.SIGTERM))
+                ["iperf3", "-s", "-1", "-p", str(group.server_port), "-J"], names["rcv"],
+                run_dir / f"iperf3-server-group{group.index}.json",
+                run_dir / f"iperf3-server-group{group.index}.stderr", stop_signal=signal.SIGTERM))
         for capture in captures:
             await_capture(*capture)
         sender_tcpdump, receiver_tcpdump = (capture[0] for capture in captures)
@@ -290,17 +346,17 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
 
         clients: Dict[int, netns.Process] = {}
         first_start_s = time.monotonic()
-        for flow in sorted(range(spec.flows), key=spec.start_s):      # incumbents first, joiners at their time
-            time.sleep(max(0.0, first_start_s + spec.start_s(flow) - time.monotonic()))
-            clients[flow] = stack.enter_context(netns.process(
-                ["iperf3", "-c", RECEIVER_ADDRESS, "-p", str(server_ports[flow]), "--cport", str(client_ports[flow]),
-                 "-C", spec.flow_ccas[flow], "-t", f"{spec.transfer_s(flow):g}", "-i", f"{IPERF3_INTERVAL_S:g}",
-                 "-J"],
-                names["snd"], run_dir / f"iperf3-flow{flow}.json", run_dir / f"iperf3-flow{flow}.stderr"))
+        for group in groups:                                          # incumbents first, joiners at their time
+            time.sleep(max(0.0, first_start_s + group.start_s - time.monotonic()))
+            clients[group.index] = stack.enter_context(netns.process(
+                ["iperf3", "-c", RECEIVER_ADDRESS, "-p", str(group.server_port), "-P", str(len(group.flows)),
+                 "--cport", str(group.first_client_port), "-C", group.cca,
+                 "-t", f"{spec.transfer_s(group.flows[0]):g}", "-i", f"{IPERF3_INTERVAL_S:g}", "-J"],
+                names["snd"], run_dir / f"iperf3-group{group.index}.json",
+                run_dir / f"iperf3-group{group.index}.stderr"))
         deadline_s = first_start_s + spec.duration_s + IPERF3_GRACE_S
-        waited = [clients[flow].wait(max(0.1, deadline_s - time.monotonic())) for flow in range(spec.flows)]
-        exit_statuses = [status for status in waited if status is not None]
-        if len(exit_statuses) != len(waited):
+        group_statuses = [clients[group.index].wait(max(0.1, deadline_s - time.monotonic())) for group in groups]
+        if any(status is None for status in group_statuses):
             raise TestbedError(f"iperf3 did not finish within {spec.duration_s + IPERF3_GRACE_S:g} s")
 
         time.sleep(CAPTURE_TAIL_S)
@@ -323,24 +379,27 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
                        sender_pcap=sender_dir / "trace.pcap", receiver_pcap=receiver_dir / "trace.pcap",
                        sender_capture=sender_counters, receiver_capture=receiver_counters_capture,
                        qdisc_drops=qdisc["dropped"])
-    for flow, (cca, client_port, server_port) in enumerate(zip(spec.flow_ccas, client_ports, server_ports)):
-        json_path = run_dir / f"iperf3-flow{flow}.json"
+    group_of_flow = {flow: group for group in groups for flow in group.flows}
+    for flow, (cca, client_port) in enumerate(zip(spec.flow_ccas, client_ports)):
+        group = group_of_flow[flow]
+        json_path = run_dir / f"iperf3-group{group.index}.json"
         try:
             document = json.loads(json_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            document = {"error": (run_dir / f"iperf3-flow{flow}.stderr").read_text(errors="replace").strip()
+            document = {"error": (run_dir / f"iperf3-group{group.index}.stderr").read_text(errors="replace").strip()
                         or "iperf3 wrote no JSON"}
-        figures = iperf3_flow_figures(document)
-        if exit_statuses[flow] != 0 or figures["iperf3_error"]:
+        figures = iperf3_flow_figures(document, client_port)
+        if group_statuses[group.index] != 0 or figures["iperf3_error"]:
             raise TestbedError(f"iperf3 flow {flow} ({cca}) failed: {figures['iperf3_error']}")
-        server_document = read_json_document(run_dir / f"iperf3-server-flow{flow}.json") or {}
+        server_document = read_json_document(run_dir / f"iperf3-server-group{group.index}.json") or {}
         record.flows.append(FlowRecord(
-            flow=flow, cca=cca, client_port=client_port, server_port=server_port, iperf3_json=json_path,
-            iperf3_exit_status=exit_statuses[flow], **figures,
+            flow=flow, cca=cca, client_port=client_port, server_port=group.server_port, iperf3_json=json_path,
+            iperf3_exit_status=group_statuses[group.index], **figures,
             router_random_drops=router_counters.get(f"flow{flow}-random-drop", 0),
             router_forwarded=router_counters.get(f"flow{flow}-forwarded", 0),
             receiver_arrived=receiver_counters.get(f"flow{flow}-arrived", 0),
-            start_s=spec.start_s(flow), receiver_intervals=iperf3_receiver_intervals(server_document)))
+            start_s=spec.start_s(flow),
+            receiver_intervals=iperf3_receiver_intervals(server_document, client_port)))
     record.wall_time_s = time.monotonic() - started_s
     (run_dir / "router.json").write_text(json.dumps({
         "forward_chain_packets": router_counters, "receiver_input_packets": receiver_counters,

@@ -24,21 +24,35 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from queue import Empty, Queue
+from typing import Dict, List, Optional, Sequence
 
+from . import probe
 from .errors import TestbedError
+from .run import IPERF3_GRACE_S
 
 GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 GUEST_MEMORY = "1G"
 GUEST_CPUS = 2
 TERMINAL_CONTROL = re.compile(r"\r|\x1b\[[0-9;]*[A-Za-z]")
 KERNEL_LOG_LINE = re.compile(r"^\s*\[\s*\d+\.\d+\]")
+KERNEL_TIMESTAMP = re.compile(r"^\s*\[\s*\d+\.\d+\]\s*")
 PROGRESS_LINE = re.compile(r"^\[[= ]*\] (\d+)/(\d+) runs\s+([0-9.]+) s\s+(.*)$")
 RUN_OVERHEAD_GUESS_S = 8.0          # set-up, tail and analysis per run under TCG, before one is measured
 BOOT_GUESS_S = 15.0
 QDISC_MODULES = ("sch_netem", "sch_tbf", "veth")
+# A guest kernel that oopses, panics or hits a BUG is not carrying the matrix any more (one
+# int3 oops in __schedule in ~12 TCG boots, see prepare_guest): stop it and say so. Soft
+# lockups and RCU stalls are warnings a guest starved of host CPU can print and live on: a
+# guest that does stop is caught by the progress limits instead.
+GUEST_FAULT_LINE = re.compile(r"Oops: |Kernel panic - not syncing|(?<!watchdog: )BUG: |general protection fault")
+GUEST_FAULT_GRACE_S = 5.0           # after a fault line: the rest of its report into the console log
+GUEST_BOOT_LIMIT_S = 300.0          # boot to the first progress line (measured 10-62 s under TCG)
+GUEST_RUN_MARGIN_S = 180.0          # beyond a run's duration and iperf3 grace: set-up, analysis under load
+GUEST_BOOTS = 2                     # a guest that faulted or hung is replaced once, for the runs left
 # The highest bottleneck rate QEMU TCG was measured to carry faithfully (within 90% of what tbf
 # lets through) on this project's shared 2-core host, and what it carried (capture/README.md,
 # "TCG's limits"): 2 Mbit/s for cubic without loss at load 2-3, none of 2-50 Mbit/s at load 7-10.
@@ -209,6 +223,62 @@ class ProgressRelay:
                 f"{now_s - self.started_s:6.1f} s, ~{self.time_left_s(now_s):.0f} s left (VM)  {label}")
 
 
+class GuestWatch:
+    """Tells a guest that faulted (a kernel Oops, panic or BUG on its console) or hung (no
+    progress line within the boot limit, or within a run's limit of the last one) from one
+    that works; the host then stops it instead of waiting on its console for ever."""
+
+    def __init__(self, boot_limit_s: float, run_limit_s: float, started_s: Optional[float] = None) -> None:
+        self.boot_limit_s = boot_limit_s
+        self.run_limit_s = run_limit_s
+        self.started_s = time.monotonic() if started_s is None else started_s
+        self.last_progress_s: Optional[float] = None
+        self.fault_line: Optional[str] = None
+        self.fault_s: Optional[float] = None
+
+    def line(self, text: str, is_progress: bool, now_s: Optional[float] = None) -> None:
+        now_s = time.monotonic() if now_s is None else now_s
+        if is_progress:
+            self.last_progress_s = now_s
+        if self.fault_line is None and GUEST_FAULT_LINE.search(text):
+            self.fault_line = KERNEL_TIMESTAMP.sub("", text).strip()
+            self.fault_s = now_s
+
+    def fault(self) -> Optional[str]:
+        """The fault seen so far, whatever the time (for a guest that is gone)."""
+        return None if self.fault_line is None else f"the guest kernel faulted: {self.fault_line}"
+
+    def verdict(self, now_s: Optional[float] = None) -> Optional[str]:
+        """Why the guest is to be stopped (None: let it run)."""
+        now_s = time.monotonic() if now_s is None else now_s
+        if self.fault_line is not None and now_s - (self.fault_s or now_s) >= GUEST_FAULT_GRACE_S:
+            return self.fault()
+        if self.last_progress_s is None and now_s - self.started_s > self.boot_limit_s:
+            return f"the guest did not start the matrix within {self.boot_limit_s:.0f} s of booting (hung)"
+        if self.last_progress_s is not None and now_s - self.last_progress_s > self.run_limit_s:
+            return f"the guest made no progress for {self.run_limit_s:.0f} s (hung)"
+        return None
+
+
+def pump_lines(stream, lines: "Queue[Optional[str]]") -> None:
+    """Copy a pipe's lines into `lines`, then None at its end (a thread: the reader must not block)."""
+    for text in stream:
+        lines.put(text)
+    lines.put(None)
+
+
+def drain_lines(lines: "Queue[Optional[str]]", console) -> None:
+    """What the pump still holds after the guest stopped, into the console log."""
+    while True:
+        try:
+            text = lines.get(timeout=0.5)
+        except Empty:
+            return
+        if text is None:
+            return
+        console.write(text)
+
+
 def recover_interrupted(out_dir: Path, staging_before: set, publish, staging_prefix: str) -> int:
     """After the guest was killed: publish the runs its results.csv lists; return how many."""
     import csv
@@ -237,9 +307,74 @@ def recover_interrupted(out_dir: Path, staging_before: set, publish, staging_pre
     return finished
 
 
-def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_dir: Path,
-              publish, staging_prefix: str, reason: str) -> Dict[str, Any]:
-    """Boot the guest, run the matrix in it, relay its progress; a summary of the VM's costs."""
+def finished_run_ids(out_dir: Path) -> set:
+    """The run ids results.csv in `out_dir` lists (what guests published so far)."""
+    import csv
+
+    try:
+        with open(out_dir / "results.csv", newline="", encoding="utf-8") as handle:
+            return {row["run_id"] for row in csv.DictReader(handle)}
+    except (OSError, KeyError):
+        return set()
+
+
+def boot_guest(command: Sequence[str], env: Dict[str, str], work_dir: Path, console, relay: "ProgressRelay",
+               watch: GuestWatch, total_runs: int, console_shown: Path):
+    """Run one guest to its end, relaying its progress; (status, interrupted, fault). A guest whose
+    kernel faulted or that hung is killed (fault says why); Ctrl-C kills it too."""
+    interrupted, fault = False, None
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
+                            start_new_session=True, cwd=str(work_dir))
+    lines: "Queue[Optional[str]]" = Queue()
+    threading.Thread(target=pump_lines, args=(proc.stdout, lines), daemon=True).start()
+    try:
+        while True:
+            try:
+                text = lines.get(timeout=1.0)
+            except Empty:
+                text = ""
+            if text is None:
+                break
+            if text:
+                console.write(text)
+                watch.line(text.rstrip("\n"), PROGRESS_LINE.match(TERMINAL_CONTROL.sub("", text)) is not None)
+                shown = relay.line(text.rstrip("\n"))
+                if shown is not None:
+                    if shown.startswith("[") and sys.stderr.isatty():   # the bar, redrawn in place
+                        sys.stderr.write("\r\033[K" + shown + ("\n" if relay.done == total_runs else ""))
+                    else:
+                        sys.stderr.write(shown + "\n")
+                    sys.stderr.flush()
+            fault = watch.verdict()
+            if fault is not None:
+                break
+        fault = fault or watch.fault()             # a panic that ended the guest before its grace
+        if fault is not None:
+            print(f"\nspline-testbed: {fault}; the VM is stopped (its console: {console_shown})", file=sys.stderr)
+        status = proc.wait() if fault is None else -1
+    except KeyboardInterrupt:
+        interrupted = True
+        status = 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        # qemu is vng's child in the same session: make sure none of the session lives on.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        drain_lines(lines, console)
+    return status, interrupted, fault
+
+
+def run_in_vm(args: argparse.Namespace, run_ids: Sequence[str], duration_s: float, out_dir: Path,
+              publish, staging_prefix: str, reason: str) -> Dict[str, object]:
+    """Boot the guest, run the matrix in it, relay its progress; a summary of the VM's costs.
+    A guest that faulted or hung is stopped, its finished runs published, and a fresh guest
+    (GUEST_BOOTS in all) runs the rest."""
+    total_runs = len(run_ids)
     kernel = choose_kernel(getattr(args, "kernel", None))
     if shutil.which("qemu-system-x86_64") is None:
         raise TestbedError("--vm needs qemu-system-x86_64 (Debian: apt-get install qemu-system-x86)")
@@ -249,6 +384,9 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
           f"{'KVM' if kvm else 'QEMU TCG (no KVM)'}, {cpus} CPUs, {GUEST_MEMORY}", file=sys.stderr)
     started_s = time.monotonic()
     staging_before = {p.name for p in out_dir.glob(f"{staging_prefix}*")}
+    faults: List[str] = []
+    boot_costs_s: List[float] = []
+    run_costs_s: List[float] = []
     with tempfile.TemporaryDirectory(prefix="spline-testbed-vm-") as work:
         work_dir = Path(work)
         ko = None
@@ -256,44 +394,36 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
             ko = build_module(kernel, work_dir)
             print(f"spline-testbed: built {ko.name} against {kernel}'s headers "
                   f"({time.monotonic() - started_s:.1f} s)", file=sys.stderr)
-        command = vng_command(kernel, guest_arguments(args, out_dir, ko), [out_dir.resolve(), work_dir], kvm,
-                              cpus)
         console_path = work_dir / "console.log"
-        relay = ProgressRelay(total_runs, duration_s, time.monotonic())
         env = dict(os.environ, PATH=tool_path())
-        interrupted = False
         with open(console_path, "w", encoding="utf-8") as console:
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
-                                    start_new_session=True, cwd=str(work_dir))
-            assert proc.stdout is not None   # stdout=PIPE
-            try:
-                for text in proc.stdout:
-                    console.write(text)
-                    shown = relay.line(text.rstrip("\n"))
-                    if shown is None:
-                        continue
-                    if shown.startswith("[") and sys.stderr.isatty():   # the bar, redrawn in place
-                        sys.stderr.write("\r\033[K" + shown + ("\n" if relay.done == total_runs else ""))
-                    else:
-                        sys.stderr.write(shown + "\n")
-                    sys.stderr.flush()
-                status = proc.wait()
-            except KeyboardInterrupt:
-                interrupted = True
-                status = 130
-            finally:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                # qemu is vng's child in the same session: make sure none of the session lives on.
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        # a guest that was interrupted, or died (a kernel Oops under TCG) before publishing, leaves
-        # its staging folder: publish the runs it finished; a guest that published left none
-        recovered = recover_interrupted(out_dir, staging_before, publish, staging_prefix)
+            boots = 0
+            for boot in range(1, GUEST_BOOTS + 1):
+                boots = boot
+                guest_argv = guest_arguments(args, out_dir, ko) + (["--guest-resume"] if boot > 1 else [])
+                crash_after = getattr(args, "guest_crash_after", None)
+                if boot == 1 and crash_after:               # the suite's check of this very loop
+                    guest_argv += ["--guest-crash-after", str(crash_after)]
+                command = vng_command(kernel, guest_argv, [out_dir.resolve(), work_dir], kvm, cpus)
+                relay = ProgressRelay(total_runs, duration_s, time.monotonic())
+                watch = GuestWatch(boot_limit_s=GUEST_BOOT_LIMIT_S,
+                                   run_limit_s=duration_s + IPERF3_GRACE_S + GUEST_RUN_MARGIN_S)
+                status, interrupted, fault = boot_guest(command, env, work_dir, console, relay, watch, total_runs,
+                                                        out_dir / "vm-console.log")
+                # a guest that was interrupted, or died before publishing, leaves its staging
+                # folder: publish the runs it finished; a guest that published left none
+                recover_interrupted(out_dir, staging_before, publish, staging_prefix)
+                boot_costs_s += [relay.boot_s] if relay.boot_s is not None else []
+                run_costs_s += relay.run_costs_s
+                if fault is None or interrupted:
+                    break
+                faults.append(fault)
+                left = [run_id for run_id in run_ids if run_id not in finished_run_ids(out_dir)]
+                if not left or boot == GUEST_BOOTS:
+                    break
+                print(f"spline-testbed: booting a fresh guest for the {len(left)} run(s) left "
+                      f"(boot {boot + 1} of {GUEST_BOOTS})", file=sys.stderr)
+                console.write(f"\n==== spline-testbed: guest {boot} stopped ({fault}); booting guest {boot + 1} ====\n")
         # the console goes into --out by a rename, which replaces a planted symlink, never follows it
         handle, part = tempfile.mkstemp(prefix=".vm-console.", dir=out_dir)     # O_EXCL: never a planted link
         with os.fdopen(handle, "wb") as target, open(console_path, "rb") as source:
@@ -301,14 +431,32 @@ def run_in_vm(args: argparse.Namespace, total_runs: int, duration_s: float, out_
         os.replace(part, out_dir / "vm-console.log")
     wall_s = time.monotonic() - started_s
     return {"kernel": kernel, "accel": "kvm" if kvm else "tcg", "cpus": cpus, "status": status, "interrupted": interrupted,
-            "boot_s": relay.boot_s, "run_costs_s": relay.run_costs_s, "wall_time_s": wall_s,
-            "runs_recovered": recovered}
+            "boot_s": boot_costs_s[0] if boot_costs_s else None, "boots": boots,
+            "run_costs_s": run_costs_s, "wall_time_s": wall_s,
+            "runs_recovered": len(finished_run_ids(out_dir)), "guest_faults": faults}
 
 
 def prepare_guest(ko: Optional[str]) -> List[str]:
     """In the guest: load the qdiscs and every congestion control the kernel ships, then the
-    Spline module; returns notes for what could not be loaded."""
+    Spline module, and keep trace events from patching the scheduler; returns notes for what
+    could not be done.
+
+    Enabling or disabling a trace event with tracefs' `record-cmd` option on (the default)
+    also registers or unregisters the sched_switch/sched_wakeup probes that record command
+    names, and that rewrites live instructions in __schedule (static calls, patched through a
+    temporary int3). Under multi-threaded QEMU TCG another vCPU can still run a stale
+    translation holding that int3 after the patch completed: the one guest oops seen in ~12
+    boots was exactly that, "Oops: int3" at __schedule+0x339, under tracepoint_probe_unregister
+    <- tracing_stop_cmdline_record <- event_enable_write, as the tcp_probe trace was switched
+    off (kernel "Not tainted": no module of ours loaded). probe.csv needs no command names, so
+    the guest turns the option off before its trace instance copies the flags."""
     notes = []
+    tracing = probe.tracefs_root()
+    try:
+        if tracing is not None:
+            (tracing / "options" / "record-cmd").write_text("0\n")
+    except OSError as exc:
+        notes.append(f"tracefs record-cmd: {exc.strerror or exc}")
     release = os.uname().release
     names = list(QDISC_MODULES)
     for path in sorted((Path("/lib/modules") / release / "kernel" / "net" / "ipv4").glob("tcp_*.ko*")):
