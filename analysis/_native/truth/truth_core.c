@@ -30,12 +30,17 @@
 #define RETX_RING 512
 /* Holes tracked per direction at once (entries); older ones are forgotten. */
 #define MAX_HOLES 8192
-/* A repair that fills a hole more than LATE_REPAIR_RTTS round trips (the largest of the
- * newest RECENT_RTT_SAMPLES receiver-side samples: queues included) after the hole opened,
- * with no other repair in the round trip before it, came after an earlier repair was lost:
- * the first arrives about one round trip after the segments that revealed the hole, and a
- * sender that is still repairing others (slowly, in a long recovery) repairs in turn. */
-#define LATE_REPAIR_RTTS 2
+/* The latest a first repair fills its hole, in round trips (the median of the newest
+ * RECENT_RTT_SAMPLES receiver-side samples) and at least the minimum RTO. A
+ * receiver SACKs the segments above a hole as they arrive; a Linux sender marks the hole lost
+ * on that SACK (DupThresh), or once RACK's reordering window (at most the smoothed RTT) has
+ * passed, on a timer that fires up to a clock tick late (4 ms at HZ=250, 10 ms at HZ=100), and
+ * repairs it: the repair arrives within one round trip plus that window. A repair that was
+ * lost is repaired again once a segment sent after it is SACKed, which a tail loss probe
+ * (2 RTTs plus 2 ms, rounded to ticks) forces when nothing else follows, or at the RTO: on a
+ * sub-millisecond path the ticks make a second repair as early as a late first one, and only
+ * a repair later than an RTO shows a first one lost. */
+#define FIRST_REPAIR_RTTS 3
 #define RECENT_RTT_SAMPLES 8
 /* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
 #define TSVAL_RING 64
@@ -155,7 +160,6 @@ typedef struct {
     int64_t min_rtt_ns;
     /* the newest receiver-side RTT samples (ns): what a repair's wait is measured against */
     int64_t recent_rtt_ns[RECENT_RTT_SAMPLES]; int recent_rtt_next, recent_rtt_len;
-    int64_t last_repair_ns;   /* when a retransmission last filled a hole */
     int64_t last_repair_end;  /* where it ended */
     int last_repair_lost;     /* it showed an earlier repair lost */
     /* holes below this sequence number were still open when new data sent after their
@@ -979,6 +983,28 @@ static int64_t recent_rtt_max_ns(const direction_state *s) {
     return m;
 }
 
+/* The median of the newest receiver-side RTT samples, 0 none. A sample from data the sender
+ * held back (a timeout, a loss probe) is the sender's wait, not the path's: the median stays
+ * with the path while a few such samples come in. */
+static int64_t recent_rtt_median_ns(const direction_state *s) {
+    int64_t v[RECENT_RTT_SAMPLES];
+    int n = s->recent_rtt_len;
+    if (n == 0) return 0;
+    for (int j = 0; j < n; j++) {                  /* insertion sort: at most 8 entries */
+        int64_t x = s->recent_rtt_ns[j];
+        int k = j;
+        for (; k > 0 && v[k - 1] > x; k--) v[k] = v[k - 1];
+        v[k] = x;
+    }
+    return v[n / 2];
+}
+
+/* How long after its hole opened a first repair can fill it (FIRST_REPAIR_RTTS). */
+static int64_t first_repair_within_ns(const direction_state *s) {
+    int64_t rtts_ns = FIRST_REPAIR_RTTS * recent_rtt_median_ns(s);
+    return rtts_ns > RTO_MIN_NS ? rtts_ns : RTO_MIN_NS;
+}
+
 /* A repair below the highest repair so far that left before it (an earlier TSval tick, or
  * the same tick on a path slower than a tick): reordered on the way, not a second repair. */
 static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
@@ -1059,20 +1085,14 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
         int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo && !repair_reordered(ps, d, i);
-        int64_t rtt_ns = recent_rtt_max_ns(s);
-        int64_t opened_ns = now - hole_age_ns;
-        int64_t quiet_ns = now - (s->last_repair_ns > opened_ns ? s->last_repair_ns : opened_ns);
-        /* a sender that saw reordering waits up to one RTT more before repairing (RACK's
-         * reordering window grows to the smoothed RTT) */
-        int64_t late_rtts = LATE_REPAIR_RTTS + (S[S_REORDERED] > 0 ? 1 : 0);
-        int late = s->recent_rtt_len > 0 && hole_age_ns > late_rtts * rtt_ns && quiet_ns > rtt_ns;
+        /* later than a first repair can be: an earlier one was lost */
+        int late = hole_age_ns > first_repair_within_ns(s);
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end;
         /* new data sent after this hole's first repair arrived while it was still open */
         int overtaken = lo < s->repair_lost_below;
         s->last_repair_lost = skipped || late || continues || overtaken;
         if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg;
-        s->last_repair_ns = now;
         s->last_repair_end = hi;
         if (lo > s->retx_fill_lo) {
             s->retx_fill_lo = lo;
