@@ -302,13 +302,16 @@ def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Se
     return f
 
 
-def test_repair_later_than_the_minimum_rto_counts_a_lost_repair():
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.25, 1), (0.65, 2), (1.5, 3)])
+def test_repair_later_than_the_minimum_rto_counts_a_lost_repair_per_timeout_waited(repair_after_s, lost_repairs):
     """A sender that heard of a hole repairs it within a round trip and its timers' ticks; a
-    repair a retransmission timeout after the hole opened came after an earlier one was lost."""
-    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.25))
+    repair a retransmission timeout after the hole opened came after an earlier one was lost,
+    and each doubled timeout after that (200, 200 + 400, 200 + 400 + 800 ms) after one more."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=repair_after_s))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
-    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
+    assert r["lost_segments"] == 1 + lost_repairs
 
 
 @pytest.mark.parametrize("repair_after_s", [0.0035, 0.012, 0.150])

@@ -41,6 +41,8 @@
  * sub-millisecond path the ticks make a second repair as early as a late first one, and only
  * a repair later than an RTO shows a first one lost. */
 #define FIRST_REPAIR_RTTS 3
+/* Retransmission timeouts a sender backs off before it gives up (Linux's tcp_retries2). */
+#define TIMEOUT_BACKOFFS_MAX 15
 #define RECENT_RTT_SAMPLES 8
 /* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
 #define TSVAL_RING 64
@@ -1005,6 +1007,20 @@ static int64_t first_repair_within_ns(const direction_state *s) {
     return rtts_ns > RTO_MIN_NS ? rtts_ns : RTO_MIN_NS;
 }
 
+/* How many retransmission timeouts a repair that fills its hole hole_age_ns after it opened
+ * waited: a sender repairs a lost repair at the RTO (first_repair_within_ns), and each
+ * repair lost again after twice the wait before (RFC 6298 5.5 backoff), so each timeout
+ * waited is one more repair lost (at most TIMEOUT_BACKOFFS_MAX, Linux's tcp_retries2). */
+static int64_t repair_timeouts_waited(const direction_state *s, int64_t hole_age_ns) {
+    int64_t wait_ns = first_repair_within_ns(s), waited_ns = wait_ns, timeouts = 0;
+    while (hole_age_ns > waited_ns && timeouts < TIMEOUT_BACKOFFS_MAX) {
+        timeouts++;
+        wait_ns *= 2;
+        waited_ns += wait_ns;
+    }
+    return timeouts;
+}
+
 /* A repair below the highest repair so far that left before it (an earlier TSval tick, or
  * the same tick on a path slower than a tick): reordered on the way, not a second repair. */
 static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
@@ -1085,14 +1101,15 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
         int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo && !repair_reordered(ps, d, i);
-        /* later than a first repair can be: an earlier one was lost */
-        int late = hole_age_ns > first_repair_within_ns(s);
+        /* later than a first repair can be: earlier ones were lost, one per timeout waited */
+        int64_t timeouts = repair_timeouts_waited(s, hole_age_ns);
+        int late = timeouts > 0;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end;
         /* new data sent after this hole's first repair arrived while it was still open */
         int overtaken = lo < s->repair_lost_below;
         s->last_repair_lost = skipped || late || continues || overtaken;
-        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg;
+        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * (timeouts > 1 ? timeouts : 1);
         s->last_repair_end = hi;
         if (lo > s->retx_fill_lo) {
             s->retx_fill_lo = lo;
