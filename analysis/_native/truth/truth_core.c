@@ -1003,7 +1003,9 @@ static int64_t recent_rtt_median_ns(const direction_state *s) {
 
 /* How long after its hole opened a first repair can fill it (FIRST_REPAIR_RTTS). */
 static int64_t first_repair_within_ns(const direction_state *s) {
-    int64_t rtts_ns = FIRST_REPAIR_RTTS * recent_rtt_median_ns(s);
+    int64_t median_ns = recent_rtt_median_ns(s);
+    if (median_ns > INT64_MAX / FIRST_REPAIR_RTTS) return INT64_MAX;   /* clocks out of range */
+    int64_t rtts_ns = FIRST_REPAIR_RTTS * median_ns;
     return rtts_ns > RTO_MIN_NS ? rtts_ns : RTO_MIN_NS;
 }
 
@@ -1015,6 +1017,7 @@ static int64_t repair_timeouts_waited(const direction_state *s, int64_t hole_age
     int64_t wait_ns = first_repair_within_ns(s), waited_ns = wait_ns, timeouts = 0;
     while (hole_age_ns > waited_ns && timeouts < TIMEOUT_BACKOFFS_MAX) {
         timeouts++;
+        if (wait_ns > (INT64_MAX - waited_ns) / 2) break;   /* no later timeout fits in int64 */
         wait_ns *= 2;
         waited_ns += wait_ns;
     }
