@@ -443,6 +443,43 @@ def test_goodput_at_the_receiver_keeps_a_silence_after_full_segments_a_lost_wind
     assert abs(r["duration_s"] - 0.399) < 1e-6
 
 
+def receiver_side_with_a_pause(last_length: int, pause_s: float) -> Flow:
+    """At the receiver a: b sends 20 segments, the last `last_length` bytes long, each
+    acknowledged at once; nothing arrives for `pause_s`; then 10 full segments in order."""
+    f = Flow()
+    full = 1460
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    seq, when = 1001, t + 0.001
+    for k in range(30):
+        if k == 20:
+            when += pause_s
+        length = last_length if k == 19 else full
+        f.add(when, 1, seq, 5001, length=length, ttl=61)
+        seq += length
+        f.add(when + 0.0001, 0, 5001, seq, ttl=64)
+        when += 0.0002
+    return f
+
+
+def test_in_order_data_after_a_timeout_long_silence_after_a_full_segment_is_the_timeouts_resend():
+    """A window lost whole (and the loss probe after it) leaves no hole: the receiver sees a
+    silence over the minimum RTO, then the sender's timeout resends the oldest lost segment in
+    order. That one is a retransmission and a loss; the rest of the window is not seen."""
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 1
+
+
+@pytest.mark.parametrize("last_length, pause_s", [(700, 0.25), (1460, 0.1)])
+def test_a_pause_after_a_short_write_or_shorter_than_the_rto_is_no_loss(last_length, pause_s):
+    """The application's own pause ends on a short write; a silence shorter than the minimum
+    RTO is no timeout."""
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=last_length, pause_s=pause_s))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0
+
+
 def test_tail_loss_is_probed_by_tlp_then_recovered_by_rto():
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 0.010, 0.00001, ttl_a=63, ttl_b=64)

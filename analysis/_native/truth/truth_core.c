@@ -1147,6 +1147,36 @@ static void on_data_after_idle(pass *ps, int64_t d, int64_t i) {
     stats_of(ps, d)[S_IDLE_NS] += silence_ns;
 }
 
+/* In-order data downstream after a silence longer than the minimum RTO that followed a full
+ * segment, with everything received acknowledged and the transfer under way (past its first
+ * message): the sender's retransmission timeout resent the oldest segment it had sent, and
+ * that one had been lost with everything after it, leaving no hole (a tail loss probe sent
+ * before the timeout was lost too, or the sender was in recovery and sent none). The
+ * silence is not the application's (on_data_after_idle). Called before the packet updates
+ * the direction's state. */
+static int resent_by_timeout(const pass *ps, int64_t d, int64_t i, int64_t lo) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
+    return in->mode[d] != TRUTH_MODE_SENDER && lo == s->hi_end && s->nholes == 0 && s->mss > 0 &&
+           S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una && s->snd_una >= s->hi_end &&
+           in->ts_ns[i] - s->last_tx_ns > RTO_MIN_NS && s->last_tx_len % s->mss == 0;
+}
+
+/* The timeout's retransmission (resent_by_timeout): its first segment fills a hole of its
+ * own; whatever else the lost window held is not seen here. */
+static void on_timeout_resend(pass *ps, int64_t d, int64_t i, int64_t silence_ns) {
+    const direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t len = ps->in->payload_len[i];
+    ps->out->kind[i] = TRUTH_KIND_RETRANS_RTO;
+    ps->out->hole_age_ns[i] = silence_ns;
+    S[S_RETRANS]++;
+    S[S_RETRANS_RTO]++;
+    S[S_RETRANS_BYTES] += len < s->mss ? len : s->mss;
+    S[S_HOLE_FILL_RETRANS]++;
+}
+
 /* This packet as data of its direction. */
 static void on_data(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1166,6 +1196,8 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (S[S_FIRST_DATA_TS] < 0 || now < S[S_FIRST_DATA_TS]) S[S_FIRST_DATA_TS] = now;
     if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
     on_data_after_idle(ps, d, i);
+    int timeout_resend = resent_by_timeout(ps, d, i, lo);
+    int64_t silence_ns = now - s->last_tx_ns;
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
     int64_t idle_ns = now - idle_ref;
     s->last_tx_ns = now;
@@ -1173,6 +1205,7 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
 
     if (lo >= s->hi_end) {
         on_new_data(ps, d, i, lo, hi);
+        if (timeout_resend) on_timeout_resend(ps, d, i, silence_ns);
         if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 0);
     } else if (len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0) {
         ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE;   /* a one-byte zero-window probe: not loss */
