@@ -58,7 +58,7 @@ DIRECTION_CSV_COLUMNS = (
     "file", "stream", "direction", "src", "sport", "dst", "dport", "vantage", "data_packets",
     "data_segments", "payload_bytes", "unique_bytes", "retransmissions", "retransmissions_in_capture",
     "retrans_fast", "retrans_rto", "retrans_tlp", "spurious_retransmissions", "reordered_segments",
-    "lost_segments", "loss_method", "capture_gaps", "loss_rate", "retransmission_rate",
+    "lost_segments", "lost_inferred", "lost_inferred_sd", "loss_method", "capture_gaps", "loss_rate", "retransmission_rate",
     "throughput_bps", "goodput_bps", "duration_s", "dup_acks", "sack_blocks", "dsack_blocks",
     "zero_window_events", "mss", "rtt_min_ms", "rtt_median_ms", "rtt_p95_ms", "rtt_max_ms",
     "rtt_jitter_ms", "ws_retransmission", "ws_fast_retransmission", "ws_spurious_retransmission",

@@ -475,7 +475,8 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     is_sender_mode = mode[data_slots] == MODE_SENDER
     mss_rows = np.maximum(table["mss"], 1)
     # every hole is a loss, and so is each repair that shows an earlier one was lost: it came
-    # after a repair above it (senders repair in sequence order) or over two round trips late
+    # after a repair above it (senders repair in sequence order), after new data the sender sent
+    # once it knew of the hole, or later than a retransmission timeout
     holes_seen = table["hole_fill_retransmissions"] + (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
     hole_based = holes_seen + table["lost_repairs"]
     # IDs missing from the capture, less those the peer ACKed

@@ -69,6 +69,22 @@ def test_csv_has_one_row_per_data_carrying_direction(capture, capsys):
     assert int(rows[0]["payload_bytes"]) == 4 * 1448 and rows[0]["ws_retransmission"] == "0"
 
 
+JITTER_SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "bbr-d200ms-j50ms-1pct-10mbit" / "trace.pcap"
+
+
+@pytest.mark.skipif(not JITTER_SAMPLE.exists(), reason="bundled sample missing from this checkout")
+def test_csv_carries_the_inferred_part_of_the_lost_count_and_its_spread(capsys):
+    assert cli.main([str(JITTER_SAMPLE), "--json"]) == 0
+    directions = {(d["stream"], d["direction"]): d for d in json.loads(capsys.readouterr().out)["directions"]}
+    assert cli.main([str(JITTER_SAMPLE), "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert any(int(r["lost_inferred"]) != 0 for r in rows)
+    for r in rows:
+        d = directions[(int(r["stream"]), int(r["direction"]))]
+        assert int(r["lost_inferred"]) == d["lost_inferred"]
+        assert float(r["lost_inferred_sd"]) == pytest.approx(d["lost_inferred_sd"])
+
+
 def test_interval_prints_a_time_series_csv(capture, capsys):
     assert cli.main([str(capture), "--interval", "5ms"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))

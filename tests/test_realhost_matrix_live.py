@@ -29,15 +29,14 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for
 MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"
 DURATION_S = 3.0
 # transfer -> the capture points held to the tolerances here. IPv6 downstream of the drops
-# counts holes and lost repairs (no IP ID), which is not yet within 3% in every run: on the
-# sub-millisecond cubic path the lost-repair timing overcounts (+6% in the matrix report),
-# and with TSO bursts (bbr, 2%) six 3-second runs read -6.4%, -2.5%, -1.4%, -1.1%, 0 and
-# +2.4% at the receiver (issue 8, open). There only the sender's capture is held.
+# counts holes and lost repairs (no IP ID). Five 3-second runs of the two IPv6 transfers read
+# -2.2% to -1.2% (cubic) and -2.8% to 0 (bbr, TSO bursts) at the receiver; a loss at the head
+# of the data that nothing after it revealed leaves no hole, so the count runs a little low.
 SUBSET = {
     "gro-v4-p3-reno-l1-a1": ("sender", "receiver", "router-any", "router-out"),
     "tso-gro-v4-p3-cubic-l1": ("sender", "receiver", "router-any", "router-out"),
-    "gro-v6-p1-cubic-l2": ("sender",),
-    "tso-gro-v6-p1-bbr-l2": ("sender",),
+    "gro-v6-p1-cubic-l2": ("sender", "receiver", "router-any", "router-out"),
+    "tso-gro-v6-p1-bbr-l2": ("sender", "receiver", "router-any", "router-out"),
 }
 
 

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
+import pytest
 
 from spline_analysis import truth
 from spline_analysis.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,
@@ -270,11 +271,12 @@ def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_
 
 
 def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Sequence[int] = (4,),
-                           segments: int = 30, step_s: float = 0.0001) -> Flow:
+                           segments: int = 30, step_s: float = 0.0001, timer_repair: bool = False) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
     arrive one after another from `repair_after_s` after the segment that revealed the hole.
     a ACKs each arrival at once; each data segment echoes the TSval of a's newest ACK sent
-    at least `rtt_s` before it arrived (the receiver-side RTT)."""
+    at least `rtt_s` before it arrived (the receiver-side RTT). With `timer_repair` a repair
+    echoes what the data before it echoed: the sender heard nothing new before its timer fired."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng, step = 1001, np.random.default_rng(9), step_s
@@ -285,8 +287,10 @@ def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Se
                       key=lambda a: a[1])
     acks: List[Tuple[float, int]] = []      # (time sent, TSval)
     received: set = set()
+    echo = 1
     for n, (k, when) in enumerate(arrivals):
-        echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
+        if not (timer_repair and k in lost):
+            echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
         f.add(when, 1, base + k * MSS, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61,
               tsval=1000 + n, tsecr=echo)
         received.add(k)
@@ -298,17 +302,43 @@ def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Se
     return f
 
 
-def test_repair_over_two_round_trips_late_with_none_in_between_counts_a_lost_repair():
-    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0035))
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.25, 1), (0.65, 2), (1.5, 3)])
+def test_repair_later_than_the_minimum_rto_counts_a_lost_repair_per_timeout_waited(repair_after_s, lost_repairs):
+    """A sender that heard of a hole repairs it within a round trip and its timers' ticks; a
+    repair a retransmission timeout after the hole opened came after an earlier one was lost,
+    and each doubled timeout after that (200, 200 + 400, 200 + 400 + 800 ms) after one more."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=repair_after_s))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
-    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
+    assert r["lost_segments"] == 1 + lost_repairs
+
+
+@pytest.mark.parametrize("repair_after_s", [0.0035, 0.012, 0.150])
+def test_repair_delayed_by_the_senders_timers_on_a_short_path_is_the_first_one(repair_after_s):
+    """On a 1 ms path a first repair can wait for RACK's reordering timer or a loss probe, both
+    rounded up to the sender's clock ticks (4 ms at HZ=250, 10 ms at HZ=100): many round trips,
+    and as long as a lost repair's second would take. Only a repair later than the RTO tells.
+    The loss is near the tail: no new data the sender sent after hearing of it follows."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=repair_after_s, lost=(27,), timer_repair=True))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.25, 0), (0.40, 1)])
+def test_on_a_slow_path_a_repair_is_late_after_three_round_trips(repair_after_s, lost_repairs):
+    """With 100 ms round trips a first repair may come three of them after its hole opened
+    (the reordering window and a loss probe's two); later, an earlier repair was lost."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=repair_after_s, rtt_s=0.1, lost=(97,),
+                                             segments=100, step_s=0.005, timer_repair=True))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
 
 
 def test_every_segment_of_a_late_repair_burst_counts_as_a_lost_repair():
     """TSO repairs a hole of several segments in one burst; when that burst was lost, the
     next one arrives late, segment after segment: each is a lost repair, not just the first."""
-    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0035, lost=(4, 5, 6)))
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.25, lost=(4, 5, 6)))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 3 and r["lost_segments"] == 6
 
@@ -411,6 +441,43 @@ def test_goodput_at_the_receiver_keeps_a_silence_after_full_segments_a_lost_wind
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver"
     assert abs(r["duration_s"] - 0.399) < 1e-6
+
+
+def receiver_side_with_a_pause(last_length: int, pause_s: float) -> Flow:
+    """At the receiver a: b sends 20 segments, the last `last_length` bytes long, each
+    acknowledged at once; nothing arrives for `pause_s`; then 10 full segments in order."""
+    f = Flow()
+    full = 1460
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    seq, when = 1001, t + 0.001
+    for k in range(30):
+        if k == 20:
+            when += pause_s
+        length = last_length if k == 19 else full
+        f.add(when, 1, seq, 5001, length=length, ttl=61)
+        seq += length
+        f.add(when + 0.0001, 0, 5001, seq, ttl=64)
+        when += 0.0002
+    return f
+
+
+def test_in_order_data_after_a_timeout_long_silence_after_a_full_segment_is_the_timeouts_resend():
+    """A window lost whole (and the loss probe after it) leaves no hole: the receiver sees a
+    silence over the minimum RTO, then the sender's timeout resends the oldest lost segment in
+    order. That one is a retransmission and a loss; the rest of the window is not seen."""
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 1
+
+
+@pytest.mark.parametrize("last_length, pause_s", [(700, 0.25), (1460, 0.1)])
+def test_a_pause_after_a_short_write_or_shorter_than_the_rto_is_no_loss(last_length, pause_s):
+    """The application's own pause ends on a short write; a silence shorter than the minimum
+    RTO is no timeout."""
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=last_length, pause_s=pause_s))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0
 
 
 def test_tail_loss_is_probed_by_tlp_then_recovered_by_rto():

@@ -30,12 +30,19 @@
 #define RETX_RING 512
 /* Holes tracked per direction at once (entries); older ones are forgotten. */
 #define MAX_HOLES 8192
-/* A repair that fills a hole more than LATE_REPAIR_RTTS round trips (the largest of the
- * newest RECENT_RTT_SAMPLES receiver-side samples: queues included) after the hole opened,
- * with no other repair in the round trip before it, came after an earlier repair was lost:
- * the first arrives about one round trip after the segments that revealed the hole, and a
- * sender that is still repairing others (slowly, in a long recovery) repairs in turn. */
-#define LATE_REPAIR_RTTS 2
+/* The latest a first repair fills its hole, in round trips (the median of the newest
+ * RECENT_RTT_SAMPLES receiver-side samples) and at least the minimum RTO. A
+ * receiver SACKs the segments above a hole as they arrive; a Linux sender marks the hole lost
+ * on that SACK (DupThresh), or once RACK's reordering window (at most the smoothed RTT) has
+ * passed, on a timer that fires up to a clock tick late (4 ms at HZ=250, 10 ms at HZ=100), and
+ * repairs it: the repair arrives within one round trip plus that window. A repair that was
+ * lost is repaired again once a segment sent after it is SACKed, which a tail loss probe
+ * (2 RTTs plus 2 ms, rounded to ticks) forces when nothing else follows, or at the RTO: on a
+ * sub-millisecond path the ticks make a second repair as early as a late first one, and only
+ * a repair later than an RTO shows a first one lost. */
+#define FIRST_REPAIR_RTTS 3
+/* Retransmission timeouts a sender backs off before it gives up (Linux's tcp_retries2). */
+#define TIMEOUT_BACKOFFS_MAX 15
 #define RECENT_RTT_SAMPLES 8
 /* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
 #define TSVAL_RING 64
@@ -155,7 +162,6 @@ typedef struct {
     int64_t min_rtt_ns;
     /* the newest receiver-side RTT samples (ns): what a repair's wait is measured against */
     int64_t recent_rtt_ns[RECENT_RTT_SAMPLES]; int recent_rtt_next, recent_rtt_len;
-    int64_t last_repair_ns;   /* when a retransmission last filled a hole */
     int64_t last_repair_end;  /* where it ended */
     int last_repair_lost;     /* it showed an earlier repair lost */
     /* holes below this sequence number were still open when new data sent after their
@@ -979,6 +985,45 @@ static int64_t recent_rtt_max_ns(const direction_state *s) {
     return m;
 }
 
+/* The median of the newest receiver-side RTT samples, 0 none. A sample from data the sender
+ * held back (a timeout, a loss probe) is the sender's wait, not the path's: the median stays
+ * with the path while a few such samples come in. */
+static int64_t recent_rtt_median_ns(const direction_state *s) {
+    int64_t v[RECENT_RTT_SAMPLES];
+    int n = s->recent_rtt_len;
+    if (n == 0) return 0;
+    for (int j = 0; j < n; j++) {                  /* insertion sort: at most 8 entries */
+        int64_t x = s->recent_rtt_ns[j];
+        int k = j;
+        for (; k > 0 && v[k - 1] > x; k--) v[k] = v[k - 1];
+        v[k] = x;
+    }
+    return v[n / 2];
+}
+
+/* How long after its hole opened a first repair can fill it (FIRST_REPAIR_RTTS). */
+static int64_t first_repair_within_ns(const direction_state *s) {
+    int64_t median_ns = recent_rtt_median_ns(s);
+    if (median_ns > INT64_MAX / FIRST_REPAIR_RTTS) return INT64_MAX;   /* clocks out of range */
+    int64_t rtts_ns = FIRST_REPAIR_RTTS * median_ns;
+    return rtts_ns > RTO_MIN_NS ? rtts_ns : RTO_MIN_NS;
+}
+
+/* How many retransmission timeouts a repair that fills its hole hole_age_ns after it opened
+ * waited: a sender repairs a lost repair at the RTO (first_repair_within_ns), and each
+ * repair lost again after twice the wait before (RFC 6298 5.5 backoff), so each timeout
+ * waited is one more repair lost (at most TIMEOUT_BACKOFFS_MAX, Linux's tcp_retries2). */
+static int64_t repair_timeouts_waited(const direction_state *s, int64_t hole_age_ns) {
+    int64_t wait_ns = first_repair_within_ns(s), waited_ns = wait_ns, timeouts = 0;
+    while (hole_age_ns > waited_ns && timeouts < TIMEOUT_BACKOFFS_MAX) {
+        timeouts++;
+        if (wait_ns > (INT64_MAX - waited_ns) / 2) break;   /* no later timeout fits in int64 */
+        wait_ns *= 2;
+        waited_ns += wait_ns;
+    }
+    return timeouts;
+}
+
 /* A repair below the highest repair so far that left before it (an earlier TSval tick, or
  * the same tick on a path slower than a tick): reordered on the way, not a second repair. */
 static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
@@ -1059,20 +1104,15 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
         int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo && !repair_reordered(ps, d, i);
-        int64_t rtt_ns = recent_rtt_max_ns(s);
-        int64_t opened_ns = now - hole_age_ns;
-        int64_t quiet_ns = now - (s->last_repair_ns > opened_ns ? s->last_repair_ns : opened_ns);
-        /* a sender that saw reordering waits up to one RTT more before repairing (RACK's
-         * reordering window grows to the smoothed RTT) */
-        int64_t late_rtts = LATE_REPAIR_RTTS + (S[S_REORDERED] > 0 ? 1 : 0);
-        int late = s->recent_rtt_len > 0 && hole_age_ns > late_rtts * rtt_ns && quiet_ns > rtt_ns;
+        /* later than a first repair can be: earlier ones were lost, one per timeout waited */
+        int64_t timeouts = repair_timeouts_waited(s, hole_age_ns);
+        int late = timeouts > 0;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end;
         /* new data sent after this hole's first repair arrived while it was still open */
         int overtaken = lo < s->repair_lost_below;
         s->last_repair_lost = skipped || late || continues || overtaken;
-        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg;
-        s->last_repair_ns = now;
+        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * (timeouts > 1 ? timeouts : 1);
         s->last_repair_end = hi;
         if (lo > s->retx_fill_lo) {
             s->retx_fill_lo = lo;
@@ -1107,6 +1147,36 @@ static void on_data_after_idle(pass *ps, int64_t d, int64_t i) {
     stats_of(ps, d)[S_IDLE_NS] += silence_ns;
 }
 
+/* In-order data downstream after a silence longer than the minimum RTO that followed a full
+ * segment, with everything received acknowledged and the transfer under way (past its first
+ * message): the sender's retransmission timeout resent the oldest segment it had sent, and
+ * that one had been lost with everything after it, leaving no hole (a tail loss probe sent
+ * before the timeout was lost too, or the sender was in recovery and sent none). The
+ * silence is not the application's (on_data_after_idle). Called before the packet updates
+ * the direction's state. */
+static int resent_by_timeout(const pass *ps, int64_t d, int64_t i, int64_t lo) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
+    return in->mode[d] != TRUTH_MODE_SENDER && lo == s->hi_end && s->nholes == 0 && s->mss > 0 &&
+           S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una && s->snd_una >= s->hi_end &&
+           in->ts_ns[i] - s->last_tx_ns > RTO_MIN_NS && s->last_tx_len % s->mss == 0;
+}
+
+/* The timeout's retransmission (resent_by_timeout): its first segment fills a hole of its
+ * own; whatever else the lost window held is not seen here. */
+static void on_timeout_resend(pass *ps, int64_t d, int64_t i, int64_t silence_ns) {
+    const direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t len = ps->in->payload_len[i];
+    ps->out->kind[i] = TRUTH_KIND_RETRANS_RTO;
+    ps->out->hole_age_ns[i] = silence_ns;
+    S[S_RETRANS]++;
+    S[S_RETRANS_RTO]++;
+    S[S_RETRANS_BYTES] += len < s->mss ? len : s->mss;
+    S[S_HOLE_FILL_RETRANS]++;
+}
+
 /* This packet as data of its direction. */
 static void on_data(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1126,6 +1196,8 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (S[S_FIRST_DATA_TS] < 0 || now < S[S_FIRST_DATA_TS]) S[S_FIRST_DATA_TS] = now;
     if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
     on_data_after_idle(ps, d, i);
+    int timeout_resend = resent_by_timeout(ps, d, i, lo);
+    int64_t silence_ns = now - s->last_tx_ns;
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
     int64_t idle_ns = now - idle_ref;
     s->last_tx_ns = now;
@@ -1133,6 +1205,7 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
 
     if (lo >= s->hi_end) {
         on_new_data(ps, d, i, lo, hi);
+        if (timeout_resend) on_timeout_resend(ps, d, i, silence_ns);
         if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 0);
     } else if (len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0) {
         ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE;   /* a one-byte zero-window probe: not loss */

@@ -17,8 +17,11 @@
  *    when the sender numbers packets one by one, else an older TSval, else arrival
  *    within a fraction of the RTT); data seen twice is a spurious retransmission; a
  *    repair whose hole outlived new data the sender sent after hearing of it (the data's
- *    TSecr), or came below a higher hole's repair, or over two RTTs late, shows an earlier
- *    repair lost (S_LOST_REPAIRS);
+ *    TSecr), or came below a higher hole's repair, or later than a first repair can come
+ *    (a retransmission timeout: the minimum RTO, or three RTTs on slower paths), shows an
+ *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited; in-order data after a
+ *    silence over the minimum RTO that followed a full segment is the timeout's resend of a
+ *    window lost whole (a retransmission filling a hole of its own);
  *  - in between (TRUTH_MODE_IN_PATH): holes for loss upstream, and a repeat of data
  *    that passed here and was not yet ACKed was lost downstream.
  * Retransmissions are sub-typed from the ACKs the capture saw: RTO (the lowest
