@@ -40,7 +40,7 @@ setup(
     packages=["spline_analysis"] + [f"spline_analysis.{p.name}" for p in sorted((HERE / "analysis").iterdir())
                                     if p.is_dir() and (p / "__init__.py").exists()],
     package_dir={"spline_analysis": "analysis"},
-    package_data={"spline_analysis": ["py.typed"]},
+    package_data={"spline_analysis": ["py.typed", "report.schema.json"]},
     ext_modules=native_extensions(),
     install_requires=["numpy>=1.22", "pandas>=1.5"],   # pandas: imported only for --interval and tables
     extras_require={
@@ -48,7 +48,7 @@ setup(
         "plot": ["matplotlib>=3.5"],
         "vm": ["virtme-ng>=1.42"],      # spline-testbed run --vm: a stock kernel under QEMU
         "test": ["pytest>=7", "virtme-ng>=1.42", "pandas>=1.5", "pyarrow>=10", "matplotlib>=3.5", "scapy>=2.5",
-                 "nbclient>=0.7", "nbformat>=5", "ipykernel>=6"],
+                 "nbclient>=0.7", "nbformat>=5", "ipykernel>=6", "jsonschema>=4"],
         "bench": ["dpkt>=1.9", "scapy>=2.5"],
     },
     entry_points={"console_scripts": [

@@ -97,7 +97,7 @@ def series_frame() -> "pd.DataFrame":
         for k in range(4):
             rows.append({"time_s": 0.1 * k, "stream": stream, "direction": direction,
                          "throughput_bps": mbit * 1e6 * (k + 1), "goodput_bps": mbit * 1e6 * k,
-                         "retransmissions": k, "lost_segments": k, "rtt_ms": 5.0 + k,
+                         "retransmissions": k, "needed_retransmissions": k, "rtt_ms": 5.0 + k,
                          "bytes_in_flight": 2000.0 * (k + 1)})
     return pd.DataFrame(rows)
 

@@ -516,10 +516,10 @@ def test_port_reuse_keeps_connections_apart():
     assert second_row["unique_bytes"] == 10 * MSS
 
 
-def test_directions_json_is_plain_and_has_the_schema_keys():
+def test_direction_records_are_plain_and_have_the_schema_keys():
     import json
     _, _, d = analyze(sender_side_transfer(segments=10, lose=(3,)))
-    records = truth.directions_json(d)
+    records = d.to_records()
     json.dumps(records)
     for key in ("src", "sport", "dst", "dport", "vantage", "data_packets", "payload_bytes",
                 "unique_bytes", "retransmissions", "spurious_retransmissions", "lost_segments",

@@ -6,13 +6,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 
 def analyse_capture(pcap_path: Path) -> Tuple[Optional[List[Dict[str, Any]]], Optional[str]]:
-    """The `directions` of `spline_analysis.report.analyze_file(pcap_path)`, or None and why not."""
+    """The `directions` of the capture's report (`spline_analysis.analyze(pcap_path).to_json()`,
+    what `spline-analyze --json` prints), or None and why not."""
+    from .. import analyze
     try:
-        from spline_analysis.report import analyze_file
-    except ImportError as exc:
-        return None, f"spline_analysis.report.analyze_file is not available ({exc}); throughput from iperf3, lost_segments empty"
-    try:
-        document = analyze_file(str(pcap_path))
+        document = analyze(str(pcap_path)).to_json()
     except Exception as exc:  # noqa: BLE001 - one bad capture must not stop a matrix
         return None, f"analysis of {pcap_path} failed: {exc.__class__.__name__}: {exc}"
     directions = document.get("directions") if isinstance(document, dict) else None
