@@ -52,7 +52,7 @@ setup(
         "bench": ["dpkt>=1.9", "scapy>=2.5"],
     },
     entry_points={"console_scripts": [
-        "spline-analyze=spline_analysis.cli:run",
+        "spline-analyze=spline_analysis._core.cli:run",
         "spline-testbed=spline_analysis.testbed.cli:main",
     ]},
 )

@@ -21,17 +21,17 @@ __version__ = "0.1.0"
 
 # public name -> module (relative) that defines it
 _EXPORTS = {
-    "read": ".decode",
-    "Capture": ".decode",
-    "PacketTable": ".packets",
-    "analyze": ".pipeline",
-    "Analysis": ".pipeline",
-    "Flows": ".flows",
-    "Directions": ".truth",
-    "WiresharkAnalysis": ".wireshark",
-    "SplineError": ".errors",
-    "CaptureError": ".errors",
-    "CaptureCutError": ".errors",
+    "read": "._core.decode",
+    "Capture": "._core.decode",
+    "PacketTable": "._core.packets",
+    "analyze": "._core.pipeline",
+    "Analysis": "._core.pipeline",
+    "Flows": "._core.flows",
+    "Directions": "._core.truth",
+    "WiresharkAnalysis": "._core.wireshark",
+    "SplineError": "._core.errors",
+    "CaptureError": "._core.errors",
+    "CaptureCutError": "._core.errors",
     "SCHEMA_VERSION": ".schema",
 }
 # public modules: figures, the report and its schema
@@ -45,14 +45,14 @@ __all__ = [
 
 if TYPE_CHECKING:
     from . import plot, report, schema
-    from .decode import Capture, read
-    from .errors import CaptureCutError, CaptureError, SplineError
-    from .flows import Flows
-    from .packets import PacketTable
-    from .pipeline import Analysis, analyze
+    from ._core.decode import Capture, read
+    from ._core.errors import CaptureCutError, CaptureError, SplineError
+    from ._core.flows import Flows
+    from ._core.packets import PacketTable
+    from ._core.pipeline import Analysis, analyze
+    from ._core.truth import Directions
+    from ._core.wireshark import WiresharkAnalysis
     from .schema import SCHEMA_VERSION
-    from .truth import Directions
-    from .wireshark import WiresharkAnalysis
 
 
 def __getattr__(name: str) -> Any:

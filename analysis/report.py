@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .columns import DECODE_IN_ICMP_ERROR
+from ._core.columns import DECODE_IN_ICMP_ERROR
 from .schema import DIRECTION_CSV, DIRECTION_TABLE_KEYS, SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from .decode import Capture
-    from .flows import Flows
-    from .iperf3 import TestWindow
-    from .packets import PacketTable
-    from .pipeline import Analysis
-    from .truth import Directions
+    from ._core.decode import Capture
+    from ._core.flows import Flows
+    from ._core.iperf3 import TestWindow
+    from ._core.packets import PacketTable
+    from ._core.pipeline import Analysis
+    from ._core.truth import Directions
 
 __all__ = ["SCHEMA_VERSION", "document", "several", "direction_rows", "text", "side_by_side", "main_row",
            "capture_keys", "summary_of"]
@@ -121,7 +121,7 @@ def table_records(directions: "Directions") -> List[Dict[str, Any]]:
 def direction_records(analysis: "Analysis") -> List[Dict[str, Any]]:
     """The `directions` list: each data-carrying direction's truth-seeking figures, its
     tshark-compatible counts, the iperf3 test it carried and the kernel's view of it."""
-    from .iperf3 import window_counts
+    from ._core.iperf3 import window_counts
     per_stream = analysis.wireshark.stream_counts()
     windows = (window_counts(analysis.packets, analysis.directions, analysis.iperf3_tests)
                if analysis.iperf3_tests else {})
@@ -184,7 +184,7 @@ def summary_of(records: Sequence[Mapping[str, Any]], *, name: str, capture_drops
 
 def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
     """Capture-integrity warnings (integrity.py): the decoder's, the file's, each direction's."""
-    from . import integrity
+    from ._core import integrity
     slots = analysis.directions.packet_slot
     counts = np.bincount(slots[slots >= 0]) if len(slots) else np.zeros(0, np.int64)
     slot_packets = {int(k): int(v) for k, v in enumerate(counts)}
@@ -229,7 +229,7 @@ def direction_rows(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """One CSV row per direction of a document, columns schema.DIRECTION_CSV_COLUMNS: the
     direction's own values, its RTT and Wireshark counts as columns, the file, and the
     warning codes of the file and of the direction."""
-    from .integrity import codes_by_direction
+    from ._core.integrity import codes_by_direction
     warnings = doc.get("warnings") or []
     codes = codes_by_direction(warnings)
     file_codes = [w["code"] for w in warnings if "stream" not in w]
@@ -253,13 +253,13 @@ def direction_rows(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
 
 def side_by_side(summaries: Sequence[Dict[str, Any]]) -> str:
     """The runs' summaries as a text table, one column per run."""
-    from .render import format_side_by_side
+    from ._core.render import format_side_by_side
     return format_side_by_side(summaries)
 
 
 def text(documents: Sequence[Dict[str, Any]]) -> str:
     """The terminal report: each file's, then (several files) the runs side by side."""
-    from .render import file_report
+    from ._core.render import file_report
     out = "\n\n".join(file_report(d) for d in documents)
     if len(documents) > 1:
         out += "\n\nRuns side by side (main data direction of each file)\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import pcapbuild as pb
-from spline_analysis import cli
+from spline_analysis._core import cli
 from spline_analysis.schema import SCHEMA_VERSION
 
 FLOW = pb.tcp_flow_frames(4)
@@ -26,7 +26,7 @@ def capture(tmp_path) -> Path:
 
 
 def run_cli(*args: str):
-    return subprocess.run([PYTHON, "-m", "spline_analysis.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([PYTHON, "-m", "spline_analysis", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_json_for_one_file_is_the_report_at_top_level(capture, capsys):
@@ -138,7 +138,6 @@ def test_one_bad_file_does_not_stop_the_others(capture, tmp_path, capsys):
 
 def test_internal_error_is_one_line_and_exit_3(capture, capsys, monkeypatch):
     from spline_analysis import report
-
     def broken(*args, **kwargs):
         raise ZeroDivisionError("boom")
     monkeypatch.setattr(report, "capture_keys", broken)
@@ -148,14 +147,14 @@ def test_internal_error_is_one_line_and_exit_3(capture, capsys, monkeypatch):
 
 
 def test_cli_json_does_not_import_pandas(capture):
-    code = ("import sys; from spline_analysis import cli; rc = cli.main([%r, '--json']); "
+    code = ("import sys; from spline_analysis._core import cli; rc = cli.main([%r, '--json']); "
             "sys.stderr.write(str('pandas' in sys.modules)); sys.exit(rc)" % str(capture))
     result = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stderr.strip() == "False"
 
 
 def test_progress_bar_only_for_large_files_on_a_terminal():
-    from spline_analysis.progress import MIN_BYTES_FOR_BAR, bar_for
+    from spline_analysis._core.progress import MIN_BYTES_FOR_BAR, bar_for
 
     class FakeTerminal(io.StringIO):
         def isatty(self) -> bool:

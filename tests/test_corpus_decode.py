@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import spline_analysis as sa
-from spline_analysis.errors import CaptureError
+from spline_analysis._core.errors import CaptureError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 ORACLE = SHARED / "corpus" / "oracle.csv"

@@ -15,7 +15,7 @@ import pytest
 import spline_analysis as sa
 
 import pcapbuild as pb
-from spline_analysis.decode import read
+from spline_analysis._core.decode import read
 from spline_analysis.report import tcp_packet_mask
 
 TSHARK = shutil.which("tshark")

@@ -5,8 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spline_analysis import iperf3
-
+from spline_analysis._core import iperf3
 GROUNDTRUTH = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "groundtruth"
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spline_analysis.render import format_side_by_side  # noqa: E402
+from spline_analysis._core.render import format_side_by_side  # noqa: E402
 from spline_analysis.report import summary_of  # noqa: E402
 from test_truth_crafted import MSS, analyze, sender_side_transfer  # noqa: E402
 

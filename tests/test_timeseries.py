@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spline_analysis import timeseries  # noqa: E402
+from spline_analysis._core import timeseries  # noqa: E402
 from test_truth_crafted import analyze, row_of, sender_side_transfer  # noqa: E402
 
 

@@ -10,8 +10,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from spline_analysis import truth
-from spline_analysis.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,
+from spline_analysis._core import truth
+from spline_analysis._core.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,
                                      TCP_ACK, TCP_PSH, TCP_SYN)
 
 MSS = 1448

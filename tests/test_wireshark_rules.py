@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Set
 import numpy as np
 import pytest
 
-from spline_analysis import wireshark
+from spline_analysis._core import wireshark
 from tcpcraft import Conversation
 
 SINGLE_BITS = {value: name for name, value in wireshark.FLAG_FILTERS.items() if bin(value).count("1") == 1}
@@ -22,7 +22,7 @@ TSHARK_NAMES = [n for n in wireshark.REPORTED_FLAGS]
 
 def ws_analyze(packets) -> wireshark.WiresharkAnalysis:
     """The tshark-compatible pass over crafted packets, after the flows stage it reads."""
-    from spline_analysis.flows import assign_streams
+    from spline_analysis._core.flows import assign_streams
     return wireshark.analyze(packets, assign_streams(packets))
 
 

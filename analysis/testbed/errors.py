@@ -1,7 +1,7 @@
 """The one exception type the testbed raises for conditions a user can fix."""
 from __future__ import annotations
 
-from ..errors import SplineError
+from .._core.errors import SplineError
 
 
 class TestbedError(SplineError):

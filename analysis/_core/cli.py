@@ -63,7 +63,7 @@ def _write_csv(rows: List[Dict[str, Any]], columns: Sequence[str], out: TextIO) 
 
 def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
     """Run every stage on one file; returns the report dict and, when asked, its time series."""
-    from . import analyze
+    from .pipeline import analyze
     from .progress import bar_for
 
     try:
@@ -88,7 +88,7 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
             report["timeseries"] = json.loads(series.to_json(orient="records"))
     plot_error = None
     if args.plot:
-        from .plot import save_report_plots
+        from ..plot import save_report_plots
         stem = args.plot_stems.get(path) or "capture"
         try:
             report["plots"] = [str(p) for p in save_report_plots(analysis, args.plot, stem)]
@@ -113,7 +113,7 @@ def distinct_names(paths: Sequence[str]) -> List[str]:
 
 
 def _plot_comparison(reports: List[Dict[str, Any]], out_dir: str) -> str:
-    from .plot import plot_compare, save_figure_atomically
+    from ..plot import plot_compare, save_figure_atomically
     fig = plot_compare([r["summary"] for r in reports], title="Runs compared")
     return str(save_figure_atomically(fig, os.path.join(out_dir, "compare.png"), dpi=120, bbox_inches="tight"))
 
@@ -122,21 +122,21 @@ def _output_text(args: argparse.Namespace, reports: List[Dict[str, Any]], series
     """Everything stdout gets, assembled before any of it is written."""
     out = io.StringIO()
     if args.json:
-        from .report import several
+        from ..report import several
         document: Any = reports[0] if len(args.files) == 1 and reports else several(reports)
         if reports or len(args.files) > 1:
             json.dump(document, out, indent=2)
             out.write("\n")
     elif args.csv:
-        from .report import direction_rows
-        from .schema import DIRECTION_CSV_COLUMNS
+        from ..report import direction_rows
+        from ..schema import DIRECTION_CSV_COLUMNS
         rows = [row for r in reports for row in direction_rows(r)]
         _write_csv(rows, DIRECTION_CSV_COLUMNS, out)
     elif series_frames:
         import pandas as pd
         pd.concat(series_frames, ignore_index=True).to_csv(out, index=False)
     else:
-        from .report import text as report_text
+        from ..report import text as report_text
         text = report_text(reports)
         if text:
             out.write(text + "\n")

@@ -152,7 +152,6 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
                   ) -> Dict[int, TestWindow]:
     """Per direction row whose ports match an iperf3 test: its retransmissions within and
     after the sender's measured interval."""
-    from .truth import RETRANSMISSION_KINDS
     table = directions.table
     if not tests or len(directions) == 0:
         return {}
@@ -162,7 +161,7 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
     row = np.where(slot >= 0, directions.row_of_slot[np.maximum(slot, 0)], -1)
     mss = np.maximum(np.asarray(table["mss"]).astype(np.int64), 1)
     segment_weight = np.where(row >= 0, -(-payload // mss[np.maximum(row, 0)]), 0)
-    is_retransmission = np.isin(directions.segment_kind, RETRANSMISSION_KINDS)
+    is_retransmission = directions.is_retransmission
     windows: Dict[int, TestWindow] = {}
     for r in range(len(directions)):
         test = match_direction(tests, int(table["sport"][r]), int(table["dport"][r]))

@@ -63,7 +63,7 @@ class Analysis:
 
     @cached_property
     def _document(self) -> Dict[str, Any]:
-        from .report import document
+        from ..report import document
         return document(self)
 
     @property
@@ -79,23 +79,24 @@ class Analysis:
     @property
     def main_row(self) -> Optional[int]:
         """Index in `directions` of the direction that carried the most payload (None: none)."""
-        from .report import main_row
+        from ..report import main_row
         return main_row(self.to_json()["directions"])
 
     def to_dataframe(self):
         """The report's directions as a DataFrame, one row per direction, the `--csv` columns."""
         import pandas as pd
-        from .schema import DIRECTION_CSV_COLUMNS
+
+        from ..schema import DIRECTION_CSV_COLUMNS
         return pd.DataFrame(self.csv_rows(), columns=list(DIRECTION_CSV_COLUMNS))
 
     def csv_rows(self) -> List[Dict[str, Any]]:
         """The `--csv` rows of this capture, one per data-carrying direction."""
-        from .report import direction_rows
+        from ..report import direction_rows
         return direction_rows(self.to_json())
 
     def text(self) -> str:
         """The terminal report of this capture."""
-        from .report import text
+        from ..report import text
         return text([self.to_json()])
 
     def direction_packets(self, row: int):
@@ -105,6 +106,15 @@ class Analysis:
         slot = d.packet_slot
         of_row = np.where(slot >= 0, d.row_of_slot[np.maximum(slot, 0)], -1) == row
         return np.asarray(self.packets["ts_ns"], dtype=np.int64)[of_row], d.bytes_in_flight[of_row]
+
+    def kernel_events(self, row: int):
+        """Indices into `probe` of the tcp_probe events of direction `row` (empty: none)."""
+        import numpy as np
+        if self.probe is None:
+            return np.zeros(0, dtype=np.int64)
+        table = self.directions.table
+        return kernel_probe.events_of(self.probe, str(table["src"][row]), int(table["sport"][row]),
+                                      str(table["dst"][row]), int(table["dport"][row]))
 
     def kernel_views(self) -> List[Optional[Dict[str, Any]]]:
         """Per direction (in `directions` order): the sending kernel's cwnd, ssthresh and srtt
@@ -119,8 +129,7 @@ class Analysis:
         ts = np.asarray(self.packets["ts_ns"], dtype=np.int64)
         aligned_any = len(ts) > 0 and kernel_probe.clock_aligned(probe.time_ns, int(ts.min()), int(ts.max()))
         for row in range(len(self.directions)):
-            events = kernel_probe.events_of(probe, str(table["src"][row]), int(table["sport"][row]),
-                                            str(table["dst"][row]), int(table["dport"][row]))
+            events = self.kernel_events(row)
             if len(events) == 0:
                 views.append(None)
                 continue
@@ -154,9 +163,7 @@ class Analysis:
         streams, directions = frame["stream"].to_numpy(), frame["direction"].to_numpy()
         for row in range(len(self.directions)):
             mine = np.flatnonzero((streams == table["stream"][row]) & (directions == table["direction"][row]))
-            events = kernel_probe.events_of(probe, str(table["src"][row]), int(table["sport"][row]),
-                                            str(table["dst"][row]), int(table["dport"][row]))
-            values = kernel_probe.interval_values(probe, events, start_ns, interval_s * 1e9, bins[mine])
+            values = kernel_probe.interval_values(probe, self.kernel_events(row), start_ns, interval_s * 1e9, bins[mine])
             for name, column in values.items():
                 added[name][mine] = column
         for name, column in added.items():

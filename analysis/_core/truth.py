@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
-from . import _truth
+from .. import _truth
 from .columns import TCP_SYN
 from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots
 from .rtt import rtt_stats
@@ -115,10 +115,15 @@ class Directions:
     def __len__(self) -> int:
         return len(self.table["stream"])
 
+    @property
+    def is_retransmission(self) -> np.ndarray:
+        """Per packet: a retransmission of any kind (spurious ones included)."""
+        return np.isin(self.segment_kind, RETRANSMISSION_KINDS)
+
     def to_records(self) -> List[Dict[str, Any]]:
         """One plain dict per row: the truth-seeking keys of the report's `directions`
         (schema.DIRECTION_TABLE_KEYS), with `rtt_ms` and `bytes_in_flight`."""
-        from .report import table_records
+        from ..report import table_records
         return table_records(self)
 
     def to_dataframe(self):

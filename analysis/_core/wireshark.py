@@ -17,7 +17,7 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from . import _tcp
+from .. import _tcp
 from .columns import DECODE_TRUNCATED
 from .flows import Flows, frame_count, native_column_tuple, packet_columns
 

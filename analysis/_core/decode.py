@@ -21,10 +21,10 @@ from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import _decode
+from .. import _decode
 from . import memory
-from .columns import PACKET_COLUMNS
 from .background import Background
+from .columns import PACKET_COLUMNS
 from .errors import CaptureCutError, CaptureError
 from .packets import PacketTable, join_ip_fragments
 from .sidecar import NO_META, Meta, capture_drops, read_meta
