@@ -86,5 +86,8 @@ say "installing the toolkit into .venv (builds the C extensions)"
 # A regular install, as users get it: an editable one adds an import hook to every
 # Python start (~8 ms of spline-analyze's ~0.3 s on 1M packets). Developers who edit
 # analysis/ may prefer: .venv/bin/pip install -e ".[dataframe,plot,test]"
+# setuptools builds in ./build and copies all it finds there: a module an update moved or
+# removed would stay installed (and importable) beside the new ones unless build/ goes first.
+rm -rf build
 .venv/bin/python -m pip install -q ".[$extras]" >&2
 say "ready: .venv/bin/spline-analyze, .venv/bin/spline-testbed"
