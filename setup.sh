@@ -84,6 +84,10 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >&2
+# setuptools builds in ./build and reuses what it finds there (copies in a regular install,
+# links in an editable one): a module an update moved or removed would stay installed and
+# importable beside the new ones unless build/ goes first.
+rm -rf build
 if [ "$want_test" -eq 1 ]; then
     # Editable, so pytest tests the analysis/ being edited: the C extensions are built into
     # analysis/ and build/__editable__.*/spline_analysis/ links to every file of it. "strict":

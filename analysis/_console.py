@@ -29,7 +29,7 @@ def _end_start_up(prog: str) -> None:
 
 def spline_analyze() -> None:
     _end_start_up("spline-analyze")
-    from .cli import run
+    from ._core.cli import run
     run()
 
 

@@ -190,7 +190,7 @@ def spline_analyze_command() -> Optional[List[str]]:
     script = VENV_BIN / "spline-analyze"
     if not script.exists():
         return None
-    probe = subprocess.run([PYTHON, "-c", "import spline_analysis.cli"], capture_output=True, cwd=str(REPO_DIR))
+    probe = subprocess.run([PYTHON, "-c", "import spline_analysis._core.cli"], capture_output=True, cwd=str(REPO_DIR))
     if probe.returncode != 0:
         return None
     return [str(script)]
@@ -300,7 +300,7 @@ def measure_startup(repeat: int) -> List[Measurement]:
     probes = [
         ("python -c pass", [PYTHON, "-c", "pass"]),
         ("python -c 'import numpy'", [PYTHON, "-c", "import numpy"]),
-        ("python -c 'import spline_analysis.cli'", [PYTHON, "-c", "import spline_analysis.cli"]),
+        ("python -c 'import spline_analysis._core.cli'", [PYTHON, "-c", "import spline_analysis._core.cli"]),
     ]
     env = cli_env_defaults()
     note = ("with the CLI's own env defaults: " + " ".join(f"{k}={v}" for k, v in env.items())) if env else ""
@@ -386,7 +386,7 @@ def profile_ours(capture: Path, top: int = 18) -> str:
     with tempfile.NamedTemporaryFile(prefix="bench-prof-", suffix=".pstats", delete=False) as tmp:
         prof_path = tmp.name
     try:
-        run = subprocess.run([PYTHON, "-m", "cProfile", "-o", prof_path, "-m", "spline_analysis.cli",
+        run = subprocess.run([PYTHON, "-m", "cProfile", "-o", prof_path, "-m", "spline_analysis",
                               "--json", str(capture)], capture_output=True, text=True, cwd=str(REPO_DIR),
                              env=CHILD_ENV)
         if run.returncode != 0 or os.path.getsize(prof_path) == 0:
@@ -398,7 +398,7 @@ def profile_ours(capture: Path, top: int = 18) -> str:
     finally:
         os.unlink(prof_path)
     imports = subprocess.run([PYTHON, "-X", "importtime", "-c",
-                              "import spline_analysis.cli, spline_analysis.pipeline"],
+                              "import spline_analysis._core.cli, spline_analysis._core.pipeline"],
                              capture_output=True, text=True, cwd=str(REPO_DIR), env=CHILD_ENV)
     rows = []
     for line in imports.stderr.splitlines():
@@ -406,7 +406,7 @@ def profile_ours(capture: Path, top: int = 18) -> str:
         if len(parts) == 3 and parts[1].strip().isdigit():
             rows.append((int(parts[1]), parts[2].rstrip()))
     rows.sort(reverse=True)
-    sections.append("-X importtime: slowest cumulative imports of spline_analysis.cli + .pipeline "
+    sections.append("-X importtime: slowest cumulative imports of spline_analysis._core.cli + .pipeline "
                     "(what the CLI loads), microseconds:\n" +
                     "\n".join(f"{us:>10}  {name}" for us, name in rows[:15]))
     return "\n\n".join(sections)
@@ -529,7 +529,7 @@ def time_budget(ours: Measurement, rows: List[Measurement]) -> str:
 
     add("interpreter start-up (python -c pass)", by_tool.get("python -c pass"))
     if "python -c pass" in by_tool:
-        add("import spline_analysis.cli (beyond start-up)", by_tool.get("python -c 'import spline_analysis.cli'"),
+        add("import spline_analysis._core.cli (beyond start-up)", by_tool.get("python -c 'import spline_analysis._core.cli'"),
             by_tool["python -c pass"])
     add("import numpy (in-process; the CLI imports it lazily)", by_tool.get("import numpy"))
     not_called = []
@@ -605,7 +605,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             runner.run_once()
         ours = runner.finish()
     else:
-        ours = Measurement(tool=OURS, command=[], skipped="spline_analysis.cli not importable yet")
+        ours = Measurement(tool=OURS, command=[], skipped="spline_analysis._core.cli not importable yet")
     rows.insert(0, ours)
     if "stages" not in args.skip:
         rows += measure_stages(capture, total_packets, args.repeat)

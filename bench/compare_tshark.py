@@ -4,7 +4,7 @@
     .venv/bin/python bench/compare_tshark.py CAPTURE [CAPTURE ...] [--show 10] [--json]
 
 For each capture: runs tshark (-o tcp.analyze_sequence_numbers:TRUE, default preferences)
-and `spline_analysis.wireshark.analyze`, then prints per-flag frame counts side by side, the
+and `spline_analysis._core.wireshark.analyze`, then prints per-flag frame counts side by side, the
 frames where each flag disagrees (the first --show of them), tcp.stream disagreements, and
 ack_rtt / bytes_in_flight disagreements. Exit status 1 when anything differs.
 """
@@ -20,9 +20,8 @@ from typing import Dict, List
 import numpy as np
 
 import spline_analysis
-from spline_analysis import flows as flows_mod
-from spline_analysis import wireshark
-
+from spline_analysis._core import flows as flows_mod
+from spline_analysis._core import wireshark
 TSHARK_FLAGS = wireshark.REPORTED_FLAGS
 
 

@@ -137,7 +137,7 @@ def variants(seeds: List[Tuple[str, bytes]], count: int, rng: random.Random) -> 
 
 def run_one(path: str) -> Tuple[str, str]:
     """(outcome, detail) of `spline-analyze --json --quiet path`, in this process."""
-    from spline_analysis.cli import main
+    from spline_analysis._core.cli import main
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -1,4 +1,4 @@
-"""tsharkdiff.py -- frame-by-frame comparison of tshark 4.0 and spline_analysis.wireshark.
+"""tsharkdiff.py -- frame-by-frame comparison of tshark 4.0 and spline_analysis._core.wireshark.
 
 `tshark_table(path)` and `our_table(path)` give the same per-frame fields for one capture:
 tcp.stream, tcp.len, every tcp.analysis flag, ack_rtt (ns) and bytes_in_flight, -1 or False
@@ -64,8 +64,8 @@ def tshark_table(path: Path) -> Table:
 def our_table(path: Path) -> Table:
     """The same fields from spline_analysis (decode -> flows -> wireshark.analyze)."""
     import spline_analysis
-    from spline_analysis import flows as flows_mod
-    from spline_analysis import wireshark
+    from spline_analysis._core import flows as flows_mod
+    from spline_analysis._core import wireshark
     from spline_analysis.report import tcp_packet_mask
 
     packets = spline_analysis.read(path).packets

@@ -61,7 +61,7 @@ class Frame:
 
 
 def packet_table(frames: Sequence[Frame]) -> Dict[str, np.ndarray]:
-    """The frames as a packet table with every column of `spline_analysis.columns`."""
+    """The frames as a packet table with every column of `spline_analysis._core.columns`."""
     n = len(frames)
 
     options_len = [(4 if f.mss else 0) + (4 if f.wscale >= 0 else 0) + (4 if f.sack_permitted else 0)

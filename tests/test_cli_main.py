@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import pcapbuild as pb
-from spline_analysis import cli
+from spline_analysis._core import cli
+from spline_analysis.schema import SCHEMA_VERSION
 
 FLOW = pb.tcp_flow_frames(4)
 PYTHON = sys.executable
@@ -25,13 +26,13 @@ def capture(tmp_path) -> Path:
 
 
 def run_cli(*args: str):
-    return subprocess.run([PYTHON, "-m", "spline_analysis.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([PYTHON, "-m", "spline_analysis", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_json_for_one_file_is_the_report_at_top_level(capture, capsys):
     assert cli.main([str(capture), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == 2 and doc["file"] == str(capture)
+    assert doc["schema"] == SCHEMA_VERSION == 3 and doc["file"] == str(capture)
     assert (doc["packets"], doc["tcp_packets"], doc["tcp_streams"]) == (len(FLOW), len(FLOW), 1)
     assert doc["tcp_payload_bytes"] == 4 * 1448
     assert doc["capture_drops"] == {"kernel": None, "interface": None, "source": "none"}
@@ -44,7 +45,7 @@ def test_json_for_several_files_lists_them(capture, tmp_path, capsys):
     other.write_bytes(capture.read_bytes())
     assert cli.main([str(capture), str(other), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == 2 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
+    assert doc["schema"] == SCHEMA_VERSION == 3 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
 
 
 def test_summary_names_the_file_and_aligns_the_run_summary(capture, capsys):
@@ -153,24 +154,23 @@ def test_one_bad_file_does_not_stop_the_others(capture, tmp_path, capsys):
 
 def test_internal_error_is_one_line_and_exit_3(capture, capsys, monkeypatch):
     from spline_analysis import report
-
     def broken(*args, **kwargs):
         raise ZeroDivisionError("boom")
-    monkeypatch.setattr(report, "summarize_capture", broken)
+    monkeypatch.setattr(report, "capture_keys", broken)
     assert cli.main([str(capture)]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error" in err and "boom" in err
 
 
 def test_cli_json_does_not_import_pandas(capture):
-    code = ("import sys; from spline_analysis import cli; rc = cli.main([%r, '--json']); "
+    code = ("import sys; from spline_analysis._core import cli; rc = cli.main([%r, '--json']); "
             "sys.stderr.write(str('pandas' in sys.modules)); sys.exit(rc)" % str(capture))
     result = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stderr.strip() == "False"
 
 
 def test_progress_bar_only_for_large_files_on_a_terminal():
-    from spline_analysis.progress import MIN_BYTES_FOR_BAR, bar_for
+    from spline_analysis._core.progress import MIN_BYTES_FOR_BAR, bar_for
 
     class FakeTerminal(io.StringIO):
         def isatty(self) -> bool:

@@ -5,7 +5,7 @@ view; what came in and never left while later packets did is the host's own drop
 """
 from __future__ import annotations
 
-from spline_analysis.columns import TCP_ACK, TCP_SYN
+from spline_analysis._core.columns import TCP_ACK, TCP_SYN
 from test_truth_crafted import MSS, Flow, analyze, row_of
 
 
@@ -76,7 +76,7 @@ def bridged_capture(tmp_path, copies_per_packet: int = 2, retransmit: int = 7):
 
 
 def test_copies_on_two_bridge_ports_with_one_ttl_are_set_aside_not_retransmissions(tmp_path):
-    from spline_analysis.pipeline import analyze as analyze_file
+    from spline_analysis._core.pipeline import analyze as analyze_file
     document = analyze_file(bridged_capture(tmp_path)).to_json()
     d = max(document["directions"], key=lambda x: x["payload_bytes"])
     assert d["data_packets"] == 21 and d["duplicate_frames"] == 21
@@ -85,7 +85,7 @@ def test_copies_on_two_bridge_ports_with_one_ttl_are_set_aside_not_retransmissio
 
 
 def test_three_ports_leave_one_copy_and_a_capture_on_one_interface_is_untouched(tmp_path):
-    from spline_analysis.pipeline import analyze as analyze_file
+    from spline_analysis._core.pipeline import analyze as analyze_file
     d = max(analyze_file(bridged_capture(tmp_path, copies_per_packet=3)).to_json()["directions"],
             key=lambda x: x["payload_bytes"])
     assert (d["data_packets"], d["duplicate_frames"], d["retransmissions"]) == (21, 42, 1)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from spline_analysis.errors import CaptureError
-from spline_analysis.report import analyze_file
+import spline_analysis as sa
+from spline_analysis._core.errors import CaptureError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 ORACLE = SHARED / "corpus" / "oracle.csv"
@@ -33,7 +33,7 @@ def _count(text: str):
 def test_corpus_file_matches_tshark_oracle(row):
     path = SHARED / "corpus" / "pcaps" / row["file"]
     try:
-        doc = analyze_file(path)
+        doc = sa.analyze(path).to_json()
     except CaptureError as exc:
         # A file libpcap itself rejects (invalid version) may be refused, cleanly and with an offset.
         assert "invalid-version" in row["file"] and exc.offset is not None

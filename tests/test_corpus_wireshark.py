@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import spline_analysis
-from spline_analysis import flows as flows_mod
-from spline_analysis import wireshark
-from spline_analysis.errors import CaptureError
+from spline_analysis._core import flows as flows_mod
+from spline_analysis._core import wireshark
+from spline_analysis._core.errors import CaptureError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"

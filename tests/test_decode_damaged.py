@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import pcapbuild as pb
-from spline_analysis.decode import read
-from spline_analysis.errors import CaptureCutError, CaptureError
+from spline_analysis._core.decode import read
+from spline_analysis._core.errors import CaptureCutError, CaptureError
 
 FLOW = pb.tcp_flow_frames(5)
 

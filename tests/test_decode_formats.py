@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import pcapbuild as pb
-from spline_analysis import _decode, columns
-from spline_analysis.decode import read
-from spline_analysis.errors import CaptureError
+from spline_analysis import _decode
+from spline_analysis._core import columns
+from spline_analysis._core.decode import read
+from spline_analysis._core.errors import CaptureError
 
 T0_NS = 1_700_000_000_123_456_789
 
@@ -180,7 +181,7 @@ def test_pcapng_unsupported_version_rejected(tmp_path):
 
 
 def test_decoding_spans_chunks_without_losing_rows(tmp_path, monkeypatch):
-    from spline_analysis import decode
+    from spline_analysis._core import decode
     monkeypatch.setattr(decode, "CHUNK_PACKETS", 7)
     flow = pb.tcp_flow_frames(20)
     data = pb.pcap_file([(t, pb.ethernet(p)) for t, p in flow])
@@ -228,6 +229,6 @@ def test_pcapng_power_of_two_resolution_and_offset_convert_exactly(tmp_path):
 def test_importing_the_decoder_does_not_import_pandas():
     import subprocess
     import sys
-    code = "import sys, spline_analysis.decode, spline_analysis.report; print('pandas' in sys.modules)"
+    code = "import sys, spline_analysis._core.decode, spline_analysis.report; print('pandas' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "False"

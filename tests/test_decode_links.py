@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import pcapbuild as pb
-from spline_analysis.columns import (DECODE_IN_ICMP_ERROR, DECODE_IP_FRAGMENT, DECODE_IP_MORE_FRAGMENTS,
+from spline_analysis._core.columns import (DECODE_IN_ICMP_ERROR, DECODE_IP_FRAGMENT, DECODE_IP_MORE_FRAGMENTS,
                                      DECODE_IP_OPTIONS, DECODE_MALFORMED, DECODE_TRUNCATED, DECODE_UNSUPPORTED_LINK,
                                      TCP_ACK, TCP_NS, TCP_PSH, TCP_SYN)
-from spline_analysis.decode import read
+from spline_analysis._core.decode import read
 
 V4 = ("10.1.2.3", "10.4.5.6")
 V6 = ("2001:db8::1", "2001:db8::2")

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import pcapbuild as pb
-from spline_analysis import decode
-
+from spline_analysis._core import decode
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 T0_NS = 1_700_000_000_123_456_789
 

@@ -12,9 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import spline_analysis as sa
+
 import pcapbuild as pb
-from spline_analysis.decode import read
-from spline_analysis.report import analyze_file, tcp_packet_mask
+from spline_analysis._core.decode import read
+from spline_analysis.report import tcp_packet_mask
 
 TSHARK = shutil.which("tshark")
 pytestmark = pytest.mark.skipif(TSHARK is None, reason="tshark not installed")
@@ -109,7 +111,7 @@ def test_conversions_of_a_file_give_the_same_numbers(tmp_path, conversion):
     else:
         subprocess.run(["editcap", "-F", conversion, str(original), str(converted)], check=True, timeout=60,
                        capture_output=True)
-    a, b = analyze_file(original), analyze_file(converted)
+    a, b = sa.analyze(original).to_json(), sa.analyze(converted).to_json()
     for key in ("packets", "tcp_packets", "tcp_streams", "tcp_payload_bytes", "duration_s", "link_types"):
         assert a[key] == b[key]
     if conversion != "gzip":
@@ -138,7 +140,7 @@ def test_real_tcpdump_capture_in_a_namespace_matches_tshark(tmp_path):
     finally:
         subprocess.run(["ip", "netns", "del", namespace], timeout=30)
     assert_same_as_tshark(path)
-    doc = analyze_file(path)
+    doc = sa.analyze(path).to_json()
     # A loaded host may retransmit on loopback (zero-window recovery): every payload byte
     # counts in tcp_payload_bytes, each byte of the stream once in unique_bytes.
     assert doc["tcp_streams"] == 1 and doc["tcp_payload_bytes"] >= 3_000_000

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spline_analysis import flows as flows_mod
+from spline_analysis._core import flows as flows_mod
 from tcpcraft import DECODE_IN_ICMP_ERROR, Conversation, merge, packet_table
 
 
@@ -126,7 +126,7 @@ def test_million_frames_of_fifty_conversations_are_fifty_streams() -> None:
     big = {name: np.repeat(col, n // len(frames), axis=0) for name, col in table.items()}
     big["seq"] = (big["seq"] + np.arange(n, dtype=np.uint32) * np.uint32(1000)).astype(np.uint32)
     big["ts_ns"] = big["ts_ns"] + np.arange(n, dtype=np.int64) * 1000
-    from spline_analysis import wireshark
+    from spline_analysis._core import wireshark
     f = flows_mod.assign_streams(big)
     wireshark.analyze(big, f)
     assert f.count == 50

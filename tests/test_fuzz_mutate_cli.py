@@ -38,7 +38,7 @@ def test_variants_are_reproducible_from_the_seed_and_cover_every_kind():
 
 def test_an_internal_error_or_exception_counts_as_a_finding(monkeypatch, tmp_path):
     fuzzer = load_fuzzer()
-    import spline_analysis.cli as cli
+    import spline_analysis._core.cli as cli
     path = tmp_path / "x.pcap"
     path.write_bytes(b"")
     monkeypatch.setattr(cli, "main", lambda argv: 3)

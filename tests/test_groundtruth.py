@@ -21,8 +21,7 @@ import numpy as np
 import pytest
 
 import spline_analysis as sa
-from spline_analysis import truth
-
+from spline_analysis._core import truth
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 GROUNDTRUTH = SHARED / "corpus" / "groundtruth"
 TRUTH_FILES = sorted(GROUNDTRUTH.glob("*.truth.json")) if GROUNDTRUTH.is_dir() else []
@@ -32,7 +31,7 @@ def streams_of(packets):
     """flows.assign_streams when present, else a 5-tuple grouping (enough for
     captures without port reuse)."""
     try:
-        from spline_analysis.flows import assign_streams
+        from spline_analysis._core.flows import assign_streams
         return assign_streams(packets)
     except ImportError:
         pass

@@ -22,8 +22,8 @@ import pytest
 
 from pcapbuild import ethernet, ipv4, pcap_file, tcp
 
-from spline_analysis import decode
-from spline_analysis.errors import CaptureError
+from spline_analysis._core import decode
+from spline_analysis._core.errors import CaptureError
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "bbr-2pct-15mbit" / "trace.pcap"
@@ -220,7 +220,7 @@ def test_three_packets_a_day_apart_at_one_millisecond_stay_small(tmp_path):
     capture = tmp_path / "day.pcap"
     capture.write_bytes(pcap_file(frames, nanosecond=True))
     # VmHWM: this process's peak resident set (ru_maxrss would carry pytest's across exec)
-    code = ("import re, sys; from spline_analysis.cli import main; status = main(sys.argv[1:]); "
+    code = ("import re, sys; from spline_analysis._core.cli import main; status = main(sys.argv[1:]); "
             "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1), file=sys.stderr); "
             "sys.exit(status)")
     result = subprocess.run([PYTHON, "-c", code, "--quiet", "--interval", "1ms", str(capture)],
@@ -367,7 +367,7 @@ def empty_records_gzip(path: Path, frames: int) -> Path:
     return path
 
 
-PEAK_RSS_CODE = ("import re, sys; from spline_analysis.cli import main; status = main(sys.argv[1:]); "
+PEAK_RSS_CODE = ("import re, sys; from spline_analysis._core.cli import main; status = main(sys.argv[1:]); "
                  "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1), file=sys.stderr); "
                  "sys.exit(status)")
 
@@ -381,7 +381,7 @@ def peak_rss_kib(*args: str) -> int:
 def test_memory_per_frame_of_an_analysis_stays_within_what_the_refusal_reckons(tmp_path):
     """Frames cost memory whatever they hold (one row each, as tshark numbers them): empty records
     are the most frames per byte of file. Each frame costs at most ANALYSIS_BYTES_PER_FRAME."""
-    from spline_analysis.memory import ANALYSIS_BYTES_PER_FRAME
+    from spline_analysis._core.memory import ANALYSIS_BYTES_PER_FRAME
     small = peak_rss_kib("--json", "--quiet", str(empty_records_gzip(tmp_path / "1m.pcap.gz", 1 << 20)))
     large = peak_rss_kib("--json", "--quiet", str(empty_records_gzip(tmp_path / "3m.pcap.gz", 3 << 20)))
     bytes_per_frame = (large - small) * 1024 / (2 << 20)
@@ -408,7 +408,7 @@ def test_frames_beyond_the_memory_it_may_take_are_refused_in_one_line_before_all
 
 
 def test_memory_headroom_is_the_least_known_source():
-    from spline_analysis.memory import least_headroom, meminfo_available_bytes, status_kib
+    from spline_analysis._core.memory import least_headroom, meminfo_available_bytes, status_kib
     assert meminfo_available_bytes("MemTotal: 100 kB\nMemAvailable:    2048 kB\n") == 2 << 20
     assert meminfo_available_bytes("MemTotal: 100 kB\n") is None
     assert status_kib("VmPeak:\t 10 kB\nVmSize:\t   20 kB\n", "VmSize") == 20

@@ -110,7 +110,7 @@ def test_interrupted_run_marks_its_captures_unfinished_and_strict_analysis_refus
     assert captures, list(out.rglob("*"))
     meta = json.loads((captures[0].parent / "meta.json").read_text())
     assert meta["trace_complete"] is False
-    analyze = [sys.executable, "-m", "spline_analysis.cli"]
+    analyze = [sys.executable, "-m", "spline_analysis"]
     strict = subprocess.run([*analyze, "--strict", "--quiet", str(captures[0])], capture_output=True, text=True)
     assert strict.returncode == 2 and "did not finish" in strict.stderr
     lenient = subprocess.run([*analyze, "--json", str(captures[0])], capture_output=True, text=True)

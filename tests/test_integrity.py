@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spline_analysis import integrity
-from spline_analysis.columns import DECODE_TRUNCATED
-from spline_analysis.pipeline import analyze
+from spline_analysis._core import integrity
+from spline_analysis._core.columns import DECODE_TRUNCATED
+from spline_analysis._core.pipeline import analyze
 
 REPO = Path(__file__).resolve().parents[1]
 GROUNDTRUTH = REPO.parent / "shared" / "corpus" / "groundtruth"

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from spline_analysis.pipeline import analyze
+from spline_analysis._core.pipeline import analyze
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 GROUNDTRUTH = SHARED / "corpus" / "groundtruth"

@@ -5,8 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spline_analysis import iperf3
-
+from spline_analysis._core import iperf3
 GROUNDTRUTH = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "groundtruth"
 
 
@@ -76,13 +75,7 @@ def test_sender_retransmissions_in_iperf3_window_equal_tcp_info(name):
     if not truth_path.exists():
         pytest.skip("shared ground truth not present")
     import spline_analysis as sa
-    from spline_analysis import flows, truth
-    capture = GROUNDTRUTH / f"{name}.snd.pcap"
-    cap = sa.read(capture)
-    directions = truth.analyze_directions(cap.packets, flows.assign_streams(cap.packets))
-    tests = iperf3.find_tests(capture)
-    records = iperf3.annotate_directions(truth.directions_json(directions),
-                                         iperf3.window_counts(cap.packets, directions, tests))
+    records = sa.analyze(GROUNDTRUTH / f"{name}.snd.pcap").to_json()["directions"]
     data = max(records, key=lambda r: r["payload_bytes"])
     expected = json.loads(truth_path.read_text())["sender_retransmits"]
     assert abs(data["retransmissions"] - expected) <= 0.01 * expected

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spline_analysis import kernel_probe
-
+from spline_analysis._core import kernel_probe
 HEADER = ",".join(["time_s", "src", "dst", "data_len_bytes", "snd_nxt", "snd_una", "snd_cwnd_segments",
                    "ssthresh_segments", "snd_wnd_bytes", "srtt_us", "rcv_wnd_bytes", "sock_cookie"])
 
@@ -81,7 +80,7 @@ PROBE_SAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "sample
 @pytest.mark.skipif(not PROBE_SAMPLES, reason="no bundled sample with a probe.csv")
 def test_a_sample_with_probe_csv_gets_the_kernel_view_in_json_and_interval_csv():
     sample = PROBE_SAMPLES[0]
-    cli = [sys.executable, "-m", "spline_analysis.cli"]
+    cli = [sys.executable, "-m", "spline_analysis"]
     document = json.loads(subprocess.run([*cli, "--json", str(sample)], capture_output=True, text=True,
                                          check=True).stdout)
     data = max(document["directions"], key=lambda d: d["data_packets"])

@@ -11,8 +11,8 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 
 from spline_analysis import plot  # noqa: E402
-from spline_analysis.columns import TCP_ACK  # noqa: E402
-from spline_analysis.truth import (KIND_NONE, KIND_ORIGINAL, KIND_RETRANS_FAST,  # noqa: E402
+from spline_analysis._core.columns import TCP_ACK  # noqa: E402
+from spline_analysis._core.truth import (KIND_NONE, KIND_ORIGINAL, KIND_RETRANS_FAST,  # noqa: E402
                                    KIND_SPURIOUS)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def series_frame() -> "pd.DataFrame":
         for k in range(4):
             rows.append({"time_s": 0.1 * k, "stream": stream, "direction": direction,
                          "throughput_bps": mbit * 1e6 * (k + 1), "goodput_bps": mbit * 1e6 * k,
-                         "retransmissions": k, "lost_segments": k, "rtt_ms": 5.0 + k,
+                         "retransmissions": k, "needed_retransmissions": k, "rtt_ms": 5.0 + k,
                          "bytes_in_flight": 2000.0 * (k + 1)})
     return pd.DataFrame(rows)
 
@@ -356,8 +356,8 @@ def test_figures_save_as_non_empty_pngs(tmp_path):
 def crafted_capture():
     """A real pipeline run over a crafted transfer with one lost and retransmitted segment."""
     from tcpcraft import Conversation
-    from spline_analysis.flows import assign_streams
-    from spline_analysis.truth import analyze_directions
+    from spline_analysis._core.flows import assign_streams
+    from spline_analysis._core.truth import analyze_directions
 
     conv = Conversation()
     # captured next to the server (the data sender): SYN/ACK leaves at once, the ACK takes an RTT
@@ -407,8 +407,8 @@ def test_every_report_figure_names_the_capture_warnings_in_its_title(tmp_path, m
 
 def test_save_report_plots_without_data_writes_only_the_time_series(tmp_path):
     from tcpcraft import Conversation
-    from spline_analysis.flows import assign_streams
-    from spline_analysis.truth import analyze_directions
+    from spline_analysis._core.flows import assign_streams
+    from spline_analysis._core.truth import analyze_directions
     conv = Conversation()
     conv.handshake()
     packets = conv.packets()
@@ -421,7 +421,7 @@ def test_save_report_plots_without_data_writes_only_the_time_series(tmp_path):
 
 
 def test_sequence_of_a_crafted_loss_marks_the_retransmission():
-    from spline_analysis.truth import RETRANSMISSION_KINDS, main_direction
+    from spline_analysis._core.truth import RETRANSMISSION_KINDS, main_direction
     packets, flows, directions = crafted_capture()
     row = main_direction(directions)
     slot = directions.table["slot"][row]
@@ -438,9 +438,9 @@ SAMPLES = sorted(REPO.glob("samples/*/trace.pcap"))
 @pytest.mark.skipif(not SAMPLES, reason="no samples/*/trace.pcap in this checkout")
 def test_sample_plots_match_the_directions_retransmission_count(tmp_path):
     import spline_analysis as sa
-    from spline_analysis.flows import assign_streams
-    from spline_analysis.truth import KIND_SPURIOUS as SPURIOUS, RETRANSMISSION_KINDS, analyze_directions
-    from spline_analysis.truth import main_direction
+    from spline_analysis._core.flows import assign_streams
+    from spline_analysis._core.truth import KIND_SPURIOUS as SPURIOUS, RETRANSMISSION_KINDS, analyze_directions
+    from spline_analysis._core.truth import main_direction
     capture = sa.read(SAMPLES[0])
     flows = assign_streams(capture.packets)
     directions = analyze_directions(capture.packets, flows, capture_drops=capture.capture_drops)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spline_analysis.pipeline import analyze
+from spline_analysis._core.pipeline import analyze
 
 NEEDED = ("ip", "tc", "ethtool", "iptables", "iperf3", "tcpdump")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in NEEDED),

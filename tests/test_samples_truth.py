@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from spline_analysis.pipeline import analyze
+from spline_analysis._core.pipeline import analyze
 
 SAMPLES = sorted(p.parent for p in (Path(__file__).resolve().parents[1] / "samples").glob("*/truth.json")
                  if (p.parent / "trace.pcap").exists())

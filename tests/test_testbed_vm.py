@@ -70,7 +70,7 @@ def test_the_vm_matrix_finishes_every_run(vm_matrix):
 
 def test_delay_is_applied_and_the_handshake_shows_it_one_way_on_the_data_path(vm_matrix):
     import spline_analysis as sa
-    from spline_analysis.columns import TCP_ACK, TCP_SYN
+    from spline_analysis._core.columns import TCP_ACK, TCP_SYN
 
     _, rows, out = vm_matrix
     for row in rows:

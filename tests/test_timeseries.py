@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spline_analysis import timeseries  # noqa: E402
+from spline_analysis._core import timeseries  # noqa: E402
 from test_truth_crafted import analyze, row_of, sender_side_transfer  # noqa: E402
 
 
@@ -19,7 +19,7 @@ def test_time_series_adds_up_to_the_direction_totals():
     mine = frame[(frame.stream == 0) & (frame.direction == 1)]
     r = row_of(d, 0, 1)
     assert mine.retransmissions.sum() == r["retransmissions"] == 2
-    assert mine.lost_segments.sum() == 2
+    assert mine.needed_retransmissions.sum() == 2
     assert abs(mine.throughput_bps.sum() * 0.005 / 8 - r["payload_bytes"]) < 1
     assert mine.rtt_ms.notna().any()
 

@@ -11,8 +11,8 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import pytest
 
-from spline_analysis import truth
-from spline_analysis.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,
+from spline_analysis._core import truth
+from spline_analysis._core.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,
                                      TCP_ACK, TCP_PSH, TCP_SYN)
 
 MSS = 1448
@@ -583,10 +583,10 @@ def test_port_reuse_keeps_connections_apart():
     assert second_row["unique_bytes"] == 10 * MSS
 
 
-def test_directions_json_is_plain_and_has_the_schema_keys():
+def test_direction_records_are_plain_and_have_the_schema_keys():
     import json
     _, _, d = analyze(sender_side_transfer(segments=10, lose=(3,)))
-    records = truth.directions_json(d)
+    records = d.to_records()
     json.dumps(records)
     for key in ("src", "sport", "dst", "dport", "vantage", "data_packets", "payload_bytes",
                 "unique_bytes", "retransmissions", "spurious_retransmissions", "lost_segments",

@@ -2,9 +2,7 @@
 import numpy as np
 import pytest
 
-from spline_analysis import truth
-
-
+from spline_analysis._core import truth
 def _random_case(rng, sparse: bool):
     n = int(rng.integers(1, 3000))
     n_slots = int(rng.integers(1, 8))

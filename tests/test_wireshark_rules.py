@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Set
 import numpy as np
 import pytest
 
-from spline_analysis import wireshark
+from spline_analysis._core import wireshark
 from tcpcraft import Conversation
 
 SINGLE_BITS = {value: name for name, value in wireshark.FLAG_FILTERS.items() if bin(value).count("1") == 1}
@@ -20,9 +20,15 @@ SINGLE_BITS[wireshark.RETRANSMISSION] = "retransmission"
 TSHARK_NAMES = [n for n in wireshark.REPORTED_FLAGS]
 
 
+def ws_analyze(packets) -> wireshark.WiresharkAnalysis:
+    """The tshark-compatible pass over crafted packets, after the flows stage it reads."""
+    from spline_analysis._core.flows import assign_streams
+    return wireshark.analyze(packets, assign_streams(packets))
+
+
 def our_flags(conv: Conversation) -> List[Set[str]]:
     """Flag names per frame, as the display filters see them (fast/spurious imply retransmission)."""
-    flags = wireshark.analyze(conv.packets()).flags
+    flags = ws_analyze(conv.packets()).flags
     out = []
     for value in flags.tolist():
         out.append({name for name in TSHARK_NAMES if value & wireshark.FLAG_FILTERS[name]})
@@ -255,7 +261,7 @@ def test_flags_per_frame_equal_real_tshark(case: Callable[[], Conversation], tmp
 
 
 def test_counts_follow_the_display_filters() -> None:
-    analysis = wireshark.analyze(case_fast_retransmission_needs_two_dupacks().packets())
+    analysis = ws_analyze(case_fast_retransmission_needs_two_dupacks().packets())
     counts = analysis.counts()
     assert counts["retransmission"] == 1 and counts["fast_retransmission"] == 1
     assert counts["duplicate_ack"] == 2
@@ -266,7 +272,7 @@ def test_counts_follow_the_display_filters() -> None:
 def test_ack_rtt_takes_the_oldest_copy_and_bytes_in_flight_spans_unacked_data() -> None:
     conv = case_retransmission_after_rto()
     conv.server(1, ack=1001, at_ms=310)
-    a = wireshark.analyze(conv.packets())
+    a = ws_analyze(conv.packets())
     assert a.acked_frame[5] == 3                           # the original, not the retransmission
     assert a.ack_rtt_ns[5] == 300_000_000
     assert a.bytes_in_flight[3] == 1000 and a.bytes_in_flight[4] == 1000

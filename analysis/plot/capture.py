@@ -208,8 +208,8 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
     markers, originals and ACKs are thinned to every k-th one (stated in the
     title); retransmissions are always all drawn.
     """
-    from ..truth import KIND_NONE, KIND_REORDERED, KIND_SPURIOUS, RETRANSMISSION_KINDS, main_direction
-    from ..columns import TCP_ACK
+    from .._core.truth import KIND_NONE, KIND_REORDERED, KIND_SPURIOUS, RETRANSMISSION_KINDS, main_direction
+    from .._core.columns import TCP_ACK
 
     fig = _figure(10.0, 6.0)
     ax = fig.subplots()
@@ -357,7 +357,7 @@ def _draw_sack(ax: Any, packets: Mapping[str, np.ndarray], ack64: np.ndarray, ac
 
 def rtt_samples_ms(directions: Any, direction_index: Optional[int] = None) -> np.ndarray:
     """The RTT samples (ms) of one data direction (default: the main one), in packet order."""
-    from ..truth import main_direction
+    from .._core.truth import main_direction
     if direction_index is None:
         direction_index = main_direction(directions)
     if direction_index is None:
@@ -423,7 +423,7 @@ def plot_kernel_window(probe: Any, events: np.ndarray, packet_ns: Optional[np.nd
                        capture_in_flight: Optional[np.ndarray] = None, mss_bytes: int = 1448, title: str = ""):
     """The sending kernel's cwnd and ssthresh (segments, from probe.csv) over time, with the
     capture's bytes in flight in segments beside them, and the kernel's srtt below."""
-    from ..kernel_probe import SSTHRESH_INFINITE
+    from .._core.kernel_probe import SSTHRESH_INFINITE
     fig = _figure(9.0, 5.5)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
     start_ns = int(probe.time_ns[events].min()) if len(events) else 0
@@ -462,8 +462,8 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
     `choose_interval_s` when absent), `title` and `warnings` (their codes go into
     every figure's title).
     """
-    from ..timeseries import series as make_series
-    from ..truth import main_direction
+    from .._core.timeseries import series as make_series
+    from .._core.truth import main_direction
 
     packets, flows, directions = (_part(analysis_parts, n) for n in ("packets", "flows", "directions"))
     if packets is None or flows is None or directions is None:
@@ -495,7 +495,7 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
             save(plot_rtt_cdf(samples, title=title), "rtt_cdf")
         probe = _part(analysis_parts, "probe")
         if probe is not None:
-            from ..kernel_probe import events_of
+            from .._core.kernel_probe import events_of
             table = directions.table
             events = events_of(probe, str(table["src"][main]), int(table["sport"][main]),
                                str(table["dst"][main]), int(table["dport"][main]))

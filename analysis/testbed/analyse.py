@@ -4,18 +4,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import CaptureError
+from .._core.errors import CaptureError
 
 
 def analyse_capture(pcap_path: Path) -> Tuple[Optional[List[Dict[str, Any]]], Optional[str]]:
-    """The `directions` of `spline-analyze --json` for `pcap_path`, or None and why not.
+    """The `directions` of the capture's report (`spline_analysis.analyze(pcap_path).to_json()`,
+    what `spline-analyze --json` prints), or None and why not.
 
     A capture the decoder rejects (CaptureError: damaged, cut, not a capture) becomes a note on
     the run's rows, so one bad capture does not stop a matrix. Any other exception is a bug in
     the analysis and propagates: a note would hide it behind empty columns."""
-    from ..report import analyze_file
+    from .. import analyze
     try:
-        document = analyze_file(str(pcap_path))
+        document = analyze(str(pcap_path)).to_json()
     except CaptureError as exc:
         return None, f"analysis of {pcap_path} failed: {exc}"
     directions = document.get("directions")

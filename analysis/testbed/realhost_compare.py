@@ -27,7 +27,7 @@ Analyser = Callable[[Path], Dict[str, Any]]
 
 def analyse_with_library(pcap: Path) -> Dict[str, Any]:
     """The per-file JSON document `spline-analyze --json` prints for `pcap`."""
-    from ..pipeline import analyze
+    from .. import analyze
     return analyze(pcap).to_json()
 
 

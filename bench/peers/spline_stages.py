@@ -6,13 +6,13 @@ usage: spline_stages.py CAPTURE [REPEAT]   -> one JSON line
 Times (best of REPEAT, in-process, so Python start-up is excluded):
   import_numpy_s, import_spline_analysis_s   (first import only, not repeatable)
   read          spline_analysis.read(path)
-  flows         spline_analysis.flows.assign_streams(<packet table>)
-  wireshark     spline_analysis.wireshark.analyze(packets, flows)
-  truth         spline_analysis.truth.analyze_directions(packets, flows)
-  summary       spline_analysis.report.summarize_capture(capture, flows)   (without pipeline.py)
-  to_json       spline_analysis.pipeline.Analysis(...).to_json()           (what the CLI runs)
+  flows         spline_analysis._core.flows.assign_streams(<packet table>)
+  wireshark     spline_analysis._core.wireshark.analyze(packets, flows)
+  truth         spline_analysis._core.truth.analyze_directions(packets, flows)
+  summary       spline_analysis.report.capture_keys(capture, flows)       (the file's keys alone)
+  to_json       spline_analysis._core.pipeline.Analysis(...).to_json()           (what the CLI runs)
   json          json.dumps(document, indent=2)
-  pipeline      spline_analysis.pipeline.analyze(path): all of it, as a cross-check
+  pipeline      spline_analysis._core.pipeline.analyze(path): all of it, as a cross-check
 A stage whose module/function does not exist yet is reported as "missing"; one
 that raises is reported with its error. Arguments are found by trying the
 (packets, flows), (capture, flows), (packets,), (capture,) in turn, so the
@@ -30,10 +30,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 STAGES: List[Tuple[str, str, str]] = [
     # (stage, module, function); "flows" falls back to report.assign_streams (a stand-in)
-    ("flows", "spline_analysis.flows", "assign_streams"),
-    ("wireshark", "spline_analysis.wireshark", "analyze"),
-    ("truth", "spline_analysis.truth", "analyze_directions"),
-    ("summary", "spline_analysis.report", "summarize_capture"),
+    ("flows", "spline_analysis._core.flows", "assign_streams"),
+    ("wireshark", "spline_analysis._core.wireshark", "analyze"),
+    ("truth", "spline_analysis._core.truth", "analyze_directions"),
+    ("summary", "spline_analysis.report", "capture_keys"),
 ]
 FLOWS_STAND_IN = ("spline_analysis.report", "assign_streams")
 
@@ -131,25 +131,27 @@ def time_json(document: Any, repeat: int) -> Dict[str, Any]:
 
 
 def pipeline_available() -> bool:
-    return find_function("spline_analysis.pipeline", "Analysis") is not None
+    return find_function("spline_analysis._core.pipeline", "Analysis") is not None
 
 
 def time_pipeline(path: str, capture: Any, results: Dict[str, Any], repeat: int) -> Dict[str, Any]:
-    """What the CLI does after the stages: Analysis.to_json() and json.dumps of it; and the
-    whole pipeline.analyze(path) in-process, as a cross-check of the stage sum."""
-    from spline_analysis import pipeline
+    """What the CLI does after the stages: report.document(analysis) (what Analysis.to_json()
+    returns, made once there) and json.dumps of it; and the whole pipeline.analyze(path)
+    in-process, as a cross-check of the stage sum."""
+    from spline_analysis import report
+    from spline_analysis._core import pipeline
     timed: Dict[str, Any] = {}
     if all(k in results for k in ("flows", "wireshark", "truth")):
         analysis = pipeline.Analysis(capture=capture, flows=results["flows"], wireshark=results["wireshark"],
                                      directions=results["truth"])
         try:
-            seconds, document = best_time(analysis.to_json, repeat)
+            seconds, document = best_time(lambda: report.document(analysis), repeat)
             timed["to_json"] = {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S,
                                 "argument": "Analysis of the stages above", "peak_rss_mb": peak_rss_mb(),
-                                "what": "pipeline.Analysis.to_json"}
+                                "what": "report.document"}
             timed["json"] = time_json(document, repeat)
         except Exception as error:  # noqa: BLE001
-            timed["to_json"] = {"status": "error", "errors": [repr(error)], "what": "pipeline.Analysis.to_json"}
+            timed["to_json"] = {"status": "error", "errors": [repr(error)], "what": "report.document"}
     try:
         seconds, _ = best_time(lambda: pipeline.analyze(path), repeat)
         timed["pipeline"] = {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": "path",
@@ -208,7 +210,7 @@ def main() -> None:
             report["stages"][stage] = {"status": "missing", "what": what}
             continue
         if stage == "summary" and pipeline_available():
-            continue  # the pipeline's to_json (below) is what the CLI runs; summarize_capture is inside it
+            continue  # the pipeline's to_json (below) is what the CLI runs; capture_keys is inside it
         stage_flows, shim_note = with_direction(capture, flows) if stage == "truth" else (flows, "")
         outcome = run_stage(function, capture, stage_flows, repeat)
         what += shim_note

@@ -31,11 +31,11 @@
 
 typedef struct {
     uint8_t key[KEY_BYTES];
-    int32_t conversation;   /* newest conversation with this key; -1 empty slot */
-} slot_t;
+    int32_t conversation;   /* newest conversation with this key; -1 empty bucket */
+} bucket_t;
 
 typedef struct {
-    slot_t *slots;
+    bucket_t *buckets;
     size_t capacity;        /* power of two */
     size_t used;
 } table_t;
@@ -68,22 +68,22 @@ static uint64_t hash_key(const uint8_t *key)
 
 static int table_init(table_t *t, size_t capacity)
 {
-    t->slots = malloc(capacity * sizeof(slot_t));
-    if (!t->slots)
+    t->buckets = malloc(capacity * sizeof(bucket_t));
+    if (!t->buckets)
         return -1;
     for (size_t i = 0; i < capacity; i++)
-        t->slots[i].conversation = -1;
+        t->buckets[i].conversation = -1;
     t->capacity = capacity;
     t->used = 0;
     return 0;
 }
 
-static slot_t *table_find(table_t *t, const uint8_t *key)
+static bucket_t *table_find(table_t *t, const uint8_t *key)
 {
     size_t mask = t->capacity - 1;
     size_t i = (size_t)hash_key(key) & mask;
     for (;;) {
-        slot_t *s = &t->slots[i];
+        bucket_t *s = &t->buckets[i];
         if (s->conversation < 0 || memcmp(s->key, key, KEY_BYTES) == 0)
             return s;
         i = (i + 1) & mask;
@@ -96,13 +96,13 @@ static int table_grow(table_t *t)
     if (table_init(&bigger, t->capacity * 2) < 0)
         return -1;
     for (size_t i = 0; i < t->capacity; i++) {
-        if (t->slots[i].conversation >= 0) {
-            slot_t *s = table_find(&bigger, t->slots[i].key);
-            *s = t->slots[i];
+        if (t->buckets[i].conversation >= 0) {
+            bucket_t *s = table_find(&bigger, t->buckets[i].key);
+            *s = t->buckets[i];
             bigger.used++;
         }
     }
-    free(t->slots);
+    free(t->buckets);
     *t = bigger;
     return 0;
 }
@@ -233,14 +233,14 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
         if (table.used * 2 >= table.capacity && table_grow(&table) < 0)
             goto fail;
         make_key(key, src, sport, dst, dport);
-        slot_t *slot = table_find(&table, key);
-        int32_t c = slot->conversation;
+        bucket_t *bucket = table_find(&table, key);
+        int32_t c = bucket->conversation;
         if (c < 0) {
             c = new_conversation(s, &state, i, src, sport, dst, dport);
             if (c < 0)
                 goto fail;
-            memcpy(slot->key, key, KEY_BYTES);
-            slot->conversation = c;
+            memcpy(bucket->key, key, KEY_BYTES);
+            bucket->conversation = c;
             table.used++;
         }
         int dir = !(memcmp(src, s->a_addr + (size_t)c * ADDR_BYTES, ADDR_BYTES) == 0 && sport == s->a_port[c]);
@@ -251,7 +251,7 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
             c = new_conversation(s, &state, i, src, sport, dst, dport);
             if (c < 0)
                 goto fail;
-            slot->conversation = c;
+            bucket->conversation = c;
             dir = 0;
             st = &state[c];
         } else if ((flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && st->base_set[dir] &&
@@ -308,11 +308,11 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
             out->ack64[i] = unwrap(st, !dir, ack);
 
     }
-    free(table.slots);
+    free(table.buckets);
     free(state);
     return 0;
 fail:
-    free(table.slots);
+    free(table.buckets);
     free(state);
     tcp_streams_free(s);
     return -1;

@@ -10,8 +10,9 @@ before the sender's timer ended, and iperf3 reported exactly 219.
 
 So, when such a file is present, each matching flow direction gets the figures
 iperf3 itself would give: retransmissions sent within the sender's measured
-interval (from the direction's first data segment for `end.sum_sent.seconds`).
-The whole-capture figures are kept beside them; nothing is dropped.
+interval (from the direction's first data segment for `end.sum_sent.seconds`),
+counted here (`window_counts`) and reported in one place (`report.direction_records`),
+beside the whole-capture figures; nothing is dropped.
 """
 from __future__ import annotations
 
@@ -151,7 +152,6 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
                   ) -> Dict[int, TestWindow]:
     """Per direction row whose ports match an iperf3 test: its retransmissions within and
     after the sender's measured interval."""
-    from .truth import RETRANSMISSION_KINDS
     table = directions.table
     if not tests or len(directions) == 0:
         return {}
@@ -161,7 +161,7 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
     row = np.where(slot >= 0, directions.row_of_slot[np.maximum(slot, 0)], -1)
     mss = np.maximum(np.asarray(table["mss"]).astype(np.int64), 1)
     segment_weight = np.where(row >= 0, -(-payload // mss[np.maximum(row, 0)]), 0)
-    is_retransmission = np.isin(directions.segment_kind, RETRANSMISSION_KINDS)
+    is_retransmission = directions.is_retransmission
     windows: Dict[int, TestWindow] = {}
     for r in range(len(directions)):
         test = match_direction(tests, int(table["sport"][r]), int(table["dport"][r]))
@@ -171,31 +171,3 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
                 payload_len=payload)
             windows[r] = TestWindow(test, inside, after, start_s)
     return windows
-
-
-def annotate_directions(records: List[Dict], windows: Mapping[int, TestWindow]) -> List[Dict]:
-    """Add the iperf3 view to each matched direction record (JSON shape).
-
-    The record's `retransmissions` becomes the in-test count (what iperf3's Retr
-    column and TCP_INFO report); `retransmissions_in_capture` keeps the
-    whole-capture count and `iperf3` says where the figure came from.
-    """
-    out = []
-    for row, record in enumerate(records):
-        record = dict(record)
-        window = windows.get(row)
-        if window is not None:
-            test = window.test
-            record["retransmissions_in_capture"] = record.get("retransmissions")
-            record["retransmissions"] = window.retransmissions_in_test
-            record["iperf3"] = {
-                "file": test.path.name,
-                "test_window_s": [window.start_s, window.start_s + test.sender_seconds],
-                "retransmissions_in_test": window.retransmissions_in_test,
-                "retransmissions_after_test": window.retransmissions_after_test,
-                "sender_retransmits_reported": test.sender_retransmits,
-                "receiver_bps_reported": test.receiver_bps,
-                "sender_cca": test.sender_cca,
-            }
-        out.append(record)
-    return out

@@ -3,7 +3,7 @@
 The only place that prints. One file: its capture line, the run summary (the
 figures the Spline report shows), every data-carrying flow direction, and the
 tshark-compatible flag counts. Several files: the same per file, then the runs
-side by side. `--json` one schema-1 document; `--csv` one row per flow
+side by side (report.py makes all three outputs). `--json` one document (schema.py); `--csv` one row per flow
 direction; `--interval` a time series (CSV, or `timeseries` in the JSON);
 `--plot DIR` PNG figures per file.
 
@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
                                      "(pcap, pcapng, gzip'd either).")
     parser.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); - reads standard input")
     output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="print one JSON document (schema 1)")
+    output.add_argument("--json", action="store_true", help="print one JSON document (its keys: README)")
     output.add_argument("--csv", action="store_true", help="print a per-flow CSV table")
     parser.add_argument("--interval", metavar="T", help="time series at this interval (e.g. 100ms, 1s): "
                         "CSV on stdout, or a 'timeseries' list with --json")
@@ -52,39 +52,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--strict", action="store_true", help="treat a file cut mid-record as an error (exit 2)")
     parser.add_argument("--quiet", action="store_true", help="no warnings or progress bar on stderr")
     return parser
-
-
-DIRECTION_CSV_COLUMNS = (
-    "file", "stream", "direction", "src", "sport", "dst", "dport", "vantage", "data_packets",
-    "data_segments", "payload_bytes", "unique_bytes", "retransmissions", "retransmissions_in_capture",
-    "retrans_fast", "retrans_rto", "retrans_tlp", "spurious_retransmissions", "reordered_segments",
-    "lost_segments", "lost_inferred", "lost_inferred_sd", "loss_method", "capture_gaps", "loss_rate", "retransmission_rate",
-    "throughput_bps", "goodput_bps", "duration_s", "dup_acks", "sack_blocks", "dsack_blocks",
-    "zero_window_events", "mss", "rtt_min_ms", "rtt_median_ms", "rtt_p95_ms", "rtt_max_ms",
-    "rtt_jitter_ms", "ws_retransmission", "ws_fast_retransmission", "ws_spurious_retransmission",
-    "ws_out_of_order", "ws_lost_segment", "ws_ack_lost_segment", "ws_duplicate_ack",
-    "ws_zero_window", "ws_keep_alive", "ws_window_update", "ws_window_full", "delivered_bytes",
-    "super_segment_frames", "duplicate_frames", "forwarded_drops", "warnings",
-)
-
-
-def direction_csv_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """Flatten a report's `directions` into CSV rows (RTT and Wireshark counts as columns)."""
-    from .integrity import codes_by_direction
-    rows = []
-    codes = codes_by_direction(report.get("warnings") or [])
-    file_codes = [w["code"] for w in report.get("warnings") or [] if "stream" not in w]
-    for d in report.get("directions", []):
-        row = {k: v for k, v in d.items() if not isinstance(v, dict)}
-        row["warnings"] = " ".join(file_codes + codes.get((d["stream"], d["direction"]), []))
-        row["file"] = report["file"]
-        row.setdefault("retransmissions_in_capture", d["retransmissions"])
-        for key, value in (d.get("rtt_ms") or {}).items():
-            row[f"rtt_{key}_ms"] = value
-        for key, value in (d.get("wireshark") or {}).items():
-            row[f"ws_{key}"] = value
-        rows.append(row)
-    return rows
 
 
 def _write_csv(rows: List[Dict[str, Any]], columns: Sequence[str], out: TextIO) -> None:
@@ -108,12 +75,11 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
         size = 0
     bar = None if args.quiet else bar_for(os.path.basename(path), size)
     try:
-        analysis = analyze(path, strict=args.strict, progress=bar)
-        analysis.name = args.display_names.get(path, "")
+        analysis = analyze(path, strict=args.strict, progress=bar, name=args.display_names.get(path, ""))
     finally:
         if bar is not None:
             bar.close()
-    report = analysis.to_json()
+    report = dict(analysis.to_json())     # a copy: --interval and --plot add keys to it
     series = None
     if args.interval_s is not None:
         series = analysis.timeseries(args.interval_s)
@@ -122,7 +88,7 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
             report["timeseries"] = json.loads(series.to_json(orient="records"))
     plot_error = None
     if args.plot:
-        from .plot import save_report_plots
+        from ..plot import save_report_plots
         stem = args.plot_stems.get(path) or "capture"
         try:
             report["plots"] = [str(p) for p in save_report_plots(analysis, args.plot, stem)]
@@ -147,7 +113,7 @@ def distinct_names(paths: Sequence[str]) -> List[str]:
 
 
 def _plot_comparison(reports: List[Dict[str, Any]], out_dir: str) -> str:
-    from .plot import plot_compare, save_figure_atomically
+    from ..plot import plot_compare, save_figure_atomically
     fig = plot_compare([r["summary"] for r in reports], title="Runs compared")
     return str(save_figure_atomically(fig, os.path.join(out_dir, "compare.png"), dpi=120, bbox_inches="tight"))
 
@@ -156,24 +122,22 @@ def _output_text(args: argparse.Namespace, reports: List[Dict[str, Any]], series
     """Everything stdout gets, assembled before any of it is written."""
     out = io.StringIO()
     if args.json:
-        from .report import SCHEMA_VERSION
-        document: Any = reports[0] if len(args.files) == 1 and reports else {"schema": SCHEMA_VERSION, "files": reports}
+        from ..report import several
+        document: Any = reports[0] if len(args.files) == 1 and reports else several(reports)
         if reports or len(args.files) > 1:
             json.dump(document, out, indent=2)
             out.write("\n")
     elif args.csv:
-        rows = [row for r in reports for row in direction_csv_rows(r)]
+        from ..report import direction_rows
+        from ..schema import DIRECTION_CSV_COLUMNS
+        rows = [row for r in reports for row in direction_rows(r)]
         _write_csv(rows, DIRECTION_CSV_COLUMNS, out)
     elif series_frames:
         import pandas as pd
         pd.concat(series_frames, ignore_index=True).to_csv(out, index=False)
     else:
-        from .render import file_report
-        from .summary import format_side_by_side
-        text = "\n\n".join(file_report(r) for r in reports)
-        if len(reports) > 1:
-            text += "\n\nRuns side by side (main data direction of each file)\n"
-            text += format_side_by_side([r["summary"] for r in reports])
+        from ..report import text as report_text
+        text = report_text(reports)
         if text:
             out.write(text + "\n")
     return out.getvalue()

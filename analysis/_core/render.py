@@ -1,7 +1,7 @@
-"""Text renderings of per-file reports (schema-1 dicts): pure functions returning strings.
+"""Text layout of report documents (report.document): pure functions returning strings.
 
-The CLI prints them; notebooks may too. Nothing here computes a metric: it
-only lays out what the report already holds.
+`report.text` is the way in; nothing here computes a metric: it only lays out what the
+document already holds.
 """
 from __future__ import annotations
 
@@ -129,3 +129,42 @@ def file_report(report: Dict[str, Any]) -> str:
     if "wireshark" in report:
         parts += ["", "Wireshark-compatible flags (tshark 4.0 rules, frames): " + wireshark_line(report["wireshark"])]
     return "\n".join(parts)
+
+
+def _cell_count(pct: Optional[float], count: Optional[int]) -> str:
+    if count is None:
+        return "-"
+    if pct is None:
+        return f"({count:,})"
+    return f"{pct:.2f}% ({count:,})"
+
+
+ROWS = (
+    ("Flow", lambda s: s["flow"] or "-"),
+    ("Vantage", lambda s: s["vantage"] or "-"),
+    ("Speed (MB/s)", lambda s: "-" if s["speed_MBps"] is None else f"{s['speed_MBps']:.3f}"),
+    ("Speed (Mbit/s)", lambda s: "-" if s["speed_Mbps"] is None else f"{s['speed_Mbps']:.2f}"),
+    ("Time (s)", lambda s: "-" if s["time_s"] is None else f"{s['time_s']:.3f}"),
+    ("Packet loss", lambda s: _cell_count(s["packet_loss_pct"], s["lost_segments"])),
+    ("Retransmissions", lambda s: _cell_count(s["retransmissions_pct"], s["retransmissions"])),
+    ("Kernel drops", lambda s: "unknown" if s["kernel_drops"] is None
+     else _cell_count(s["kernel_drops_pct"], s["kernel_drops"])),
+    ("RTT median (ms)", lambda s: "-" if s["rtt_median_ms"] is None else f"{s['rtt_median_ms']:.3f}"),
+    ("Warnings", lambda s: " ".join(s.get("warning_codes") or []) or "-"),
+)
+
+
+def format_side_by_side(summaries: Sequence[Dict[str, Any]]) -> str:
+    """A text table with one column per run and one row per figure."""
+    header = [""] + [s.get("name") or f"run {i + 1}" for i, s in enumerate(summaries)]
+    lines: List[List[str]] = [header]
+    for label, render in ROWS:
+        lines.append([label] + [render(s) for s in summaries])
+    widths = [max(len(line[c]) for line in lines) for c in range(len(header))]
+    out = []
+    for n, line in enumerate(lines):
+        cells = [line[0].ljust(widths[0])] + [line[c].rjust(widths[c]) for c in range(1, len(line))]
+        out.append("  ".join(cells).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out) + "\n"

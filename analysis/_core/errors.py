@@ -1,4 +1,7 @@
-"""Errors a capture file can raise while being read.
+"""The package's errors: one root, `SplineError`, that every error it raises derives from.
+
+`CaptureError`: a capture file cannot be read. The testbed's `TestbedError` (a condition
+the user can fix) derives from the root too, so `except SplineError` catches both.
 
 Library code raises `CaptureError` for files it cannot read at all (bad
 magic, unsupported version, damaged block header); problems it can read past
@@ -11,7 +14,11 @@ from pathlib import Path
 from typing import Optional, Union
 
 
-class CaptureError(Exception):
+class SplineError(Exception):
+    """The root of every error the toolkit raises on purpose (bugs raise what they raise)."""
+
+
+class CaptureError(SplineError):
     """A capture file cannot be read: `path`, byte `offset` (or None), `message`.
 
     `str()` is one line naming the file and the offset, ready for a CLI.

@@ -14,7 +14,7 @@ _INTERVAL = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|ms|s
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, None: 1.0}
 
 SERIES_COLUMNS = ("time_s", "stream", "direction", "throughput_bps", "goodput_bps",
-                  "retransmissions", "lost_segments", "rtt_ms", "bytes_in_flight")
+                  "retransmissions", "needed_retransmissions", "rtt_ms", "bytes_in_flight")
 
 
 def parse_interval(text: Union[str, float, int]) -> float:
@@ -105,7 +105,7 @@ def series(packets: Mapping[str, np.ndarray], flows: Any, directions: Directions
     retrans = data & np.isin(kind, RETRANSMISSION_KINDS)
     retrans_per = per_cell(retrans)
     needed = retrans & (kind != KIND_SPURIOUS)
-    lost_per = per_cell(needed)
+    needed_per = per_cell(needed)
     downstream = np.array([v != "sender" for v in directions.table["vantage"]], dtype=bool)
     unique_per = unique_per + np.where(downstream[cell_row], per_cell(needed, payload), 0)
 
@@ -136,7 +136,7 @@ def series(packets: Mapping[str, np.ndarray], flows: Any, directions: Directions
         "throughput_bps": payload_per * 8 / interval_s,
         "goodput_bps": unique_per * 8 / interval_s,
         "retransmissions": retrans_per.astype(np.int64),
-        "lost_segments": lost_per.astype(np.int64),
+        "needed_retransmissions": needed_per.astype(np.int64),
         "rtt_ms": rtt_median,
         "bytes_in_flight": np.where(flight_max >= 0, flight_max, np.nan),
     })

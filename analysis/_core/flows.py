@@ -15,7 +15,7 @@ from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
-from . import _tcp
+from .. import _tcp
 
 # Columns the native passes read, in the order module.c expects them, with their dtype and
 # per-row shape. Columns missing from a table are filled with their "absent" value.

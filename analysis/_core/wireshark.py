@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from . import _tcp
+from .. import _tcp
 from .columns import DECODE_TRUNCATED
-from .flows import Flows, assign_streams, frame_count, native_column_tuple, packet_columns
+from .flows import Flows, frame_count, native_column_tuple, packet_columns
 
 # Bits of WiresharkAnalysis.flags (mirrors WS_* in _native/tcp/tcp_native.h).
 RETRANSMISSION = 1 << 0            # generic retransmission only (see counts() for the filter's meaning)
@@ -141,11 +141,10 @@ def reused_port_frames(flows: Flows) -> np.ndarray:
     return frames[frames >= 0]
 
 
-def analyze(packets: Any, flows: Optional[Flows] = None) -> WiresharkAnalysis:
-    """Runs tshark 4.0's per-frame TCP sequence analysis over a packet table."""
+def analyze(packets: Any, flows: Flows) -> WiresharkAnalysis:
+    """Runs tshark 4.0's per-frame TCP sequence analysis over a packet table and its
+    streams (`flows.assign_streams(packets)`, the stage before)."""
     columns = packet_columns(packets)
-    if flows is None:
-        flows = assign_streams(columns)
     n_frames = frame_count(columns)
     native = native_column_tuple(columns, n_frames)
     raw = _tcp.wireshark_analyze(n_frames, native, np.ascontiguousarray(flows.conversation),

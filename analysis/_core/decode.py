@@ -21,13 +21,13 @@ from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import _decode
+from .. import _decode
 from . import memory
-from .columns import PACKET_COLUMNS
 from .background import Background
+from .columns import PACKET_COLUMNS
 from .errors import CaptureCutError, CaptureError
 from .packets import PacketTable, join_ip_fragments
-from .sidecar import capture_drops, capture_unfinished
+from .sidecar import NO_META, Meta, capture_drops, read_meta
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -288,16 +288,20 @@ def _open_source(path: Path) -> BinaryIO:
 
 
 def read(path: Union[str, os.PathLike], *, strict: bool = False,
-         progress: Optional[ProgressCallback] = None, frame_bytes: int = COLUMN_BYTES_PER_FRAME) -> Capture:
+         progress: Optional[ProgressCallback] = None, frame_bytes: int = COLUMN_BYTES_PER_FRAME,
+         meta: Optional[Meta] = None) -> Capture:
     """Decode the capture at `path`.
 
     Raises `CaptureError` when the file cannot be read (and, with `strict`,
     when it is cut mid-record, or when its frames at `frame_bytes` each need more
     memory than this process may take: pass what the caller's later stages hold per
     frame, as `pipeline.analyze` does); otherwise problems are in `Capture.warnings`.
-    `progress(bytes_done, bytes_total)` is called between chunks.
+    `progress(bytes_done, bytes_total)` is called between chunks. `meta`: meta.json beside
+    the file as `sidecar.read_meta` gives it (read here when not given; never for stdin).
     """
     path = Path(path)
+    if meta is None:
+        meta = NO_META if str(path) == STDIN_PATH else read_meta(path)
     warnings: List[str] = []
     source = _open_source(path)
     compressed = False
@@ -337,10 +341,10 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
     for interface in interfaces:
         if interface["link_type_name"] not in link_types:
             link_types.append(interface["link_type_name"])
-    drops, drop_warnings = capture_drops(path, interfaces, (counters["isb_ifdrop_by_local_id"],
+    drops, drop_warnings = capture_drops(meta, interfaces, (counters["isb_ifdrop_by_local_id"],
                                                             counters["isb_osdrop_by_local_id"]))
     warnings += drop_warnings
-    if path != Path(STDIN_PATH) and capture_unfinished(path):
+    if meta.unfinished:
         if strict:
             raise CaptureCutError(path, None, "the capture did not finish (meta.json: trace_complete false, "
                                               "an interrupted run)")

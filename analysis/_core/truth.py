@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
-from . import _truth
+from .. import _truth
 from .columns import TCP_SYN
 from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots
 from .rtt import rtt_stats
@@ -115,8 +115,16 @@ class Directions:
     def __len__(self) -> int:
         return len(self.table["stream"])
 
+    @property
+    def is_retransmission(self) -> np.ndarray:
+        """Per packet: a retransmission of any kind (spurious ones included)."""
+        return np.isin(self.segment_kind, RETRANSMISSION_KINDS)
+
     def to_records(self) -> List[Dict[str, Any]]:
-        return directions_json(self)
+        """One plain dict per row: the truth-seeking keys of the report's `directions`
+        (schema.DIRECTION_TABLE_KEYS), with `rtt_ms` and `bytes_in_flight`."""
+        from ..report import table_records
+        return table_records(self)
 
     def to_dataframe(self):
         import pandas as pd
@@ -586,46 +594,6 @@ def _handshake_rtt_us(stats: np.ndarray, n_slots: int) -> np.ndarray:
         if syn >= 0 and synack >= syn and ack >= synack:
             out[k] = out[k + 1] = max(synack - syn, ack - synack) / 1000.0
     return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        v = float(value)
-        return None if np.isnan(v) else v
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, np.str_):
-        return str(value)
-    return value
-
-
-JSON_FIELDS = (
-    "stream", "direction", "src", "sport", "dst", "dport", "vantage", "data_packets",
-    "data_segments", "payload_bytes", "unique_bytes", "retransmissions", "retrans_fast",
-    "retrans_rto", "retrans_tlp", "retrans_other", "spurious_retransmissions",
-    "reordered_segments", "lost_segments", "loss_method", "capture_gaps", "loss_rate",
-    "retransmission_rate", "throughput_bps", "goodput_bps", "duration_s", "dup_acks",
-    "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes", "mss",
-    "delivered_bytes", "capture_gap_bytes", "super_segment_frames", "duplicate_frames",
-    "forwarded_drops", "downstream_retransmissions", "ip_id_policy", "handshake_seen",
-    "ip_id_lost_segments", "hole_lost_segments", "lost_repairs", "ip_id_unusable", "ip_id_contradicted",
-    "spurious_without_dsack", "discard_dupacks", "lost_inferred", "lost_inferred_sd",
-)
-
-
-def directions_json(directions: Directions) -> List[Dict[str, Any]]:
-    """The `directions` list of the per-file JSON document (schema 1), plain types."""
-    records = []
-    t = directions.table
-    for r in range(len(directions)):
-        record = {name: _plain(t[name][r]) for name in JSON_FIELDS}
-        record["rtt_ms"] = directions.rtt_ms[r] or {"min": None, "median": None, "p95": None,
-                                                    "max": None, "jitter": None}
-        record["bytes_in_flight"] = directions.bytes_in_flight_stats[r]
-        records.append(record)
-    return records
 
 
 def main_direction(directions: Directions) -> Optional[int]:
