@@ -10,7 +10,7 @@ import sys
 
 # `signal` imports `enum`, itself ~40 ms of start-up where an interrupt would still be a traceback;
 # the C module underneath it has the same calls and costs nothing
-import _signal
+import _signal  # type: ignore[import-not-found]  # no stub: the C module under `signal`
 
 EXIT_INTERRUPTED = 130
 INTERRUPT_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)

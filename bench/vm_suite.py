@@ -25,7 +25,7 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 DEFAULT_SCENARIOS = Path(__file__).resolve().parent / "scenarios.tsv"
 # vm-test.sh never makes a bottleneck buffer smaller than this.

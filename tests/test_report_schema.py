@@ -63,7 +63,7 @@ def test_every_key_declares_a_known_type_family_and_a_meaning():
 
 
 def test_every_csv_column_is_a_declared_key():
-    for column, path in schema.DIRECTION_CSV:
+    for _column, path in schema.DIRECTION_CSV:
         schema.key_at(path.split("|")[0])      # raises KeyError for an undeclared key
     assert len(set(schema.DIRECTION_CSV_COLUMNS)) == len(schema.DIRECTION_CSV_COLUMNS)
 

@@ -17,7 +17,6 @@ from typing import Dict, List, Sequence, Set, Tuple
 
 import numpy as np
 
-from spline_analysis._core import truth
 from test_truth_crafted import MSS, Flow, analyze, row_of, receiver_side_arrivals, TCP_ACK, TCP_PSH
 
 ISN_B = 1000            # data sender b's initial sequence number

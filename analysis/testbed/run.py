@@ -166,7 +166,7 @@ def iperf3_flow_figures(document: dict, client_port: Optional[int] = None) -> Di
     received = end.get("sum_received") or {}
     if client_port is not None and len(end.get("streams") or []) > 1:
         socket = stream_of_port(document, client_port, "local_port")
-        stream = next((s for s in end.get("streams") or [] if (s.get("sender") or {}).get("socket") == socket), {})
+        stream: Dict[str, Any] = next((s for s in end.get("streams") or [] if (s.get("sender") or {}).get("socket") == socket), {})
         sent, received = stream.get("sender") or {}, stream.get("receiver") or {}
     return {
         "iperf3_sent_bytes": sent.get("bytes"),
@@ -189,7 +189,8 @@ def iperf3_receiver_intervals(document: dict, client_port: Optional[int] = None)
         if socket is not None and len(interval.get("streams") or []) > 1:
             total = next((s for s in interval["streams"] if s.get("socket") == socket), {})
         start_s, end_s, size = total.get("start"), total.get("end"), total.get("bytes")
-        if all(isinstance(v, (int, float)) for v in (start_s, end_s, size)) and end_s > start_s:
+        if (isinstance(start_s, (int, float)) and isinstance(end_s, (int, float)) and isinstance(size, (int, float))
+                and end_s > start_s):
             intervals.append((float(start_s), float(end_s), int(size)))
     return intervals
 
@@ -355,8 +356,9 @@ def execute_run(spec: RunSpec, run_dir: Path, prefix: str, netem_available: bool
                 names["snd"], run_dir / f"iperf3-group{group.index}.json",
                 run_dir / f"iperf3-group{group.index}.stderr"))
         deadline_s = first_start_s + spec.duration_s + IPERF3_GRACE_S
-        group_statuses = [clients[group.index].wait(max(0.1, deadline_s - time.monotonic())) for group in groups]
-        if any(status is None for status in group_statuses):
+        waited = [clients[group.index].wait(max(0.1, deadline_s - time.monotonic())) for group in groups]
+        group_statuses = [status for status in waited if status is not None]
+        if len(group_statuses) != len(waited):
             raise TestbedError(f"iperf3 did not finish within {spec.duration_s + IPERF3_GRACE_S:g} s")
 
         time.sleep(CAPTURE_TAIL_S)

@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 from queue import Empty, Queue
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from . import probe
 from .errors import TestbedError
@@ -370,7 +370,7 @@ def boot_guest(command: Sequence[str], env: Dict[str, str], work_dir: Path, cons
 
 
 def run_in_vm(args: argparse.Namespace, run_ids: Sequence[str], duration_s: float, out_dir: Path,
-              publish, staging_prefix: str, reason: str) -> Dict[str, object]:
+              publish, staging_prefix: str, reason: str) -> Dict[str, Any]:
     """Boot the guest, run the matrix in it, relay its progress; a summary of the VM's costs.
     A guest that faulted or hung is stopped, its finished runs published, and a fresh guest
     (GUEST_BOOTS in all) runs the rest."""
