@@ -15,7 +15,10 @@ The public names below load on first use (PEP 562), so `import spline_analysis` 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+
+# not `from typing import ...`: importing typing is ~15 ms of every start-up, during which the
+# console entry (`_console`) cannot yet turn Ctrl-C into one line
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -44,6 +47,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from . import plot, report, schema
     from ._core.decode import Capture, read
     from ._core.errors import CaptureCutError, CaptureError, SplineError

@@ -47,5 +47,6 @@ def test_an_unreadable_file_raises_the_public_capture_error(tmp_path):
 def test_implementation_modules_are_private():
     from pathlib import Path
     package = Path(sa.__file__).parent
-    public_modules = sorted(p.stem for p in package.glob("*.py") if not p.stem.startswith("_"))
-    assert public_modules == ["plot", "report", "schema"]
+    public_modules = sorted([p.stem for p in package.glob("*.py") if not p.stem.startswith("_")]
+                            + [p.parent.name for p in package.glob("*/__init__.py") if not p.parent.name.startswith("_")])
+    assert public_modules == ["plot", "report", "schema", "testbed"]
