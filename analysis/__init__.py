@@ -14,7 +14,6 @@ The public names below load on first use (PEP 562), so `import spline_analysis` 
 """
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    from importlib import import_module     # here: the CLI's start-up never needs it
     if name in _EXPORTS:
         value = getattr(import_module(_EXPORTS[name], __name__), name)
     elif name in _MODULES:
