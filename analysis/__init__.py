@@ -14,8 +14,6 @@ The public names below load on first use (PEP 562), so `import spline_analysis` 
 """
 from __future__ import annotations
 
-from importlib import import_module
-
 # not `from typing import ...`: importing typing is ~15 ms of every start-up, during which the
 # console entry (`_console`) cannot yet turn Ctrl-C into one line
 TYPE_CHECKING = False
@@ -61,6 +59,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    from importlib import import_module     # here: the CLI's start-up never needs it
     if name in _EXPORTS:
         value = getattr(import_module(_EXPORTS[name], __name__), name)
     elif name in _MODULES:

@@ -386,9 +386,15 @@ def profile_ours(capture: Path, top: int = 18) -> str:
     with tempfile.NamedTemporaryFile(prefix="bench-prof-", suffix=".pstats", delete=False) as tmp:
         prof_path = tmp.name
     try:
-        run = subprocess.run([PYTHON, "-m", "cProfile", "-o", prof_path, "-m", "spline_analysis",
+        # main(), not the console script's run(): run() leaves through os._exit, before
+        # cProfile writes its file
+        driver = "import sys; from spline_analysis._core.cli import main; sys.exit(main(sys.argv[1:]))"
+        with tempfile.NamedTemporaryFile("w", prefix="bench-prof-", suffix=".py", delete=False) as script:
+            script.write(driver)
+        run = subprocess.run([PYTHON, "-m", "cProfile", "-o", prof_path, script.name,
                               "--json", str(capture)], capture_output=True, text=True, cwd=str(REPO_DIR),
                              env=CHILD_ENV)
+        os.unlink(script.name)
         if run.returncode != 0 or os.path.getsize(prof_path) == 0:
             return f"cProfile run failed (exit {run.returncode}): {run.stderr[-500:]}"
         stats = pstats.Stats(prof_path)
