@@ -7,6 +7,7 @@ The Python package `spline_analysis` lives in `analysis/`. Each directory
 Its headers, and those shared in `analysis/_native/`, are its dependencies:
 editing one rebuilds the extension.
 """
+
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -25,18 +26,24 @@ def native_extensions() -> list:
         sources = relative(p for p in source_dir.glob("*.c") if not p.name.startswith("fuzz_"))
         if not sources:
             continue
-        extensions.append(Extension(
-            f"spline_analysis._{source_dir.name}",
-            sources=sources,
-            depends=relative([*source_dir.glob("*.h"), *NATIVE.glob("*.h")]),
-            include_dirs=[str(source_dir.relative_to(HERE)), str(NATIVE.relative_to(HERE))],
-            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-        ))
+        extensions.append(
+            Extension(
+                f"spline_analysis._{source_dir.name}",
+                sources=sources,
+                depends=relative([*source_dir.glob("*.h"), *NATIVE.glob("*.h")]),
+                include_dirs=[str(source_dir.relative_to(HERE)), str(NATIVE.relative_to(HERE))],
+                extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            )
+        )
     return extensions
 
 
 setup(
-    packages=["spline_analysis"] + [f"spline_analysis.{p.name}" for p in sorted((HERE / "analysis").iterdir())
-                                    if p.is_dir() and (p / "__init__.py").exists()],
+    packages=["spline_analysis"]
+    + [
+        f"spline_analysis.{p.name}"
+        for p in sorted((HERE / "analysis").iterdir())
+        if p.is_dir() and (p / "__init__.py").exists()
+    ],
     ext_modules=native_extensions(),
 )

@@ -12,6 +12,7 @@ sidecars + decode -> flows -> tcp (wireshark-compatible flags | truth-seeking) -
 The public names below load on first use (PEP 562), so `import spline_analysis` and the
 `spline-analyze` start-up pay only for what a run touches.
 """
+
 from __future__ import annotations
 
 # not `from typing import ...`: importing typing is ~15 ms of every start-up, during which the
@@ -39,9 +40,22 @@ _EXPORTS = {
 _MODULES = ("plot", "report", "schema")
 
 __all__ = [
-    "Analysis", "Capture", "CaptureCutError", "CaptureError", "Directions", "Flows", "PacketTable",
-    "SCHEMA_VERSION", "SplineError", "WiresharkAnalysis", "__version__", "analyze", "plot", "read",
-    "report", "schema",
+    "Analysis",
+    "Capture",
+    "CaptureCutError",
+    "CaptureError",
+    "Directions",
+    "Flows",
+    "PacketTable",
+    "SCHEMA_VERSION",
+    "SplineError",
+    "WiresharkAnalysis",
+    "__version__",
+    "analyze",
+    "plot",
+    "read",
+    "report",
+    "schema",
 ]
 
 if TYPE_CHECKING:
@@ -59,7 +73,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    from importlib import import_module     # here: the CLI's start-up never needs it
+    from importlib import import_module  # here: the CLI's start-up never needs it
+
     if name in _EXPORTS:
         value = getattr(import_module(_EXPORTS[name], __name__), name)
     elif name in _MODULES:

@@ -5,6 +5,7 @@ handlers once imported; before that, Ctrl-C, SIGTERM or SIGHUP would print a Key
 traceback from inside the imports. Here they end the start-up as the tools end a run: one line,
 status 130, nothing written to standard output (nothing has begun).
 """
+
 import os
 import sys
 
@@ -30,12 +31,14 @@ def _end_start_up(prog: str) -> None:
 def spline_analyze() -> None:
     _end_start_up("spline-analyze")
     from ._core.cli import run
+
     run()
 
 
 def spline_testbed() -> None:
     _end_start_up("spline-testbed")
     from .testbed.cli import main
+
     # from here a run's Ctrl-C is a KeyboardInterrupt again (namespaces removed, finished runs kept);
     # main() installs its own SIGTERM and SIGHUP handlers
     _signal.signal(_signal.SIGINT, _signal.default_int_handler)

@@ -1,5 +1,6 @@
 """Types of the C capture walker (analysis/_native/decode/module.c). Offsets are bytes into the
 buffer; a state is an opaque bytearray from new_state()."""
+
 from typing import Any, Optional, TypedDict, Union
 
 from numpy.typing import NDArray
@@ -29,12 +30,23 @@ class Counters(TypedDict):
 def new_state() -> bytearray: ...
 def open(state: bytearray, buffer: Buffer, /) -> tuple[int, int, int, str, int]:
     """(status, first record's offset, FORMAT_*, error message, offset of the cut or error)."""
+
 def allocate(rows: int, /) -> tuple[bytearray, ...]:
     """One zeroed bytearray per COLUMNS entry, room for `rows` rows."""
-def walk(state: bytearray, buffer: Buffer, offset: int, max_packets: int,
-         columns: Optional[tuple[bytearray, ...]] = None, first_row: int = 0, /) -> tuple[int, int, int, str]:
+
+def walk(
+    state: bytearray,
+    buffer: Buffer,
+    offset: int,
+    max_packets: int,
+    columns: Optional[tuple[bytearray, ...]] = None,
+    first_row: int = 0,
+    /,
+) -> tuple[int, int, int, str]:
     """(status, offset reached, rows decoded, error message); without columns it only counts."""
+
 def interfaces(state: bytearray, /) -> list[dict[str, Any]]:
     """Per interface: link_type, snaplen, tsresol, tsoffset_s, name, has_ifdrop, isb_ifdrop,
     has_osdrop, isb_osdrop, isb_count (decode.py adds its own keys to these dicts)."""
+
 def counters(state: bytearray, /) -> Counters: ...

@@ -11,6 +11,7 @@ capture describes reports the retransmissions inside that window, and the summar
 its direction's figures, so the CLI, the testbed and the notebooks read one number.
 Library code: returns data, never prints.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
@@ -28,10 +29,19 @@ if TYPE_CHECKING:
     from ._core.pipeline import Analysis
     from ._core.truth import Directions
 
-__all__ = ["SCHEMA_VERSION", "document", "several", "direction_rows", "text", "side_by_side", "main_row",
-           "capture_keys", "summary_of"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "document",
+    "several",
+    "direction_rows",
+    "text",
+    "side_by_side",
+    "main_row",
+    "capture_keys",
+    "summary_of",
+]
 
-BYTES_PER_MB = 1e6     # the seed reports' MB is decimal megabytes
+BYTES_PER_MB = 1e6  # the seed reports' MB is decimal megabytes
 BITS_PER_MBIT = 1e6
 NO_RTT = {"min": None, "median": None, "p95": None, "max": None, "jitter": None}
 
@@ -66,8 +76,10 @@ def capture_keys(capture: "Capture", flows: "Flows") -> Dict[str, Any]:
         "duration_s": duration_s(packets),
         "link_types": list(capture.link_types),
         "capture_drops": {"kernel": drops["kernel"], "interface": drops["interface"], "source": drops["source"]},
-        "isb_drops": {key: drops.get(key) for key in ("isb_ifdrop", "isb_osdrop", "isb_ifdrop_per_interface",
-                                                       "isb_osdrop_per_interface")},
+        "isb_drops": {
+            key: drops.get(key)
+            for key in ("isb_ifdrop", "isb_osdrop", "isb_ifdrop_per_interface", "isb_osdrop_per_interface")
+        },
         "truncated_at": capture.truncated_at,
         "warnings": [],
     }
@@ -122,15 +134,18 @@ def direction_records(analysis: "Analysis") -> List[Dict[str, Any]]:
     """The `directions` list: each data-carrying direction's truth-seeking figures, its
     tshark-compatible counts, the iperf3 test it carried and the kernel's view of it."""
     from ._core.iperf3 import window_counts
+
     per_stream = analysis.wireshark.stream_counts()
-    windows = (window_counts(analysis.packets, analysis.directions, analysis.iperf3_tests)
-               if analysis.iperf3_tests else {})
+    windows = (
+        window_counts(analysis.packets, analysis.directions, analysis.iperf3_tests) if analysis.iperf3_tests else {}
+    )
     kernel = analysis.kernel_views() if analysis.probe is not None else None
     records = table_records(analysis.directions)
     for row, record in enumerate(records):
         stream, suffix = int(record["stream"]), ("_a2b", "_b2a")[int(record["direction"])]
-        record["wireshark"] = {name[:-len(suffix)]: int(values[stream])
-                               for name, values in per_stream.items() if name.endswith(suffix)}
+        record["wireshark"] = {
+            name[: -len(suffix)]: int(values[stream]) for name, values in per_stream.items() if name.endswith(suffix)
+        }
         if row in windows:
             _iperf3_view(record, windows[row])
         if kernel is not None:
@@ -145,35 +160,48 @@ def main_row(records: Sequence[Mapping[str, Any]]) -> Optional[int]:
     return int(np.argmax([r["payload_bytes"] for r in records]))
 
 
-def summary_of(records: Sequence[Mapping[str, Any]], *, name: str, capture_drops: Optional[Mapping[str, Any]],
-               total_packets: int) -> Dict[str, Any]:
+def summary_of(
+    records: Sequence[Mapping[str, Any]], *, name: str, capture_drops: Optional[Mapping[str, Any]], total_packets: int
+) -> Dict[str, Any]:
     """The Spline report's figures of the main data direction, read from its record: speed
     (goodput) in MB/s and Mbit/s, time, packet loss % (N), retransmissions % (N), kernel
     drops (N and % of packets; None when the capture does not say)."""
     summary: Dict[str, Any] = {
-        "name": name, "vantage": None, "flow": None, "speed_MBps": None, "speed_Mbps": None,
-        "time_s": None, "packet_loss_pct": None, "lost_segments": None,
-        "retransmissions_pct": None, "retransmissions": None,
-        "kernel_drops": None, "kernel_drops_pct": None, "rtt_median_ms": None,
+        "name": name,
+        "vantage": None,
+        "flow": None,
+        "speed_MBps": None,
+        "speed_Mbps": None,
+        "time_s": None,
+        "packet_loss_pct": None,
+        "lost_segments": None,
+        "retransmissions_pct": None,
+        "retransmissions": None,
+        "kernel_drops": None,
+        "kernel_drops_pct": None,
+        "rtt_median_ms": None,
     }
     row = main_row(records)
     if row is not None:
         d = records[row]
         goodput = d["goodput_bps"]
         loss_rate = d["loss_rate"]
-        summary.update({
-            "vantage": d["vantage"],
-            "flow": f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}",
-            "speed_MBps": goodput / 8 / BYTES_PER_MB if goodput is not None else None,
-            "speed_Mbps": goodput / BITS_PER_MBIT if goodput is not None else None,
-            "time_s": d["duration_s"],
-            "lost_segments": d["lost_segments"],
-            "packet_loss_pct": None if loss_rate is None else 100.0 * loss_rate,
-            "retransmissions": d["retransmissions"],
-            "retransmissions_pct": (100.0 * d["retransmissions"] / d["data_segments"]
-                                    if d["data_segments"] else None),
-            "rtt_median_ms": (d["rtt_ms"] or {}).get("median"),
-        })
+        summary.update(
+            {
+                "vantage": d["vantage"],
+                "flow": f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}",
+                "speed_MBps": goodput / 8 / BYTES_PER_MB if goodput is not None else None,
+                "speed_Mbps": goodput / BITS_PER_MBIT if goodput is not None else None,
+                "time_s": d["duration_s"],
+                "lost_segments": d["lost_segments"],
+                "packet_loss_pct": None if loss_rate is None else 100.0 * loss_rate,
+                "retransmissions": d["retransmissions"],
+                "retransmissions_pct": (
+                    100.0 * d["retransmissions"] / d["data_segments"] if d["data_segments"] else None
+                ),
+                "rtt_median_ms": (d["rtt_ms"] or {}).get("median"),
+            }
+        )
     kernel = (capture_drops or {}).get("kernel")
     if kernel is not None:
         summary["kernel_drops"] = int(kernel)
@@ -185,12 +213,15 @@ def summary_of(records: Sequence[Mapping[str, Any]], *, name: str, capture_drops
 def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
     """Capture-integrity warnings (integrity.py): the decoder's, the file's, each direction's."""
     from ._core import integrity
+
     slots = analysis.directions.packet_slot
     counts = np.bincount(slots[slots >= 0]) if len(slots) else np.zeros(0, np.int64)
     slot_packets = {int(k): int(v) for k, v in enumerate(counts)}
-    return (integrity.decode_warnings(analysis.capture.warnings)
-            + integrity.file_warnings(analysis.packets, analysis.capture.capture_drops)
-            + integrity.direction_warnings(records, slot_packets))
+    return (
+        integrity.decode_warnings(analysis.capture.warnings)
+        + integrity.file_warnings(analysis.packets, analysis.capture.capture_drops)
+        + integrity.direction_warnings(records, slot_packets)
+    )
 
 
 def document(analysis: "Analysis") -> Dict[str, Any]:
@@ -199,13 +230,21 @@ def document(analysis: "Analysis") -> Dict[str, Any]:
     doc["wireshark"] = analysis.wireshark.counts()
     records = direction_records(analysis)
     doc["directions"] = records
-    doc["summary"] = summary_of(records, name=analysis.title, capture_drops=analysis.capture.capture_drops,
-                                total_packets=len(analysis.packets))
+    doc["summary"] = summary_of(
+        records, name=analysis.title, capture_drops=analysis.capture.capture_drops, total_packets=len(analysis.packets)
+    )
     doc["warnings"] = warnings_of(analysis, records)
     doc["summary"]["warning_codes"] = sorted({w["code"] for w in doc["warnings"]})
-    doc["iperf3"] = [{"file": t.path.name, "sender_cca": t.sender_cca, "sender_retransmits": t.sender_retransmits,
-                      "receiver_bps": t.receiver_bps, "sender_seconds": t.sender_seconds}
-                     for t in analysis.iperf3_tests]
+    doc["iperf3"] = [
+        {
+            "file": t.path.name,
+            "sender_cca": t.sender_cca,
+            "sender_retransmits": t.sender_retransmits,
+            "receiver_bps": t.receiver_bps,
+            "sender_seconds": t.sender_seconds,
+        }
+        for t in analysis.iperf3_tests
+    ]
     return doc
 
 
@@ -215,6 +254,7 @@ def several(documents: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 # ---------------------------------------------------------------- CSV
+
 
 def _value_at(record: Mapping[str, Any], path: str) -> Any:
     value: Any = record
@@ -230,6 +270,7 @@ def direction_rows(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     direction's own values, its RTT and Wireshark counts as columns, the file, and the
     warning codes of the file and of the direction."""
     from ._core.integrity import codes_by_direction
+
     warnings = doc.get("warnings") or []
     codes = codes_by_direction(warnings)
     file_codes = [w["code"] for w in warnings if "stream" not in w]
@@ -241,7 +282,7 @@ def direction_rows(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
                 row[column] = doc["file"]
             elif path == "/warnings":
                 row[column] = " ".join(file_codes + codes.get((d["stream"], d["direction"]), []))
-            elif column == "retransmissions_in_capture":     # the whole capture's, iperf3 window or not
+            elif column == "retransmissions_in_capture":  # the whole capture's, iperf3 window or not
                 row[column] = d.get(column, d["retransmissions"])
             else:
                 row[column] = _value_at(d, path)
@@ -251,15 +292,18 @@ def direction_rows(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
 
 # ---------------------------------------------------------------- text
 
+
 def side_by_side(summaries: Sequence[Dict[str, Any]]) -> str:
     """The runs' summaries as a text table, one column per run."""
     from ._core.render import format_side_by_side
+
     return format_side_by_side(summaries)
 
 
 def text(documents: Sequence[Dict[str, Any]]) -> str:
     """The terminal report: each file's, then (several files) the runs side by side."""
     from ._core.render import file_report
+
     out = "\n\n".join(file_report(d) for d in documents)
     if len(documents) > 1:
         out += "\n\nRuns side by side (main data direction of each file)\n"

@@ -20,6 +20,7 @@ capture), "report" (the layout: names, lists).
 Regenerate both files after editing (from the source tree, not the installed copy):
 `.venv/bin/python analysis/schema.py`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class Key:
     """One key of the JSON document. `keys`: an object's keys, or an array's item keys
     when the items are objects; `items`: the JSON type of an array's scalar items.
     `nullable`: the value may be null; `optional`: the key may be absent."""
+
     name: str
     type: str
     unit: str
@@ -47,7 +49,7 @@ class Key:
     optional: bool = False
     keys: Tuple["Key", ...] = ()
     items: str = ""
-    open: bool = False          # objects (or array items) that may hold further keys: a warning's counts
+    open: bool = False  # objects (or array items) that may hold further keys: a warning's counts
 
 
 def _stats(unit: str, what: str, family: str, names: Sequence[str] = ("min", "median", "max")) -> Tuple[Key, ...]:
@@ -70,8 +72,9 @@ _WIRESHARK_FLAGS = (
     ("window_update", "frames flagged tcp.analysis.window_update"),
     ("window_full", "frames flagged tcp.analysis.window_full"),
 )
-WIRESHARK_KEYS = tuple(Key(name, "integer", "frames", meaning, "wireshark-compatible")
-                       for name, meaning in _WIRESHARK_FLAGS)
+WIRESHARK_KEYS = tuple(
+    Key(name, "integer", "frames", meaning, "wireshark-compatible") for name, meaning in _WIRESHARK_FLAGS
+)
 
 T = "truth-seeking"
 # The truth-seeking figures of one direction that come straight from the truth stage's
@@ -85,47 +88,85 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
     Key("dport", "integer", "", "port the data go to", "report"),
     Key("vantage", "string", "", "where the capture sat: sender, receiver, in-path or unknown", T),
     Key("data_packets", "integer", "packets", "packets carrying payload", T),
-    Key("data_segments", "integer", "segments", "segments carrying payload (a super-segment counts as the "
-        "segments it holds)", T),
+    Key(
+        "data_segments",
+        "integer",
+        "segments",
+        "segments carrying payload (a super-segment counts as the segments it holds)",
+        T,
+    ),
     Key("payload_bytes", "integer", "bytes", "payload bytes captured, repeats included", T),
     Key("unique_bytes", "integer", "bytes", "payload bytes captured once each", T),
-    Key("retransmissions", "integer", "segments", "retransmitted segments (within iperf3's test window when an "
-        "iperf3 result sits beside the capture; retransmissions_in_capture keeps the whole capture's)", T),
+    Key(
+        "retransmissions",
+        "integer",
+        "segments",
+        "retransmitted segments (within iperf3's test window when an "
+        "iperf3 result sits beside the capture; retransmissions_in_capture keeps the whole capture's)",
+        T,
+    ),
     Key("retrans_fast", "integer", "segments", "retransmissions after duplicate ACKs or SACK", T),
     Key("retrans_rto", "integer", "segments", "retransmissions after a retransmission timeout", T),
     Key("retrans_tlp", "integer", "segments", "tail loss probes", T),
     Key("retrans_other", "integer", "segments", "retransmissions of no other kind", T),
     Key("spurious_retransmissions", "integer", "segments", "retransmissions of data the receiver already had", T),
     Key("reordered_segments", "integer", "segments", "segments that arrived after a later one, not retransmitted", T),
-    Key("lost_segments", "integer", "segments", "segments lost: needed retransmissions (sender vantage), "
-        "IP-ID gaps or sequence holes (downstream); see loss_method", T),
+    Key(
+        "lost_segments",
+        "integer",
+        "segments",
+        "segments lost: needed retransmissions (sender vantage), "
+        "IP-ID gaps or sequence holes (downstream); see loss_method",
+        T,
+    ),
     Key("loss_method", "string", "", "how lost_segments was counted: retransmissions, ip_id_gaps or holes", T),
     Key("capture_gaps", "integer", "segments", "segments the receiver acknowledged that the capture lacks", T),
     Key("loss_rate", "number", "fraction", "lost_segments per original segment", T, nullable=True),
     Key("retransmission_rate", "number", "fraction", "retransmissions per data segment", T, nullable=True),
     Key("throughput_bps", "number", "bit/s", "payload bits over the transfer's duration", T, nullable=True),
     Key("goodput_bps", "number", "bit/s", "delivered bits over the transfer's duration", T, nullable=True),
-    Key("duration_s", "number", "s", "first to last data segment, less idle time before the transfer", T,
-        nullable=True),
+    Key(
+        "duration_s", "number", "s", "first to last data segment, less idle time before the transfer", T, nullable=True
+    ),
     Key("dup_acks", "integer", "packets", "duplicate ACKs the peer sent", T),
     Key("sack_blocks", "integer", "blocks", "SACK blocks the peer sent", T),
     Key("dsack_blocks", "integer", "blocks", "D-SACK blocks the peer sent", T),
     Key("zero_window_events", "integer", "events", "times the peer advertised a zero window", T),
     Key("window_probes", "integer", "segments", "zero-window probes sent", T),
     Key("mss", "integer", "bytes", "segment size the direction sends with", T),
-    Key("delivered_bytes", "integer", "bytes", "payload bytes the receiver acknowledged (or saw, unacknowledged "
-        "ones excluded)", T),
+    Key(
+        "delivered_bytes",
+        "integer",
+        "bytes",
+        "payload bytes the receiver acknowledged (or saw, unacknowledged ones excluded)",
+        T,
+    ),
     Key("capture_gap_bytes", "integer", "bytes", "bytes of the capture gaps", T),
     Key("super_segment_frames", "integer", "frames", "frames holding several segments (TSO/GSO/GRO)", T),
     Key("duplicate_frames", "integer", "frames", "packets captured twice (forwarding host, two interfaces)", T),
     Key("forwarded_drops", "integer", "segments", "segments that came into a forwarding host and never left", T),
-    Key("downstream_retransmissions", "integer", "segments", "repeats of data that passed the capture point "
-        "(lost after it)", T),
-    Key("ip_id_policy", "string", "", "how the sender numbers IPv4 packets: per_connection, shared, random, "
-        "zero or none", T),
+    Key(
+        "downstream_retransmissions",
+        "integer",
+        "segments",
+        "repeats of data that passed the capture point (lost after it)",
+        T,
+    ),
+    Key(
+        "ip_id_policy",
+        "string",
+        "",
+        "how the sender numbers IPv4 packets: per_connection, shared, random, zero or none",
+        T,
+    ),
     Key("handshake_seen", "boolean", "", "both SYNs of the stream are in the capture", T),
-    Key("ip_id_lost_segments", "integer", "segments", "segments lost by the IP-ID gaps (-1: IDs do not count "
-        "this direction's data)", T),
+    Key(
+        "ip_id_lost_segments",
+        "integer",
+        "segments",
+        "segments lost by the IP-ID gaps (-1: IDs do not count this direction's data)",
+        T,
+    ),
     Key("hole_lost_segments", "integer", "segments", "segments lost by the sequence holes", T),
     Key("lost_repairs", "integer", "segments", "retransmissions that were themselves lost", T),
     Key("ip_id_unusable", "boolean", "", "the IP IDs cannot count loss here (not a per-connection counter)", T),
@@ -136,60 +177,148 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
     Key("lost_inferred_sd", "number", "segments", "standard deviation of lost_inferred", T),
 )
 
-RTT_KEYS = (_stats("ms", "the RTT samples", T, ("min", "median", "p95", "max"))
-            + (Key("jitter", "number", "ms", "mean absolute difference of consecutive RTT samples", T),
-               Key("samples", "integer", "samples", "RTT samples", T, optional=True)))
-RTT_KEYS = tuple(Key(k.name, k.type, k.unit, k.meaning, k.family, nullable=k.name != "samples",
-                     optional=k.optional) for k in RTT_KEYS)
+RTT_KEYS = _stats("ms", "the RTT samples", T, ("min", "median", "p95", "max")) + (
+    Key("jitter", "number", "ms", "mean absolute difference of consecutive RTT samples", T),
+    Key("samples", "integer", "samples", "RTT samples", T, optional=True),
+)
+RTT_KEYS = tuple(
+    Key(k.name, k.type, k.unit, k.meaning, k.family, nullable=k.name != "samples", optional=k.optional)
+    for k in RTT_KEYS
+)
 
 IPERF3_WINDOW_KEYS = (
     Key("file", "string", "", "the iperf3 JSON file", "iperf3"),
-    Key("test_window_s", "array", "s", "start and end of iperf3's test window (since the epoch)", "iperf3",
-        items="number"),
+    Key(
+        "test_window_s",
+        "array",
+        "s",
+        "start and end of iperf3's test window (since the epoch)",
+        "iperf3",
+        items="number",
+    ),
     Key("retransmissions_in_test", "integer", "segments", "retransmissions within the test window", T),
     Key("retransmissions_after_test", "integer", "segments", "retransmissions after it (teardown)", T),
-    Key("sender_retransmits_reported", "integer", "segments", "iperf3's sender retransmits (TCP_INFO)", "iperf3",
-        nullable=True),
+    Key(
+        "sender_retransmits_reported",
+        "integer",
+        "segments",
+        "iperf3's sender retransmits (TCP_INFO)",
+        "iperf3",
+        nullable=True,
+    ),
     Key("receiver_bps_reported", "number", "bit/s", "iperf3's receiver bit rate", "iperf3", nullable=True),
-    Key("sender_cca", "string", "", "the sender's congestion control, as iperf3 reports it", "iperf3",
-        nullable=True),
+    Key("sender_cca", "string", "", "the sender's congestion control, as iperf3 reports it", "iperf3", nullable=True),
 )
 
 KERNEL_KEYS = (
     Key("file", "string", "", "the tcp_probe trace file", "kernel"),
     Key("events", "integer", "events", "tcp_probe events of this direction", "kernel"),
     Key("clock_aligned", "boolean", "", "the probe's clock spans the capture's", "kernel"),
-    Key("cwnd_segments", "object", "segments", "the kernel's congestion window", "kernel", nullable=True,
-        keys=_stats("segments", "cwnd", "kernel")),
-    Key("ssthresh_segments", "object", "segments", "the kernel's slow-start threshold (null while infinite)",
-        "kernel", nullable=True, keys=_stats("segments", "ssthresh", "kernel")),
-    Key("srtt_ms", "object", "ms", "the kernel's smoothed RTT", "kernel", nullable=True,
-        keys=_stats("ms", "srtt", "kernel")),
+    Key(
+        "cwnd_segments",
+        "object",
+        "segments",
+        "the kernel's congestion window",
+        "kernel",
+        nullable=True,
+        keys=_stats("segments", "cwnd", "kernel"),
+    ),
+    Key(
+        "ssthresh_segments",
+        "object",
+        "segments",
+        "the kernel's slow-start threshold (null while infinite)",
+        "kernel",
+        nullable=True,
+        keys=_stats("segments", "ssthresh", "kernel"),
+    ),
+    Key(
+        "srtt_ms",
+        "object",
+        "ms",
+        "the kernel's smoothed RTT",
+        "kernel",
+        nullable=True,
+        keys=_stats("ms", "srtt", "kernel"),
+    ),
     Key("cwnd_reductions", "integer", "events", "times cwnd went down", "kernel"),
-    Key("capture_tracking", "object", "", "the capture's in-flight estimate against the kernel's (sender "
-        "vantage)", "kernel", nullable=True, keys=(
+    Key(
+        "capture_tracking",
+        "object",
+        "",
+        "the capture's in-flight estimate against the kernel's (sender vantage)",
+        "kernel",
+        nullable=True,
+        keys=(
             Key("events", "integer", "events", "probe events compared", "kernel"),
-            Key("kernel_in_flight_error_segments", "object", "segments", "capture's minus the kernel's in flight",
-                "kernel", keys=_stats("segments", "the error", "kernel", ("median", "p95"))),
+            Key(
+                "kernel_in_flight_error_segments",
+                "object",
+                "segments",
+                "capture's minus the kernel's in flight",
+                "kernel",
+                keys=_stats("segments", "the error", "kernel", ("median", "p95")),
+            ),
             Key("within_one_segment", "number", "fraction", "share of events within one segment", "kernel"),
-            Key("of_cwnd_median", "number", "fraction", "median of the capture's in flight over cwnd", "kernel",
-                nullable=True),
-        )),
+            Key(
+                "of_cwnd_median",
+                "number",
+                "fraction",
+                "median of the capture's in flight over cwnd",
+                "kernel",
+                nullable=True,
+            ),
+        ),
+    ),
 )
 
 DIRECTION_KEYS: Tuple[Key, ...] = DIRECTION_TABLE_KEYS + (
     Key("rtt_ms", "object", "ms", "RTT samples of this direction's data", T, keys=RTT_KEYS),
-    Key("bytes_in_flight", "object", "bytes", "the capture's bytes-in-flight estimate (sender vantage)", T,
-        nullable=True, keys=(Key("max", "integer", "bytes", "largest", T),
-                             Key("median", "number", "bytes", "median", T))),
-    Key("wireshark", "object", "frames", "this direction's tshark-compatible flag counts", "wireshark-compatible",
-        keys=WIRESHARK_KEYS),
-    Key("retransmissions_in_capture", "integer", "segments", "retransmissions in the whole capture (present "
-        "when an iperf3 result narrowed retransmissions to its test window)", T, optional=True),
-    Key("iperf3", "object", "", "the iperf3 test this direction carried", "iperf3", optional=True,
-        keys=IPERF3_WINDOW_KEYS),
-    Key("kernel", "object", "", "the sending kernel's view from probe.csv (null: the probe did not see this "
-        "direction)", "kernel", optional=True, nullable=True, keys=KERNEL_KEYS),
+    Key(
+        "bytes_in_flight",
+        "object",
+        "bytes",
+        "the capture's bytes-in-flight estimate (sender vantage)",
+        T,
+        nullable=True,
+        keys=(Key("max", "integer", "bytes", "largest", T), Key("median", "number", "bytes", "median", T)),
+    ),
+    Key(
+        "wireshark",
+        "object",
+        "frames",
+        "this direction's tshark-compatible flag counts",
+        "wireshark-compatible",
+        keys=WIRESHARK_KEYS,
+    ),
+    Key(
+        "retransmissions_in_capture",
+        "integer",
+        "segments",
+        "retransmissions in the whole capture (present "
+        "when an iperf3 result narrowed retransmissions to its test window)",
+        T,
+        optional=True,
+    ),
+    Key(
+        "iperf3",
+        "object",
+        "",
+        "the iperf3 test this direction carried",
+        "iperf3",
+        optional=True,
+        keys=IPERF3_WINDOW_KEYS,
+    ),
+    Key(
+        "kernel",
+        "object",
+        "",
+        "the sending kernel's view from probe.csv (null: the probe did not see this direction)",
+        "kernel",
+        optional=True,
+        nullable=True,
+        keys=KERNEL_KEYS,
+    ),
 )
 
 SUMMARY_KEYS: Tuple[Key, ...] = (
@@ -204,8 +333,7 @@ SUMMARY_KEYS: Tuple[Key, ...] = (
     Key("retransmissions_pct", "number", "%", "retransmissions per data segment", T, nullable=True),
     Key("retransmissions", "integer", "segments", "retransmissions (the direction's figure)", T, nullable=True),
     Key("kernel_drops", "integer", "packets", "packets the capturing kernel dropped", "capture", nullable=True),
-    Key("kernel_drops_pct", "number", "%", "kernel drops per packet offered to the capture", "capture",
-        nullable=True),
+    Key("kernel_drops_pct", "number", "%", "kernel drops per packet offered to the capture", "capture", nullable=True),
     Key("rtt_median_ms", "number", "ms", "median RTT of the main data direction", T, nullable=True),
     Key("warning_codes", "array", "", "codes of the capture-integrity warnings", "report", items="string"),
 )
@@ -225,17 +353,42 @@ INTERVAL_KEYS: Tuple[Key, ...] = (
     Key("throughput_bps", "number", "bit/s", "payload bits in the interval per second", T),
     Key("goodput_bps", "number", "bit/s", "new payload bits in the interval per second", T),
     Key("retransmissions", "integer", "segments", "retransmissions sent in the interval", T),
-    Key("needed_retransmissions", "integer", "segments", "retransmissions in the interval that were not "
-        "spurious (at the sender: segments lost; downstream: holes filled by retransmission)", T),
+    Key(
+        "needed_retransmissions",
+        "integer",
+        "segments",
+        "retransmissions in the interval that were not "
+        "spurious (at the sender: segments lost; downstream: holes filled by retransmission)",
+        T,
+    ),
     Key("rtt_ms", "number", "ms", "median RTT sample in the interval", T, nullable=True),
-    Key("bytes_in_flight", "number", "bytes", "largest bytes-in-flight estimate in the interval (sender vantage)",
-        T, nullable=True),
-    Key("cwnd_segments", "number", "segments", "the kernel's last cwnd in the interval (probe.csv)", "kernel",
-        nullable=True, optional=True),
-    Key("ssthresh_segments", "number", "segments", "the kernel's last ssthresh in the interval", "kernel",
-        nullable=True, optional=True),
-    Key("srtt_ms", "number", "ms", "the kernel's last srtt in the interval", "kernel", nullable=True,
-        optional=True),
+    Key(
+        "bytes_in_flight",
+        "number",
+        "bytes",
+        "largest bytes-in-flight estimate in the interval (sender vantage)",
+        T,
+        nullable=True,
+    ),
+    Key(
+        "cwnd_segments",
+        "number",
+        "segments",
+        "the kernel's last cwnd in the interval (probe.csv)",
+        "kernel",
+        nullable=True,
+        optional=True,
+    ),
+    Key(
+        "ssthresh_segments",
+        "number",
+        "segments",
+        "the kernel's last ssthresh in the interval",
+        "kernel",
+        nullable=True,
+        optional=True,
+    ),
+    Key("srtt_ms", "number", "ms", "the kernel's last srtt in the interval", "kernel", nullable=True, optional=True),
 )
 
 DOCUMENT_KEYS: Tuple[Key, ...] = (
@@ -249,31 +402,77 @@ DOCUMENT_KEYS: Tuple[Key, ...] = (
     Key("tcp_payload_bytes", "integer", "bytes", "TCP payload bytes captured", "capture"),
     Key("duration_s", "number", "s", "last minus first timestamp", "capture"),
     Key("link_types", "array", "", "link types of the file's interfaces", "capture", items="string"),
-    Key("capture_drops", "object", "packets", "packets the capture lost (null: unknown, never 0)", "capture", keys=(
-        Key("kernel", "integer", "packets", "dropped by the kernel", "capture", nullable=True),
-        Key("interface", "integer", "packets", "dropped by the interface", "capture", nullable=True),
-        Key("source", "string", "", "where the counts come from: meta.json, pcapng-isb or none", "capture"))),
-    Key("isb_drops", "object", "packets", "the pcapng Interface Statistics Blocks' counters", "capture", keys=tuple(
-        Key(name, "integer", "packets", meaning, "capture", nullable=True) for name, meaning in (
-            ("isb_ifdrop", "isb_ifdrop summed over section-local interface ids"),
-            ("isb_osdrop", "isb_osdrop summed over section-local interface ids"),
-            ("isb_ifdrop_per_interface", "isb_ifdrop summed over every interface of every section"),
-            ("isb_osdrop_per_interface", "isb_osdrop summed over every interface of every section")))),
+    Key(
+        "capture_drops",
+        "object",
+        "packets",
+        "packets the capture lost (null: unknown, never 0)",
+        "capture",
+        keys=(
+            Key("kernel", "integer", "packets", "dropped by the kernel", "capture", nullable=True),
+            Key("interface", "integer", "packets", "dropped by the interface", "capture", nullable=True),
+            Key("source", "string", "", "where the counts come from: meta.json, pcapng-isb or none", "capture"),
+        ),
+    ),
+    Key(
+        "isb_drops",
+        "object",
+        "packets",
+        "the pcapng Interface Statistics Blocks' counters",
+        "capture",
+        keys=tuple(
+            Key(name, "integer", "packets", meaning, "capture", nullable=True)
+            for name, meaning in (
+                ("isb_ifdrop", "isb_ifdrop summed over section-local interface ids"),
+                ("isb_osdrop", "isb_osdrop summed over section-local interface ids"),
+                ("isb_ifdrop_per_interface", "isb_ifdrop summed over every interface of every section"),
+                ("isb_osdrop_per_interface", "isb_osdrop summed over every interface of every section"),
+            )
+        ),
+    ),
     Key("truncated_at", "integer", "bytes", "offset where the file is cut mid-record", "capture", nullable=True),
-    Key("warnings", "array", "", "capture-integrity warnings; besides the keys below, counts named for what "
-        "they count", "report", keys=WARNING_KEYS, open=True),
-    Key("wireshark", "object", "frames", "tshark-compatible flag counts over the file", "wireshark-compatible",
-        keys=WIRESHARK_KEYS),
+    Key(
+        "warnings",
+        "array",
+        "",
+        "capture-integrity warnings; besides the keys below, counts named for what they count",
+        "report",
+        keys=WARNING_KEYS,
+        open=True,
+    ),
+    Key(
+        "wireshark",
+        "object",
+        "frames",
+        "tshark-compatible flag counts over the file",
+        "wireshark-compatible",
+        keys=WIRESHARK_KEYS,
+    ),
     Key("directions", "array", "", "one object per direction that carries data", T, keys=DIRECTION_KEYS),
     Key("summary", "object", "", "the Spline report's figures for the main data direction", T, keys=SUMMARY_KEYS),
-    Key("iperf3", "array", "", "iperf3 results found beside the capture", "iperf3", keys=(
-        Key("file", "string", "", "the iperf3 JSON file", "iperf3"),
-        Key("sender_cca", "string", "", "the sender's congestion control", "iperf3", nullable=True),
-        Key("sender_retransmits", "integer", "segments", "sender retransmits (TCP_INFO)", "iperf3", nullable=True),
-        Key("receiver_bps", "number", "bit/s", "receiver bit rate", "iperf3", nullable=True),
-        Key("sender_seconds", "number", "s", "length of the sender's test", "iperf3"))),
-    Key("timeseries", "array", "", "--interval: one object per interval per direction", T, optional=True,
-        keys=INTERVAL_KEYS),
+    Key(
+        "iperf3",
+        "array",
+        "",
+        "iperf3 results found beside the capture",
+        "iperf3",
+        keys=(
+            Key("file", "string", "", "the iperf3 JSON file", "iperf3"),
+            Key("sender_cca", "string", "", "the sender's congestion control", "iperf3", nullable=True),
+            Key("sender_retransmits", "integer", "segments", "sender retransmits (TCP_INFO)", "iperf3", nullable=True),
+            Key("receiver_bps", "number", "bit/s", "receiver bit rate", "iperf3", nullable=True),
+            Key("sender_seconds", "number", "s", "length of the sender's test", "iperf3"),
+        ),
+    ),
+    Key(
+        "timeseries",
+        "array",
+        "",
+        "--interval: one object per interval per direction",
+        T,
+        optional=True,
+        keys=INTERVAL_KEYS,
+    ),
     Key("plots", "array", "", "--plot: the figures written", "report", optional=True, items="string"),
 )
 
@@ -281,18 +480,62 @@ DOCUMENT_KEYS: Tuple[Key, ...] = (
 # `file` and `warnings` come from the document (its file; the codes raised for the direction).
 DIRECTION_CSV: Tuple[Tuple[str, str], ...] = (
     ("file", "/file"),
-    *((name, name) for name in (
-        "stream", "direction", "src", "sport", "dst", "dport", "vantage", "data_packets", "data_segments",
-        "payload_bytes", "unique_bytes", "retransmissions", "retransmissions_in_capture", "retrans_fast",
-        "retrans_rto", "retrans_tlp", "spurious_retransmissions", "reordered_segments", "lost_segments",
-        "lost_inferred", "lost_inferred_sd", "loss_method", "capture_gaps", "loss_rate", "retransmission_rate", "throughput_bps", "goodput_bps",
-        "duration_s", "dup_acks", "sack_blocks", "dsack_blocks", "zero_window_events", "mss")),
+    *(
+        (name, name)
+        for name in (
+            "stream",
+            "direction",
+            "src",
+            "sport",
+            "dst",
+            "dport",
+            "vantage",
+            "data_packets",
+            "data_segments",
+            "payload_bytes",
+            "unique_bytes",
+            "retransmissions",
+            "retransmissions_in_capture",
+            "retrans_fast",
+            "retrans_rto",
+            "retrans_tlp",
+            "spurious_retransmissions",
+            "reordered_segments",
+            "lost_segments",
+            "lost_inferred",
+            "lost_inferred_sd",
+            "loss_method",
+            "capture_gaps",
+            "loss_rate",
+            "retransmission_rate",
+            "throughput_bps",
+            "goodput_bps",
+            "duration_s",
+            "dup_acks",
+            "sack_blocks",
+            "dsack_blocks",
+            "zero_window_events",
+            "mss",
+        )
+    ),
     *((f"rtt_{name}_ms", f"rtt_ms.{name}") for name in ("min", "median", "p95", "max", "jitter")),
-    *((f"ws_{name}", f"wireshark.{name}") for name in (
-        "retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order", "lost_segment",
-        "ack_lost_segment", "duplicate_ack", "zero_window", "keep_alive", "window_update", "window_full")),
-    *((name, name) for name in ("delivered_bytes", "super_segment_frames", "duplicate_frames",
-                                "forwarded_drops")),
+    *(
+        (f"ws_{name}", f"wireshark.{name}")
+        for name in (
+            "retransmission",
+            "fast_retransmission",
+            "spurious_retransmission",
+            "out_of_order",
+            "lost_segment",
+            "ack_lost_segment",
+            "duplicate_ack",
+            "zero_window",
+            "keep_alive",
+            "window_update",
+            "window_full",
+        )
+    ),
+    *((name, name) for name in ("delivered_bytes", "super_segment_frames", "duplicate_frames", "forwarded_drops")),
     ("warnings", "/warnings"),
 )
 DIRECTION_CSV_COLUMNS: Tuple[str, ...] = tuple(column for column, _ in DIRECTION_CSV)
@@ -314,9 +557,12 @@ def key_at(path: str, keys: Sequence[Key] = DIRECTION_KEYS) -> Key:
 
 # ---------------------------------------------------------------- JSON Schema
 
+
 def _type_schema(key: Key) -> Dict[str, Any]:
-    schema: Dict[str, Any] = {"description": key.meaning + (f" [{key.unit}]" if key.unit else ""),
-                              "x-family": key.family}
+    schema: Dict[str, Any] = {
+        "description": key.meaning + (f" [{key.unit}]" if key.unit else ""),
+        "x-family": key.family,
+    }
     if key.unit:
         schema["x-unit"] = key.unit
     types: List[str] = [key.type]
@@ -354,19 +600,26 @@ def json_schema() -> Dict[str, Any]:
         "$id": f"spline-analyze-report-{SCHEMA_VERSION}.json",
         "title": "spline-analyze --json",
         "description": "One capture's report, or {schema, files} for several captures. Generated from "
-                       "spline_analysis/schema.py; do not edit by hand.",
+        "spline_analysis/schema.py; do not edit by hand.",
         "$defs": {"file": single},
         "oneOf": [
             {"$ref": "#/$defs/file"},
-            {"type": "object", "properties": {"schema": {"const": SCHEMA_VERSION},
-                                              "files": {"type": "array", "items": {"$ref": "#/$defs/file"}}},
-             "required": ["schema", "files"], "additionalProperties": False},
+            {
+                "type": "object",
+                "properties": {
+                    "schema": {"const": SCHEMA_VERSION},
+                    "files": {"type": "array", "items": {"$ref": "#/$defs/file"}},
+                },
+                "required": ["schema", "files"],
+                "additionalProperties": False,
+            },
         ],
     }
 
 
 def json_schema_text() -> str:
     import json
+
     return json.dumps(json_schema(), indent=2, sort_keys=False) + "\n"
 
 
@@ -399,11 +652,12 @@ def markdown_table() -> str:
 def readme_with_table(readme: str) -> str:
     """`readme` with the text between the markers replaced by the current table."""
     begin, end = readme.index(README_BEGIN), readme.index(README_END)
-    return readme[:begin + len(README_BEGIN)] + "\n" + markdown_table() + readme[end:]
+    return readme[: begin + len(README_BEGIN)] + "\n" + markdown_table() + readme[end:]
 
 
-if __name__ == "__main__":   # regenerate the JSON Schema file and the README table
+if __name__ == "__main__":  # regenerate the JSON Schema file and the README table
     import sys
+
     SCHEMA_FILE.write_text(json_schema_text(), encoding="utf-8")
     readme_path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("README.md")
     readme_path.write_text(readme_with_table(readme_path.read_text(encoding="utf-8")), encoding="utf-8")

@@ -14,6 +14,7 @@ Prints a table (tool, seconds, packets/s, peak RSS MB, tool time / ours), then
 the two acceptance lines. Exit status: 0 goals met, 1 a goal missed, 2 could not
 measure ours. It is a check, not part of the test suite (timings are noisy).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,7 @@ VENV_BIN = REPO_DIR / ".venv" / "bin"
 PYTHON = str(VENV_BIN / "python") if (VENV_BIN / "python").exists() else sys.executable
 DEFAULT_CAPTURE = BENCH_DIR / "data" / "1m.pcap"
 
-GOAL_TSHARK_SPEEDUP = 20.0   # spline-analyze must be >= 20x faster than tshark -z expert
+GOAL_TSHARK_SPEEDUP = 20.0  # spline-analyze must be >= 20x faster than tshark -z expert
 GOAL_TCPTRACE_SLOWDOWN = 2.0  # ... and take at most 2x the time of tcptrace -l
 OURS = "spline-analyze --json"
 # Children run as a user's would: with cached bytecode. This environment may set
@@ -52,7 +53,7 @@ SKIPPABLE = ("tshark", "tshark-conv", "tcptrace", "dpkt", "scapy", "pyshark", "s
 @dataclass
 class Run:
     wall_s: float
-    cpu_s: float       # user + system time of the child (robust to other load on the machine)
+    cpu_s: float  # user + system time of the child (robust to other load on the machine)
     rss_mb: float
     returncode: int
 
@@ -61,19 +62,19 @@ class Run:
 class Measurement:
     tool: str
     command: List[str]
-    seconds: Optional[float] = None        # best wall-clock time (extrapolated if limited)
-    cpu_s: Optional[float] = None          # best user+sys CPU time (extrapolated if limited)
+    seconds: Optional[float] = None  # best wall-clock time (extrapolated if limited)
+    cpu_s: Optional[float] = None  # best user+sys CPU time (extrapolated if limited)
     runs_s: List[float] = field(default_factory=list)
     peak_rss_mb: Optional[float] = None
-    packets: Optional[int] = None          # packets the tool was asked to process
+    packets: Optional[int] = None  # packets the tool was asked to process
     extrapolated: bool = False
     returncode: Optional[int] = None
-    ours_ref_s: Optional[float] = None     # best wall time of spline-analyze runs interleaved with this tool's
+    ours_ref_s: Optional[float] = None  # best wall time of spline-analyze runs interleaved with this tool's
     ours_ref_cpu_s: Optional[float] = None
     peer_payload_bytes: Optional[int] = None  # a peer loop's whole-file TCP payload total (cross-check)
     note: str = ""
-    skipped: str = ""                      # why it was not run
-    group: str = "tools"                   # tools | ours-stages | start-up
+    skipped: str = ""  # why it was not run
+    group: str = "tools"  # tools | ours-stages | start-up
 
     def packets_per_s(self) -> Optional[float]:
         if self.seconds and self.packets:
@@ -90,6 +91,7 @@ class Measurement:
 
 # ---------------------------------------------------------------- child processes
 
+
 def cli_env_defaults() -> Dict[str, str]:
     """Environment defaults the CLI sets for itself (os.environ.setdefault in cli.py, e.g.
     OPENBLAS_NUM_THREADS=1): the start-up probes and the stage driver get them too, so the
@@ -99,8 +101,7 @@ def cli_env_defaults() -> Dict[str, str]:
     return dict(re.findall(r"os\.environ\.setdefault\(\s*[\"']([A-Z0-9_]+)[\"']\s*,\s*[\"']([^\"']*)[\"']", source))
 
 
-def run_child(command: Sequence[str], stdout_path: str = os.devnull,
-              extra_env: Optional[Dict[str, str]] = None) -> Run:
+def run_child(command: Sequence[str], stdout_path: str = os.devnull, extra_env: Optional[Dict[str, str]] = None) -> Run:
     """Run one child to completion; wall time from fork to reap, its own rusage."""
     env = dict(CHILD_ENV, **(extra_env or {}))
     with open(stdout_path, "wb") as out, open(os.devnull, "wb") as err:
@@ -142,9 +143,17 @@ class OursRunner:
         return m
 
 
-def measure(tool: str, command: Sequence[str], repeat: int, cheap_s: float, packets: Optional[int],
-            group: str = "tools", ours: Optional[OursRunner] = None,
-            stdout_path: str = os.devnull, extra_env: Optional[Dict[str, str]] = None) -> Measurement:
+def measure(
+    tool: str,
+    command: Sequence[str],
+    repeat: int,
+    cheap_s: float,
+    packets: Optional[int],
+    group: str = "tools",
+    ours: Optional[OursRunner] = None,
+    stdout_path: str = os.devnull,
+    extra_env: Optional[Dict[str, str]] = None,
+) -> Measurement:
     """Best of `repeat` runs (a run longer than `cheap_s` is not repeated). With `ours`,
     spline-analyze runs before each run and once after; its best there is the reference."""
     result = Measurement(tool=tool, command=list(command), packets=packets, group=group)
@@ -186,6 +195,7 @@ def warm_page_cache(capture: Path) -> None:
 
 # ---------------------------------------------------------------- ours
 
+
 def spline_analyze_command() -> Optional[List[str]]:
     script = VENV_BIN / "spline-analyze"
     if not script.exists():
@@ -212,8 +222,9 @@ def json_field(path: str, name: str) -> Optional[int]:
     return value if isinstance(value, int) else None
 
 
-def measure_python_peer(tool: str, command: List[str], repeat: int, cheap_s: float, packets: int,
-                        ours: Optional[OursRunner]) -> Measurement:
+def measure_python_peer(
+    tool: str, command: List[str], repeat: int, cheap_s: float, packets: int, ours: Optional[OursRunner]
+) -> Measurement:
     """A peer driver from bench/peers: its one-line JSON summary goes into the note, so the
     table shows that every loop did the same work (flows, payload bytes)."""
     with tempfile.NamedTemporaryFile(prefix="bench-peer-", suffix=".json", delete=False) as tmp:
@@ -226,8 +237,10 @@ def measure_python_peer(tool: str, command: List[str], repeat: int, cheap_s: flo
     try:
         summary = json.loads(lines[-1])
         result.peer_payload_bytes = summary["payload_bytes"] if not summary.get("limit") else None
-        result.note = (result.note + f" {summary['flows']} directed flows, "
-                       f"{summary['payload_bytes']:,} payload bytes in {summary['packets']:,} packets").strip()
+        result.note = (
+            result.note + f" {summary['flows']} directed flows, "
+            f"{summary['payload_bytes']:,} payload bytes in {summary['packets']:,} packets"
+        ).strip()
     except (ValueError, IndexError, KeyError):
         result.note = (result.note + " (no summary line)").strip()
     return result
@@ -257,25 +270,45 @@ def measure_stages(capture: Path, total_packets: int, repeat: int) -> List[Measu
     try:
         report = json.loads(text.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return [Measurement(tool="spline_analysis stages", command=command, group="ours-stages",
-                            skipped=f"stage driver failed (exit {code})")]
+        return [
+            Measurement(
+                tool="spline_analysis stages",
+                command=command,
+                group="ours-stages",
+                skipped=f"stage driver failed (exit {code})",
+            )
+        ]
     rows = []
     if "import_spline_analysis_s" in report:
-        rows.append(Measurement(tool="  import numpy", command=command, group="ours-stages",
-                                seconds=report["import_numpy_s"], cpu_s=report.get("import_numpy_cpu_s"),
-                                note="in-process, first import"))
-        rows.append(Measurement(tool="  import spline_analysis", command=command, group="ours-stages",
-                                seconds=report["import_spline_analysis_s"],
-                                cpu_s=report.get("import_spline_analysis_cpu_s"), note="after numpy"))
+        rows.append(
+            Measurement(
+                tool="  import numpy",
+                command=command,
+                group="ours-stages",
+                seconds=report["import_numpy_s"],
+                cpu_s=report.get("import_numpy_cpu_s"),
+                note="in-process, first import",
+            )
+        )
+        rows.append(
+            Measurement(
+                tool="  import spline_analysis",
+                command=command,
+                group="ours-stages",
+                seconds=report["import_spline_analysis_s"],
+                cpu_s=report.get("import_spline_analysis_cpu_s"),
+                note="after numpy",
+            )
+        )
     if "error" in report:
-        rows.append(Measurement(tool="spline_analysis", command=command, group="ours-stages",
-                                skipped=report["error"]))
+        rows.append(Measurement(tool="spline_analysis", command=command, group="ours-stages", skipped=report["error"]))
     for stage, outcome in report.get("stages", {}).items():
         what, _, aside = outcome.get("what", stage).partition(" (")
         name = "  " + ("spline_analysis.read" if stage == "read" else what.replace("spline_analysis.", ""))
         per_packet_stage = stage not in ("summary", "json", "to_json")
-        row = Measurement(tool=name, command=command, group="ours-stages",
-                          packets=total_packets if per_packet_stage else None)
+        row = Measurement(
+            tool=name, command=command, group="ours-stages", packets=total_packets if per_packet_stage else None
+        )
         if outcome["status"] == "ok":
             row.seconds = outcome["seconds"]
             row.cpu_s = outcome.get("cpu_s")
@@ -285,13 +318,24 @@ def measure_stages(capture: Path, total_packets: int, repeat: int) -> List[Measu
             row.skipped = "not written yet"
         else:
             errors = outcome.get("errors", [])
-            row.skipped = "error: " + (errors[0][:160] if errors else "?") + (
-                f" (+{len(errors) - 1} other argument lists failed)" if len(errors) > 1 else "")
+            row.skipped = (
+                "error: "
+                + (errors[0][:160] if errors else "?")
+                + (f" (+{len(errors) - 1} other argument lists failed)" if len(errors) > 1 else "")
+            )
         rows.append(row)
     if report.get("stages"):
-        rows.append(Measurement(tool="  stage driver, whole process", command=command, group="ours-stages",
-                                seconds=wall_s, cpu_s=driver_run.cpu_s, peak_rss_mb=rss_mb,
-                                note=f"repeat {repeat} per stage, incl. start-up; stage RSS = process peak so far"))
+        rows.append(
+            Measurement(
+                tool="  stage driver, whole process",
+                command=command,
+                group="ours-stages",
+                seconds=wall_s,
+                cpu_s=driver_run.cpu_s,
+                peak_rss_mb=rss_mb,
+                note=f"repeat {repeat} per stage, incl. start-up; stage RSS = process peak so far",
+            )
+        )
     return rows
 
 
@@ -304,8 +348,9 @@ def measure_startup(repeat: int) -> List[Measurement]:
     ]
     env = cli_env_defaults()
     note = ("with the CLI's own env defaults: " + " ".join(f"{k}={v}" for k, v in env.items())) if env else ""
-    rows = [measure(name, command, max(repeat, 5), 5.0, None, group="start-up", extra_env=env)
-            for name, command in probes]
+    rows = [
+        measure(name, command, max(repeat, 5), 5.0, None, group="start-up", extra_env=env) for name, command in probes
+    ]
     for row in rows:
         row.note = (row.note + " " + note).strip()
     return rows
@@ -313,8 +358,10 @@ def measure_startup(repeat: int) -> List[Measurement]:
 
 # ---------------------------------------------------------------- peers
 
-def measure_limited_peer(tool: str, driver: str, capture: Path, total_packets: int,
-                         limit: int, repeat: int, ours: Optional[OursRunner]) -> Measurement:
+
+def measure_limited_peer(
+    tool: str, driver: str, capture: Path, total_packets: int, limit: int, repeat: int, ours: Optional[OursRunner]
+) -> Measurement:
     """Run a Python peer driver on the first `limit` packets; extrapolate to the whole file:
     start-up (the driver on 1 packet) + per-packet time x packets."""
     command = [PYTHON, str(PEERS_DIR / driver), str(capture)]
@@ -327,47 +374,91 @@ def measure_limited_peer(tool: str, driver: str, capture: Path, total_packets: i
     result.seconds = startup.seconds + max(measured_s - startup.seconds, 0.0) * scale
     result.cpu_s = startup.cpu_s + max(measured_cpu_s - startup.cpu_s, 0.0) * scale
     result.extrapolated = True
-    result.note = (f"extrapolated from {limit:,} packets in {measured_s:.2f} s "
-                   f"(start-up {startup.seconds:.2f} s); RSS of the limited run; {result.note}")
+    result.note = (
+        f"extrapolated from {limit:,} packets in {measured_s:.2f} s "
+        f"(start-up {startup.seconds:.2f} s); RSS of the limited run; {result.note}"
+    )
     return result
 
 
-def measure_peers(capture: Path, total_packets: int, args: argparse.Namespace,
-                  ours: Optional[OursRunner]) -> List[Measurement]:
+def measure_peers(
+    capture: Path, total_packets: int, args: argparse.Namespace, ours: Optional[OursRunner]
+) -> List[Measurement]:
     rows: List[Measurement] = []
     wanted = lambda name: name not in args.skip  # noqa: E731
     if wanted("tcptrace"):
         if shutil.which("tcptrace"):
-            rows.append(measure("tcptrace -l", ["tcptrace", "-l", str(capture)],
-                                args.repeat, args.cheap_s, total_packets, ours=ours))
+            rows.append(
+                measure(
+                    "tcptrace -l", ["tcptrace", "-l", str(capture)], args.repeat, args.cheap_s, total_packets, ours=ours
+                )
+            )
         else:
             rows.append(Measurement(tool="tcptrace", command=[], skipped="not installed"))
     if wanted("tshark"):
         if shutil.which("tshark"):
-            rows.append(measure("tshark -q -z expert", ["tshark", "-r", str(capture), "-q", "-z", "expert"],
-                                args.repeat, args.cheap_s, total_packets, ours=ours))
+            rows.append(
+                measure(
+                    "tshark -q -z expert",
+                    ["tshark", "-r", str(capture), "-q", "-z", "expert"],
+                    args.repeat,
+                    args.cheap_s,
+                    total_packets,
+                    ours=ours,
+                )
+            )
             if wanted("tshark-conv"):
-                rows.append(measure("tshark -z conv,tcp (seq analysis)",
-                                    ["tshark", "-r", str(capture), "-q", "-o",
-                                     "tcp.analyze_sequence_numbers:TRUE", "-z", "conv,tcp"],
-                                    args.repeat, args.cheap_s, total_packets, ours=ours))
+                rows.append(
+                    measure(
+                        "tshark -z conv,tcp (seq analysis)",
+                        [
+                            "tshark",
+                            "-r",
+                            str(capture),
+                            "-q",
+                            "-o",
+                            "tcp.analyze_sequence_numbers:TRUE",
+                            "-z",
+                            "conv,tcp",
+                        ],
+                        args.repeat,
+                        args.cheap_s,
+                        total_packets,
+                        ours=ours,
+                    )
+                )
         else:
             rows.append(Measurement(tool="tshark", command=[], skipped="not installed"))
     if wanted("dpkt"):
-        rows.append(measure_python_peer("dpkt loop (flow payload sums)",
-                                        [PYTHON, str(PEERS_DIR / "dpkt_flows.py"), str(capture), "0"],
-                                        args.repeat, args.cheap_s, total_packets, ours))
+        rows.append(
+            measure_python_peer(
+                "dpkt loop (flow payload sums)",
+                [PYTHON, str(PEERS_DIR / "dpkt_flows.py"), str(capture), "0"],
+                args.repeat,
+                args.cheap_s,
+                total_packets,
+                ours,
+            )
+        )
     if wanted("scapy"):
         limit = 0 if args.full else args.scapy_limit
-        rows.append(measure_limited_peer("scapy PcapReader loop", "scapy_flows.py", capture, total_packets,
-                                         limit, args.repeat, ours))
+        rows.append(
+            measure_limited_peer(
+                "scapy PcapReader loop", "scapy_flows.py", capture, total_packets, limit, args.repeat, ours
+            )
+        )
     if wanted("pyshark"):
         if python_can_import("pyshark"):
             limit = 0 if args.full else args.pyshark_limit
-            rows.append(measure_limited_peer("pyshark FileCapture loop", "pyshark_flows.py", capture,
-                                             total_packets, limit, args.repeat, ours))
+            rows.append(
+                measure_limited_peer(
+                    "pyshark FileCapture loop", "pyshark_flows.py", capture, total_packets, limit, args.repeat, ours
+                )
+            )
         else:
-            rows.append(Measurement(tool="pyshark", command=[], skipped="not installed (.venv/bin/pip install pyshark)"))
+            rows.append(
+                Measurement(tool="pyshark", command=[], skipped="not installed (.venv/bin/pip install pyshark)")
+            )
     return rows
 
 
@@ -376,6 +467,7 @@ def python_can_import(module: str) -> bool:
 
 
 # ---------------------------------------------------------------- profile
+
 
 def profile_ours(capture: Path, top: int = 18) -> str:
     """cProfile of the whole CLI (by cumulative and by own time, import machinery left out),
@@ -391,9 +483,13 @@ def profile_ours(capture: Path, top: int = 18) -> str:
         driver = "import sys; from spline_analysis._core.cli import main; sys.exit(main(sys.argv[1:]))"
         with tempfile.NamedTemporaryFile("w", prefix="bench-prof-", suffix=".py", delete=False) as script:
             script.write(driver)
-        run = subprocess.run([PYTHON, "-m", "cProfile", "-o", prof_path, script.name,
-                              "--json", str(capture)], capture_output=True, text=True, cwd=str(REPO_DIR),
-                             env=CHILD_ENV)
+        run = subprocess.run(
+            [PYTHON, "-m", "cProfile", "-o", prof_path, script.name, "--json", str(capture)],
+            capture_output=True,
+            text=True,
+            cwd=str(REPO_DIR),
+            env=CHILD_ENV,
+        )
         os.unlink(script.name)
         if run.returncode != 0 or os.path.getsize(prof_path) == 0:
             return f"cProfile run failed (exit {run.returncode}): {run.stderr[-500:]}"
@@ -403,18 +499,23 @@ def profile_ours(capture: Path, top: int = 18) -> str:
             sections.append(f"  {title} (s):\n" + "\n".join(profile_rows(stats, key, top)))
     finally:
         os.unlink(prof_path)
-    imports = subprocess.run([PYTHON, "-X", "importtime", "-c",
-                              "import spline_analysis._core.cli, spline_analysis._core.pipeline"],
-                             capture_output=True, text=True, cwd=str(REPO_DIR), env=CHILD_ENV)
+    imports = subprocess.run(
+        [PYTHON, "-X", "importtime", "-c", "import spline_analysis._core.cli, spline_analysis._core.pipeline"],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO_DIR),
+        env=CHILD_ENV,
+    )
     rows = []
     for line in imports.stderr.splitlines():
         parts = line.split("|")
         if len(parts) == 3 and parts[1].strip().isdigit():
             rows.append((int(parts[1]), parts[2].rstrip()))
     rows.sort(reverse=True)
-    sections.append("-X importtime: slowest cumulative imports of spline_analysis._core.cli + .pipeline "
-                    "(what the CLI loads), microseconds:\n" +
-                    "\n".join(f"{us:>10}  {name}" for us, name in rows[:15]))
+    sections.append(
+        "-X importtime: slowest cumulative imports of spline_analysis._core.cli + .pipeline "
+        "(what the CLI loads), microseconds:\n" + "\n".join(f"{us:>10}  {name}" for us, name in rows[:15])
+    )
     return "\n\n".join(sections)
 
 
@@ -422,22 +523,25 @@ def profile_rows(stats: pstats.Stats, key: str, top: int) -> List[str]:
     """The top functions by `key` ('cumtime' or 'tottime'), without the import machinery."""
     entries = []
     for (filename, line, function), (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():
-        if filename.startswith("<frozen") or function in ("<module>", "exec", "__import__") or \
-                "runpy" in filename:
+        if filename.startswith("<frozen") or function in ("<module>", "exec", "__import__") or "runpy" in filename:
             continue
         where = f"{Path(filename).name}:{line}({function})" if filename != "~" else function
         entries.append((cumtime if key == "cumtime" else tottime, tottime, cumtime, ncalls, where))
     entries.sort(reverse=True)
-    return [f"    {cum:7.3f} cum {own:7.3f} own {calls:>7} calls  {where}"
-            for _k, own, cum, calls, where in entries[:top]]
+    return [
+        f"    {cum:7.3f} cum {own:7.3f} own {calls:>7} calls  {where}" for _k, own, cum, calls, where in entries[:top]
+    ]
 
 
 # ---------------------------------------------------------------- report
 
+
 def format_table(rows: List[Measurement]) -> str:
     width = max([40] + [len(row.tool) for row in rows])
-    header = (f"{'tool':<{width}} {'seconds':>9} {'CPU s':>9} {'packets/s':>12} {'peak RSS MB':>11} "
-              f"{'tool/ours':>9} {'CPU ratio':>9}  note")
+    header = (
+        f"{'tool':<{width}} {'seconds':>9} {'CPU s':>9} {'packets/s':>12} {'peak RSS MB':>11} "
+        f"{'tool/ours':>9} {'CPU ratio':>9}  note"
+    )
     lines = [header, "-" * len(header)]
     group = None
     for row in rows:
@@ -446,8 +550,9 @@ def format_table(rows: List[Measurement]) -> str:
             if group != "tools":
                 lines.append(f"[{group}]")
         if row.skipped:
-            lines.append(f"{row.tool:<{width}} {'-':>9} {'-':>9} {'-':>12} {'-':>11} {'-':>9} {'-':>9}"
-                         f"  skipped: {row.skipped}")
+            lines.append(
+                f"{row.tool:<{width}} {'-':>9} {'-':>9} {'-':>12} {'-':>11} {'-':>9} {'-':>9}  skipped: {row.skipped}"
+            )
             continue
         star = "*" if row.extrapolated else ""
         seconds = f"{row.seconds:.3f}{star}" if row.seconds is not None else "-"
@@ -457,10 +562,13 @@ def format_table(rows: List[Measurement]) -> str:
         rss = f"{row.peak_rss_mb:.0f}" if row.peak_rss_mb is not None else "-"
         ratio = f"{row.ratio():.2f}x" if row.group == "tools" and row.ratio() else "-"
         cpu_ratio = f"{row.cpu_ratio():.2f}x" if row.group == "tools" and row.cpu_ratio() else "-"
-        lines.append(f"{row.tool:<{width}} {seconds:>9} {cpu:>9} {rate:>12} {rss:>11} {ratio:>9} {cpu_ratio:>9}"
-                     f"  {row.note}")
-    lines.append("* extrapolated to the whole file. tool/ours > 1: ours is faster; each ratio uses the best "
-                 "spline-analyze run among those interleaved with that tool's runs.")
+        lines.append(
+            f"{row.tool:<{width}} {seconds:>9} {cpu:>9} {rate:>12} {rss:>11} {ratio:>9} {cpu_ratio:>9}  {row.note}"
+        )
+    lines.append(
+        "* extrapolated to the whole file. tool/ours > 1: ours is faster; each ratio uses the best "
+        "spline-analyze run among those interleaved with that tool's runs."
+    )
     return "\n".join(lines)
 
 
@@ -469,8 +577,10 @@ def payload_cross_check(ours_payload_bytes: Optional[int], rows: List[Measuremen
     peers = [row for row in rows if row.peer_payload_bytes is not None]
     if ours_payload_bytes is None or not peers:
         return ""
-    verdicts = [f"{row.tool.split(' ')[0]} {'same' if row.peer_payload_bytes == ours_payload_bytes else f'DIFFERS ({row.peer_payload_bytes:,})'}"
-                for row in peers]
+    verdicts = [
+        f"{row.tool.split(' ')[0]} {'same' if row.peer_payload_bytes == ours_payload_bytes else f'DIFFERS ({row.peer_payload_bytes:,})'}"
+        for row in peers
+    ]
     return f"cross-check: spline-analyze tcp_payload_bytes {ours_payload_bytes:,}; " + ", ".join(verdicts)
 
 
@@ -488,20 +598,23 @@ def acceptance(ours: Measurement, rows: List[Measurement]) -> Tuple[List[str], b
         speedup = tshark.ratio()
         met = speedup >= GOAL_TSHARK_SPEEDUP
         ok &= met
-        lines.append(f"spline-analyze vs tshark -z expert: {speedup:.1f}x faster "
-                     f"(goal >= {GOAL_TSHARK_SPEEDUP:.0f}x) {'OK' if met else 'MISSED'}"
-                     f"   [CPU time: {tshark.cpu_ratio():.1f}x]")
+        lines.append(
+            f"spline-analyze vs tshark -z expert: {speedup:.1f}x faster "
+            f"(goal >= {GOAL_TSHARK_SPEEDUP:.0f}x) {'OK' if met else 'MISSED'}"
+            f"   [CPU time: {tshark.cpu_ratio():.1f}x]"
+        )
     else:
         lines.append("spline-analyze vs tshark -z expert: tshark not measured")
     if tcptrace and tcptrace.ratio():
         slowdown = 1 / tcptrace.ratio()
         met = slowdown <= GOAL_TCPTRACE_SLOWDOWN
         ok &= met
-        relation = (f"{slowdown:.2f}x tcptrace's time" if slowdown >= 1
-                    else f"{1 / slowdown:.2f}x faster than tcptrace")
-        lines.append(f"spline-analyze vs tcptrace -l: {relation} "
-                     f"(goal: within {GOAL_TCPTRACE_SLOWDOWN:.0f}x) {'OK' if met else 'MISSED'}"
-                     f"   [CPU time: {1 / tcptrace.cpu_ratio():.2f}x tcptrace's]")
+        relation = f"{slowdown:.2f}x tcptrace's time" if slowdown >= 1 else f"{1 / slowdown:.2f}x faster than tcptrace"
+        lines.append(
+            f"spline-analyze vs tcptrace -l: {relation} "
+            f"(goal: within {GOAL_TCPTRACE_SLOWDOWN:.0f}x) {'OK' if met else 'MISSED'}"
+            f"   [CPU time: {1 / tcptrace.cpu_ratio():.2f}x tcptrace's]"
+        )
     else:
         lines.append("spline-analyze vs tcptrace -l: tcptrace not measured")
     return lines, ok
@@ -513,8 +626,15 @@ def stages_called_by_cli() -> List[str]:
     for name in ("cli.py", "report.py", "pipeline.py"):
         path = REPO_DIR / "analysis" / name
         sources += path.read_text(encoding="utf-8") if path.exists() else ""
-    return [stage for stage in ("flows", "wireshark", "truth") if re.search(rf"\.{stage}\b|import {stage}\b|"
-                                                                           rf"from \.{stage} ", sources)]
+    return [
+        stage
+        for stage in ("flows", "wireshark", "truth")
+        if re.search(
+            rf"\.{stage}\b|import {stage}\b|"
+            rf"from \.{stage} ",
+            sources,
+        )
+    ]
 
 
 def time_budget(ours: Measurement, rows: List[Measurement]) -> str:
@@ -535,14 +655,20 @@ def time_budget(ours: Measurement, rows: List[Measurement]) -> str:
 
     add("interpreter start-up (python -c pass)", by_tool.get("python -c pass"))
     if "python -c pass" in by_tool:
-        add("import spline_analysis._core.cli (beyond start-up)", by_tool.get("python -c 'import spline_analysis._core.cli'"),
-            by_tool["python -c pass"])
+        add(
+            "import spline_analysis._core.cli (beyond start-up)",
+            by_tool.get("python -c 'import spline_analysis._core.cli'"),
+            by_tool["python -c pass"],
+        )
     add("import numpy (in-process; the CLI imports it lazily)", by_tool.get("import numpy"))
     not_called = []
     for row in rows:
         name = row.tool.strip()
-        if row.group != "ours-stages" or row.seconds is None or name.startswith(
-                ("import", "stage driver", "pipeline.analyze")):
+        if (
+            row.group != "ours-stages"
+            or row.seconds is None
+            or name.startswith(("import", "stage driver", "pipeline.analyze"))
+        ):
             continue
         stage = name.split(".")[0]
         if stage in ("flows", "wireshark", "truth") and stage not in called:
@@ -552,37 +678,66 @@ def time_budget(ours: Measurement, rows: List[Measurement]) -> str:
     wall_sum = sum(p[1] for p in parts)
     cpu_sum = sum(p[2] for p in parts)
     ours_cpu_s = ours.cpu_s or 0.0
-    lines = [f"time budget of spline-analyze --json: wall {ours.seconds:.3f} s, CPU {ours_cpu_s:.3f} s "
-             f"(best of {len(ours.runs_s)}); parts measured separately (stages the CLI runs in parallel overlap in wall time):"]
-    lines += [f"  {label:<55} wall {wall_s:6.3f} s {100 * wall_s / ours.seconds:5.1f} %   CPU {cpu_s:6.3f} s "
-              f"{100 * cpu_s / ours_cpu_s if ours_cpu_s else 0:5.1f} %" for label, wall_s, cpu_s in parts]
+    lines = [
+        f"time budget of spline-analyze --json: wall {ours.seconds:.3f} s, CPU {ours_cpu_s:.3f} s "
+        f"(best of {len(ours.runs_s)}); parts measured separately (stages the CLI runs in parallel overlap in wall time):"
+    ]
+    lines += [
+        f"  {label:<55} wall {wall_s:6.3f} s {100 * wall_s / ours.seconds:5.1f} %   CPU {cpu_s:6.3f} s "
+        f"{100 * cpu_s / ours_cpu_s if ours_cpu_s else 0:5.1f} %"
+        for label, wall_s, cpu_s in parts
+    ]
     rest_wall, rest_cpu = ours.seconds - wall_sum, ours_cpu_s - cpu_sum
-    lines.append(f"  {'rest (other imports, progress, output, exit)':<55} wall {rest_wall:6.3f} s "
-                 f"{100 * rest_wall / ours.seconds:5.1f} %   CPU {rest_cpu:6.3f} s "
-                 f"{100 * rest_cpu / ours_cpu_s if ours_cpu_s else 0:5.1f} %")
+    lines.append(
+        f"  {'rest (other imports, progress, output, exit)':<55} wall {rest_wall:6.3f} s "
+        f"{100 * rest_wall / ours.seconds:5.1f} %   CPU {rest_cpu:6.3f} s "
+        f"{100 * rest_cpu / ours_cpu_s if ours_cpu_s else 0:5.1f} %"
+    )
     if not_called:
         lines.append("  not called by the CLI yet (would add): " + ", ".join(not_called))
     return "\n".join(lines)
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("capture", nargs="?", default=str(DEFAULT_CAPTURE),
-                        help="capture file (default bench/data/1m.pcap; make it with bench/make_capture.sh)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "capture",
+        nargs="?",
+        default=str(DEFAULT_CAPTURE),
+        help="capture file (default bench/data/1m.pcap; make it with bench/make_capture.sh)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="best of N for cheap runs (default 3)")
-    parser.add_argument("--cheap-s", type=float, default=5.0,
-                        help="a run longer than this many seconds is not repeated (default 5)")
-    parser.add_argument("--scapy-limit", type=int, default=50_000,
-                        help="scapy reads this many packets, time extrapolated (default 50000)")
-    parser.add_argument("--pyshark-limit", type=int, default=5_000,
-                        help="pyshark reads this many packets, time extrapolated (default 5000)")
+    parser.add_argument(
+        "--cheap-s", type=float, default=5.0, help="a run longer than this many seconds is not repeated (default 5)"
+    )
+    parser.add_argument(
+        "--scapy-limit",
+        type=int,
+        default=50_000,
+        help="scapy reads this many packets, time extrapolated (default 50000)",
+    )
+    parser.add_argument(
+        "--pyshark-limit",
+        type=int,
+        default=5_000,
+        help="pyshark reads this many packets, time extrapolated (default 5000)",
+    )
     parser.add_argument("--full", action="store_true", help="scapy and pyshark read the whole file (slow)")
-    parser.add_argument("--skip", action="append", default=[], metavar="TOOL[,TOOL...]",
-                        help=f"tools not to run, comma-separated or repeated: {', '.join(SKIPPABLE)}")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="TOOL[,TOOL...]",
+        help=f"tools not to run, comma-separated or repeated: {', '.join(SKIPPABLE)}",
+    )
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
-    parser.add_argument("--profile", action="store_true",
-                        help="profile spline-analyze (cProfile, import times) even if the goals are met")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile spline-analyze (cProfile, import times) even if the goals are met",
+    )
     args = parser.parse_args(argv)
     args.skip = [name for item in args.skip for name in item.split(",") if name]
     unknown = sorted(set(args.skip) - set(SKIPPABLE))
@@ -599,8 +754,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     total_packets = count_packets(capture)
     warm_page_cache(capture)
     PYCACHE_DIR.mkdir(parents=True, exist_ok=True)
-    print(f"capture: {capture} ({total_packets:,} packets, {capture.stat().st_size / 1e6:.0f} MB); "
-          f"machine: {os.cpu_count()} cores; best of {args.repeat} for runs < {args.cheap_s:g} s", flush=True)
+    print(
+        f"capture: {capture} ({total_packets:,} packets, {capture.stat().st_size / 1e6:.0f} MB); "
+        f"machine: {os.cpu_count()} cores; best of {args.repeat} for runs < {args.cheap_s:g} s",
+        flush=True,
+    )
 
     runner = ours_runner(total_packets, capture)
     if runner is not None:
@@ -633,12 +791,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         profile_text = profile_ours(capture)
         print("\n" + profile_text)
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "capture": str(capture), "packets": total_packets, "cores": os.cpu_count(),
-            "measured_at_unix": time.time(), "goals_met": ok, "acceptance": lines,
-            "results": [dict(asdict(row), packets_per_s=row.packets_per_s()) for row in rows],
-            "time_budget": budget_text, "profile": profile_text,
-        }, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "capture": str(capture),
+                    "packets": total_packets,
+                    "cores": os.cpu_count(),
+                    "measured_at_unix": time.time(),
+                    "goals_met": ok,
+                    "acceptance": lines,
+                    "results": [dict(asdict(row), packets_per_s=row.packets_per_s()) for row in rows],
+                    "time_budget": budget_text,
+                    "profile": profile_text,
+                },
+                indent=2,
+            )
+        )
         print(f"\nwrote {args.json}")
     if not ours.seconds:
         return 2

@@ -8,6 +8,7 @@ and `spline_analysis._core.wireshark.analyze`, then prints per-flag frame counts
 frames where each flag disagrees (the first --show of them), tcp.stream disagreements, and
 ack_rtt / bytes_in_flight disagreements. Exit status 1 when anything differs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,15 +23,34 @@ import numpy as np
 import spline_analysis
 from spline_analysis._core import flows as flows_mod
 from spline_analysis._core import wireshark
+
 TSHARK_FLAGS = wireshark.REPORTED_FLAGS
 
 
 def run_tshark(path: Path) -> Dict[str, np.ndarray]:
     """tshark's per-frame stream, flags, ack_rtt and bytes_in_flight (frame order)."""
-    fields = ["frame.number", "tcp.stream", "icmp.type", "icmpv6.type", "tcp.analysis.ack_rtt",
-              "tcp.analysis.bytes_in_flight"] + [f"tcp.analysis.{f}" for f in TSHARK_FLAGS]
-    cmd = ["tshark", "-n", "-r", str(path), "-o", "tcp.analyze_sequence_numbers:TRUE",
-           "-T", "fields", "-E", "separator=/t", "-E", "occurrence=f"]
+    fields = [
+        "frame.number",
+        "tcp.stream",
+        "icmp.type",
+        "icmpv6.type",
+        "tcp.analysis.ack_rtt",
+        "tcp.analysis.bytes_in_flight",
+    ] + [f"tcp.analysis.{f}" for f in TSHARK_FLAGS]
+    cmd = [
+        "tshark",
+        "-n",
+        "-r",
+        str(path),
+        "-o",
+        "tcp.analyze_sequence_numbers:TRUE",
+        "-T",
+        "fields",
+        "-E",
+        "separator=/t",
+        "-E",
+        "occurrence=f",
+    ]
     for f in fields:
         cmd += ["-e", f]
     text = subprocess.run(cmd, capture_output=True, text=True, errors="replace").stdout
@@ -60,8 +80,13 @@ def compare(path: Path, show: int) -> Dict[str, object]:
     ours = wireshark.analyze(cap.packets, flows)
     theirs = run_tshark(path)
     n_ours, n_theirs = len(ours.flags), len(theirs["stream"])
-    report: Dict[str, object] = {"file": str(path), "frames_ours": n_ours, "frames_tshark": n_theirs,
-                                 "flags": {}, "aligned": n_ours == n_theirs}
+    report: Dict[str, object] = {
+        "file": str(path),
+        "frames_ours": n_ours,
+        "frames_tshark": n_theirs,
+        "flags": {},
+        "aligned": n_ours == n_theirs,
+    }
     flag_report: Dict[str, Dict[str, object]] = {}
     for f in TSHARK_FLAGS:
         mine = wireshark.matches(ours.flags, f)
@@ -79,9 +104,10 @@ def compare(path: Path, show: int) -> Dict[str, object]:
         report["stream_first_frames"] = [int(x) + 1 for x in sdiff[:show]]
         for name in ("ack_rtt_ns", "bytes_in_flight"):
             mine = getattr(ours, name)
-            if name == "ack_rtt_ns":   # tshark prints microsecond-rounded seconds for pcap
-                close = (mine == theirs[name]) | ((mine >= 0) & (theirs[name] >= 0) &
-                                                  (np.abs(mine - theirs[name]) <= 1000))
+            if name == "ack_rtt_ns":  # tshark prints microsecond-rounded seconds for pcap
+                close = (mine == theirs[name]) | (
+                    (mine >= 0) & (theirs[name] >= 0) & (np.abs(mine - theirs[name]) <= 1000)
+                )
             else:
                 close = mine == theirs[name]
             d = np.flatnonzero(~close)
@@ -96,11 +122,18 @@ def print_report(r: Dict[str, object]) -> bool:
     """Prints one capture's comparison; returns True when everything agrees."""
     ok = bool(r["aligned"])
     print(f"== {r['file']}")
-    print(f"   frames: ours {r['frames_ours']}  tshark {r['frames_tshark']}"
-          + ("" if r["aligned"] else "  (NOT ALIGNED: only counts compared)"))
-    print(f"   tcp streams: ours {r['tcp_streams_ours']}  tshark {r['tcp_streams_tshark']}"
-          + (f"  frames with another stream: {r['stream_disagree']} {r['stream_first_frames']}"
-             if "stream_disagree" in r else ""))
+    print(
+        f"   frames: ours {r['frames_ours']}  tshark {r['frames_tshark']}"
+        + ("" if r["aligned"] else "  (NOT ALIGNED: only counts compared)")
+    )
+    print(
+        f"   tcp streams: ours {r['tcp_streams_ours']}  tshark {r['tcp_streams_tshark']}"
+        + (
+            f"  frames with another stream: {r['stream_disagree']} {r['stream_first_frames']}"
+            if "stream_disagree" in r
+            else ""
+        )
+    )
     ok &= r["tcp_streams_ours"] == r["tcp_streams_tshark"] and not r.get("stream_disagree", 0)
     print(f"   {'flag':26s} {'ours':>8s} {'tshark':>8s} {'disagree':>9s}  first differing frames")
     for f, e in r["flags"].items():  # type: ignore[union-attr]

@@ -15,6 +15,7 @@ index over the flows); a scenario may step the bottleneck rate during each run.
 written by vm-test.sh when spline-analyze is on PATH, or by bench/vm_claims.sh afterwards).
 Exit status of `table`: 0 when every check holds, 1 when one does not or cannot be checked.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,10 +42,10 @@ PHASE_SETTLE_S = 1.0
 
 @dataclass(frozen=True)
 class Check:
-    metric: str      # one of METRICS
-    op: str          # ">=" or "<="
+    metric: str  # one of METRICS
+    op: str  # ">=" or "<="
     factor: float
-    against: str     # a CCA (the run whose first flow is that CCA), or "link" (1.0)
+    against: str  # a CCA (the run whose first flow is that CCA), or "link" (1.0)
 
     def text(self) -> str:
         return f"{self.metric} {self.op} {self.factor:g} x {self.against}"
@@ -52,8 +53,8 @@ class Check:
 
 @dataclass(frozen=True)
 class RateStep:
-    at_s: int          # seconds into the run
-    rate_mbit: float   # bottleneck rate from then on
+    at_s: int  # seconds into the run
+    rate_mbit: float  # bottleneck rate from then on
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class Scenario:
     jitter_ms: float
     loss_pct: float
     queue_bdp: float
-    ccas: tuple[str, ...]             # runs, interleaved; "a+b": flows a and b at once
+    ccas: tuple[str, ...]  # runs, interleaved; "a+b": flows a and b at once
     rate_steps: tuple[RateStep, ...]
     checks: tuple[Check, ...]
 
@@ -79,9 +80,20 @@ class Scenario:
         return max(int(bdp_bytes * self.queue_bdp), VM_MIN_QUEUE_BYTES)
 
     def vm_test_args(self) -> list[str]:
-        args = ["--rate-mbit", f"{self.rate_mbit:g}", "--delay-ms", f"{self.delay_ms:g}",
-                "--jitter-ms", f"{self.jitter_ms:g}", "--loss-pct", f"{self.loss_pct:g}",
-                "--queue-bytes", str(self.queue_bytes), "--ccas", " ".join(self.ccas)]
+        args = [
+            "--rate-mbit",
+            f"{self.rate_mbit:g}",
+            "--delay-ms",
+            f"{self.delay_ms:g}",
+            "--jitter-ms",
+            f"{self.jitter_ms:g}",
+            "--loss-pct",
+            f"{self.loss_pct:g}",
+            "--queue-bytes",
+            str(self.queue_bytes),
+            "--ccas",
+            " ".join(self.ccas),
+        ]
         if self.rate_steps:
             args += ["--rate-steps", " ".join(f"{s.rate_mbit:g}@{s.at_s}" for s in self.rate_steps)]
         return args
@@ -106,8 +118,10 @@ class Scenario:
         flows = ""
         if any("+" in c for c in self.ccas):
             flows = ", flows at once: " + " / ".join(self.ccas)
-        return (f"{rate} Mbit/s, {self.delay_ms:g} ms{jitter}, {self.loss_pct:g}% loss, "
-                f"{self.queue_bdp:g} BDP buffer ({self.queue_bytes} B){flows}")
+        return (
+            f"{rate} Mbit/s, {self.delay_ms:g} ms{jitter}, {self.loss_pct:g}% loss, "
+            f"{self.queue_bdp:g} BDP buffer ({self.queue_bytes} B){flows}"
+        )
 
 
 CCA_NAME = re.compile(r"^[a-z0-9_]+(\+[a-z0-9_]+)*$")
@@ -156,10 +170,15 @@ def parse_scenarios(text: str) -> list[Scenario]:
         if len(fields) != 9:
             raise ValueError(f"line {line_no}: want 9 columns, got {len(fields)}")
         checks = fields[8].strip()
-        scenarios.append(Scenario(
-            fields[0], *(float(v) for v in fields[1:6]), parse_ccas(fields[6]),
-            parse_rate_steps(fields[7]),
-            tuple(parse_check(c.strip()) for c in checks.split(";")) if checks != "-" else ()))
+        scenarios.append(
+            Scenario(
+                fields[0],
+                *(float(v) for v in fields[1:6]),
+                parse_ccas(fields[6]),
+                parse_rate_steps(fields[7]),
+                tuple(parse_check(c.strip()) for c in checks.split(";")) if checks != "-" else (),
+            )
+        )
     names = [s.name for s in scenarios]
     if len(set(names)) != len(names):
         raise ValueError("scenario names repeat")
@@ -172,12 +191,16 @@ def load_scenarios(path: Path = DEFAULT_SCENARIOS) -> dict[str, Scenario]:
 
 # --- per-run metrics -------------------------------------------------------------------------
 
+
 def sender_p95_rtt_ms(analysis: Optional[dict]) -> Optional[float]:
     """p95 RTT of the bulk direction (most data segments, sender vantage) of a capture report."""
     if not analysis:
         return None
-    directions = [d for d in analysis.get("directions", []) if d.get("vantage") == "sender"
-                  and (d.get("rtt_ms") or {}).get("p95") is not None]
+    directions = [
+        d
+        for d in analysis.get("directions", [])
+        if d.get("vantage") == "sender" and (d.get("rtt_ms") or {}).get("p95") is not None
+    ]
     if not directions:
         return None
     bulk = max(directions, key=lambda d: d.get("data_segments") or 0)
@@ -199,8 +222,11 @@ def receiver_rate_bps(flows: list[dict], start_s: float, end_s: float) -> Option
     """The flows' summed receiver goodput over the iperf3 intervals inside [start_s, end_s)."""
     total = 0.0
     for flow in flows:
-        inside = [(b - a, bps) for a, b, bps in flow.get("receiver_intervals") or []
-                  if a >= start_s - 1e-3 and b <= end_s + 1e-3 and b > a]
+        inside = [
+            (b - a, bps)
+            for a, b, bps in flow.get("receiver_intervals") or []
+            if a >= start_s - 1e-3 and b <= end_s + 1e-3 and b > a
+        ]
         if not inside:
             return None
         total += sum(d * bps for d, bps in inside) / sum(d for d, _ in inside)
@@ -241,21 +267,28 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
     flows = flows_of(run)
     flow_goodputs = [f.get("throughput_bps") or 0.0 for f in flows]
     duration_s = run_duration_s(flows)
-    link_mbit = scenario.mean_rate_mbit(duration_s) if duration_s else (
-        None if scenario.rate_steps else scenario.rate_mbit)
+    link_mbit = (
+        scenario.mean_rate_mbit(duration_s) if duration_s else (None if scenario.rate_steps else scenario.rate_mbit)
+    )
     phase_util = None
     if scenario.rate_steps and duration_s:
-        rates = [receiver_rate_bps(flows, a + (PHASE_SETTLE_S if a else 0.0), b)
-                 for a, b, _ in scenario.phases(duration_s)]
-        phase_util = [None if r is None else r / (mbit * 1e6)
-                      for r, (_, _, mbit) in zip(rates, scenario.phases(duration_s))]
-    return {"goodput": goodput, "retrans": retrans,
-            "rps": retrans / delivered_segs if retrans is not None and delivered_segs else None,
-            "p95_rtt": sender_p95_rtt_ms(analysis),
-            "util": goodput / (link_mbit * 1e6) if goodput and link_mbit else None,
-            "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
-            "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
-            "spurious": spurious_fraction(run), "phase_util": phase_util}
+        rates = [
+            receiver_rate_bps(flows, a + (PHASE_SETTLE_S if a else 0.0), b) for a, b, _ in scenario.phases(duration_s)
+        ]
+        phase_util = [
+            None if r is None else r / (mbit * 1e6) for r, (_, _, mbit) in zip(rates, scenario.phases(duration_s))
+        ]
+    return {
+        "goodput": goodput,
+        "retrans": retrans,
+        "rps": retrans / delivered_segs if retrans is not None and delivered_segs else None,
+        "p95_rtt": sender_p95_rtt_ms(analysis),
+        "util": goodput / (link_mbit * 1e6) if goodput and link_mbit else None,
+        "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
+        "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
+        "spurious": spurious_fraction(run),
+        "phase_util": phase_util,
+    }
 
 
 def mean_spread(values: list[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
@@ -272,7 +305,7 @@ def aggregate(per_run: dict[str, list[dict]]) -> dict[str, dict]:
     for cca, runs in per_run.items():
         out[cca] = {m: mean_spread([r.get(m) for r in runs]) for m in METRICS}
         phases = [r["phase_util"] for r in runs if r.get("phase_util")]
-        out[cca]["phase_util"] = ([mean_spread(list(p)) for p in zip(*phases)] if phases else None)
+        out[cca]["phase_util"] = [mean_spread(list(p)) for p in zip(*phases)] if phases else None
         out[cca]["runs"] = len(runs)
         out[cca]["ok_runs"] = sum(1 for r in runs if r["goodput"] is not None)
     return out
@@ -301,6 +334,7 @@ def evaluate(check: Check, table: dict[str, dict], subject: str = "spline") -> t
 
 
 # --- reading a finished scenario ---------------------------------------------------------------
+
 
 def read_json(path: Path) -> Optional[dict]:
     try:
@@ -343,9 +377,11 @@ def details_text(row: dict) -> str:
 
 
 def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
-    lines = [f"== {scenario.name}: {scenario.describe()}",
-             f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'retrans':>12}"
-             f" {'retr/deliv %':>13} {'p95 RTT ms':>12}  details"]
+    lines = [
+        f"== {scenario.name}: {scenario.describe()}",
+        f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'retrans':>12}"
+        f" {'retr/deliv %':>13} {'p95 RTT ms':>12}  details",
+    ]
     for cca, row in table.items():
         g, r, rps, p95, util = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt", "util"))
         lines.append(
@@ -353,7 +389,8 @@ def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
             f"{fmt(g[0], '.2f', 1e-6):>8} +-{fmt(g[1], '.2f', 1e-6):<5} {fmt(util[0], '.2f'):>5} "
             f"{fmt(r[0], '.0f'):>6} +-{fmt(r[1], '.0f'):<4} "
             f"{fmt(rps[0], '.2f', 100):>6} +-{fmt(rps[1], '.2f', 100):<5} "
-            f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}  {details_text(row)}")
+            f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}  {details_text(row)}"
+        )
     return lines
 
 
@@ -363,16 +400,20 @@ def markdown_rows(scenario: Scenario, table: dict[str, dict]) -> list[str]:
     rows = []
     for i, (cca, row) in enumerate(table.items()):
         g, r, rps, p95 = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt"))
-        rows.append(f"| {scenario.describe() if i == 0 else ''} | {cca} "
-                    f"| {fmt(g[0], '.2f', 1e-6)} +- {fmt(g[1], '.2f', 1e-6)} "
-                    f"| {fmt(rps[0], '.1f', 100)} +- {fmt(rps[1], '.1f', 100)} "
-                    f"| {fmt(r[0], '.0f')} | {fmt(p95[0], '.0f')} | {details_text(row)} |")
+        rows.append(
+            f"| {scenario.describe() if i == 0 else ''} | {cca} "
+            f"| {fmt(g[0], '.2f', 1e-6)} +- {fmt(g[1], '.2f', 1e-6)} "
+            f"| {fmt(rps[0], '.1f', 100)} +- {fmt(rps[1], '.1f', 100)} "
+            f"| {fmt(r[0], '.0f')} | {fmt(p95[0], '.0f')} | {details_text(row)} |"
+        )
     return rows
 
 
-MARKDOWN_HEADER = ["| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms"
-                   " | share, Jain, spurious retransmissions, util by phase |",
-                   "| --- | --- | --- | --- | --- | --- | --- |"]
+MARKDOWN_HEADER = [
+    "| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms"
+    " | share, Jain, spurious retransmissions, util by phase |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+]
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -416,8 +457,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         results = [evaluate(c, table, scenario.subject) for c in scenario.checks]
         if any(holds is not True for holds, _ in results):
             status = 1
-        report[name] = {"scenario": scenario.describe(), "table": table,
-                        "checks": [{"holds": h, "text": t} for h, t in results]}
+        report[name] = {
+            "scenario": scenario.describe(),
+            "table": table,
+            "checks": [{"holds": h, "text": t} for h, t in results],
+        }
         markdown += markdown_rows(scenario, table)
         if not args.json and not args.markdown:
             print("\n".join(format_table(scenario, table) + [f"check: {t}" for _, t in results]))

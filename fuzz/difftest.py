@@ -14,6 +14,7 @@ Prints conversations tried, frames compared and differences by field; exit 1 if 
 Acceptance run (issue 10), tshark 4.0.17: `--seed 1 --conversations 20000` compares 725,502
 frames with no difference (about 6 minutes on two shared cores).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,13 +33,15 @@ import tsharkdiff  # noqa: E402
 def regression_case(conv: tcpgen.Conversation, workdir: Path, origin: str) -> Dict:
     """A shrunk conversation with tshark's answer stored beside it."""
     diffs, theirs = tsharkdiff.compare_bytes(tcpgen.pcap_bytes([conv]), workdir)
-    return {"origin": origin, "conversation": conv.to_json(),
-            "tshark": {k: v.tolist() for k, v in theirs.items()},
-            "differences_when_found": [list(d) for d in diffs]}
+    return {
+        "origin": origin,
+        "conversation": conv.to_json(),
+        "tshark": {k: v.tolist() for k, v in theirs.items()},
+        "differences_when_found": [list(d) for d in diffs],
+    }
 
 
-def run(seed: int, count: int, batch: int, workdir: Path, keep: Path | None, shrink: bool,
-        out=sys.stdout) -> int:
+def run(seed: int, count: int, batch: int, workdir: Path, keep: Path | None, shrink: bool, out=sys.stdout) -> int:
     by_field: Counter = Counter()
     frames = 0
     failing: List[int] = []
@@ -56,10 +59,11 @@ def run(seed: int, count: int, batch: int, workdir: Path, keep: Path | None, shr
                 total += len(conv.segments)
             frames += total
             if diffs and diffs[0][1] == "frames":
-                suspects = members        # frame counts differ: look at each conversation alone
+                suspects = members  # frame counts differ: look at each conversation alone
             else:
-                suspects = sorted({members[j] for (f, _, _, _) in diffs
-                                   for j, (lo, hi) in enumerate(bounds) if lo <= f < hi})
+                suspects = sorted(
+                    {members[j] for (f, _, _, _) in diffs for j, (lo, hi) in enumerate(bounds) if lo <= f < hi}
+                )
                 for d in diffs:
                     by_field[d[1]] += 1
             for k in suspects:
@@ -75,8 +79,12 @@ def run(seed: int, count: int, batch: int, workdir: Path, keep: Path | None, shr
                 print(f"seed {seed} conversation {index}: {len(own)} differences ({', '.join(fields)})", file=out)
                 if shrink:
                     wanted = set(fields)
-                    small = tsharkdiff.shrink(convs[k], lambda c, wanted=wanted: bool(
-                        wanted & {d[1] for d in tsharkdiff.conversation_differences(c, workdir)}))
+                    small = tsharkdiff.shrink(
+                        convs[k],
+                        lambda c, wanted=wanted: bool(
+                            wanted & {d[1] for d in tsharkdiff.conversation_differences(c, workdir)}
+                        ),
+                    )
                     print(f"   shrunk to {len(small.segments)} segments:", file=out)
                     for d in tsharkdiff.conversation_differences(small, workdir):
                         print(f"     frame {d[0] + 1} {d[1]}: ours {d[2]} tshark {d[3]}", file=out)

@@ -15,6 +15,7 @@ error (exit 3), a traceback, a signal death, or a hang (no progress for --hang-s
 Prints variants tried and outcomes; exit 0 when there are no findings, 1 otherwise.
 Reproducible from --seed alone. Not part of the test suite (a short run is).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,7 @@ from typing import Callable, Dict, Iterator, List, Tuple
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-SEED_BYTES = 64 * 1024          # each seed capture is cut to its records within this many bytes
+SEED_BYTES = 64 * 1024  # each seed capture is cut to its records within this many bytes
 TRUNCATE_PREFIX_BYTES = 2048
 LENGTH_EDGE_VALUES = (0, 1, 15, 16, 17, 64, 65535, 65536, 262144, 0x7FFFFFFF, 0xFFFFFFFF)
 Variant = Tuple[str, bytes]
@@ -118,7 +119,7 @@ def variants(seeds: List[Tuple[str, bytes]], count: int, rng: random.Random) -> 
             return f"{name}:gzip", gzip.compress(data)
         if choice == 1:
             packed = gzip.compress(data)
-            return f"{name}:gzip-cut", packed[:rng.randrange(1, len(packed))]
+            return f"{name}:gzip-cut", packed[: rng.randrange(1, len(packed))]
         if choice == 2:
             half = rng.randrange(len(data))
             return f"{name}:gzip-members", gzip.compress(data[:half]) + gzip.compress(data[half:])
@@ -138,6 +139,7 @@ def variants(seeds: List[Tuple[str, bytes]], count: int, rng: random.Random) -> 
 def run_one(path: str) -> Tuple[str, str]:
     """(outcome, detail) of `spline-analyze --json --quiet path`, in this process."""
     from spline_analysis._core.cli import main
+
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -195,11 +197,16 @@ def main() -> int:
                 out.write(data)
             queue.append((path, name))
         names = dict(queue)
-        shares = [queue[j::args.jobs] for j in range(args.jobs)]
+        shares = [queue[j :: args.jobs] for j in range(args.jobs)]
         workers = []
         for share in shares:
-            child = subprocess.Popen([sys.executable, __file__, "--worker", scratch], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+            child = subprocess.Popen(
+                [sys.executable, __file__, "--worker", scratch],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+            )
             workers.append((child, [p for p, _ in share]))
         import threading
 
@@ -215,7 +222,7 @@ def main() -> int:
             current = None
             while pending:
                 line = _read_line(child, args.hang_s)
-                if line is None:            # died or hung on `current`
+                if line is None:  # died or hung on `current`
                     dead = child.poll()
                     outcome = f"signal-{-dead}" if dead is not None and dead < 0 else "hang"
                     child.kill()
@@ -223,11 +230,15 @@ def main() -> int:
                     findings.append((names[victim], outcome, ""))
                     outcomes[outcome] = outcomes.get(outcome, 0) + 1
                     _keep(args.keep, victim, names[victim])
-                    pending = pending[pending.index(victim) + 1:]
-                    if pending:             # carry on with a fresh worker
-                        child = subprocess.Popen([sys.executable, __file__, "--worker", scratch],
-                                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                                 bufsize=1)
+                    pending = pending[pending.index(victim) + 1 :]
+                    if pending:  # carry on with a fresh worker
+                        child = subprocess.Popen(
+                            [sys.executable, __file__, "--worker", scratch],
+                            stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE,
+                            text=True,
+                            bufsize=1,
+                        )
                         threading.Thread(target=feed, args=(child, list(pending)), daemon=True).start()
                     current = None
                     continue
@@ -254,6 +265,7 @@ def main() -> int:
 
 def _read_line(child: subprocess.Popen, timeout_s: float):
     import select
+
     ready, _, _ = select.select([child.stdout], [], [], timeout_s)
     if not ready:
         return None

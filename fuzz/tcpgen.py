@@ -18,6 +18,7 @@ starting mid-connection, sequence wrap, simultaneous open, clocks stepping back;
 Ethernet (VLAN, QinQ, PPPoE, PPPoE over QinQ, MPLS, GRE, trailers), SLL, SLL2 or raw IP, IPv4
 or IPv6 with extension headers, with snaplen truncation.
 """
+
 from __future__ import annotations
 
 import random
@@ -31,11 +32,15 @@ from typing import Dict, List, Optional, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import pcapbuild as pb  # noqa: E402
 
-LINK_TYPES: Dict[str, int] = {"ethernet": pb.LINKTYPE_ETHERNET, "sll": pb.LINKTYPE_LINUX_SLL,
-                              "sll2": pb.LINKTYPE_LINUX_SLL2, "raw": pb.LINKTYPE_RAW}
+LINK_TYPES: Dict[str, int] = {
+    "ethernet": pb.LINKTYPE_ETHERNET,
+    "sll": pb.LINKTYPE_LINUX_SLL,
+    "sll2": pb.LINKTYPE_LINUX_SLL2,
+    "raw": pb.LINKTYPE_RAW,
+}
 ETHERNET_ENCAPSULATIONS = ("plain", "vlan", "qinq", "pppoe", "pppoe_qinq", "mpls", "gre")
 T0_NS = 1_700_000_000 * 1_000_000_000
-CONVERSATION_SPACING_NS = 1_000 * 1_000_000_000   # conversations of one file never overlap in time
+CONVERSATION_SPACING_NS = 1_000 * 1_000_000_000  # conversations of one file never overlap in time
 MS = 1_000_000
 MAX_OPTION_BYTES = 40
 
@@ -71,7 +76,7 @@ class Segment:
     sack_permitted: bool = False
     ts: Optional[Tuple[int, int]] = None
     sack: List[Tuple[int, int]] = field(default_factory=list)
-    mptcp: object = False       # True: MP_CAPABLE on SYNs, DSS otherwise; an int: that subtype
+    mptcp: object = False  # True: MP_CAPABLE on SYNs, DSS otherwise; an int: that subtype
     unknown_option: bool = False
 
 
@@ -86,12 +91,12 @@ class Conversation:
     server_port: int
     client_isn: int
     server_isn: int
-    link: str = "ethernet"                 # key of LINK_TYPES
-    encapsulation: str = "plain"           # ETHERNET_ENCAPSULATIONS, for link == "ethernet"
-    ipv6_extensions: int = 0               # hop-by-hop / destination options headers before TCP
-    trailer: int = 0                       # Ethernet trailer bytes after the IP packet
-    snaplen: int = 0                       # captured bytes per frame (0 = all)
-    ip_length_zero: bool = False           # IPv4 total length 0, as TSO leaves it on the capturing host
+    link: str = "ethernet"  # key of LINK_TYPES
+    encapsulation: str = "plain"  # ETHERNET_ENCAPSULATIONS, for link == "ethernet"
+    ipv6_extensions: int = 0  # hop-by-hop / destination options headers before TCP
+    trailer: int = 0  # Ethernet trailer bytes after the IP packet
+    snaplen: int = 0  # captured bytes per frame (0 = all)
+    ip_length_zero: bool = False  # IPv4 total length 0, as TSO leaves it on the capturing host
     segments: List[Segment] = field(default_factory=list)
 
     def to_json(self) -> Dict:
@@ -100,12 +105,17 @@ class Conversation:
     @staticmethod
     def from_json(doc: Dict) -> "Conversation":
         doc = dict(doc)
-        segs = [Segment(**{**s, "ts": tuple(s["ts"]) if s.get("ts") else None,
-                           "sack": [tuple(b) for b in s.get("sack", [])]}) for s in doc.pop("segments")]
+        segs = [
+            Segment(
+                **{**s, "ts": tuple(s["ts"]) if s.get("ts") else None, "sack": [tuple(b) for b in s.get("sack", [])]}
+            )
+            for s in doc.pop("segments")
+        ]
         return Conversation(**doc, segments=segs)
 
 
 # ------------------------------------------------------------------ bytes
+
 
 def _options(seg: Segment, conv: Conversation) -> bytes:
     own_isn, peer_isn = (conv.client_isn, conv.server_isn) if seg.client else (conv.server_isn, conv.client_isn)
@@ -114,22 +124,25 @@ def _options(seg: Segment, conv: Conversation) -> bytes:
     if seg.mptcp is not False and seg.mptcp is not None:
         subtype = seg.mptcp if seg.mptcp is not True else (0 if "S" in seg.flags else 2)
         option = MPTCP_OPTIONS[subtype]
-        if subtype == 0:    # a key of this connection's own, or tshark joins connections by token
-            key = (own_isn << 32 | (conv.client_port if seg.client else conv.server_port) << 16
-                   | conv.server_port) ^ zlib.crc32(conv.client_addr.encode())
+        if subtype == 0:  # a key of this connection's own, or tshark joins connections by token
+            key = (
+                own_isn << 32 | (conv.client_port if seg.client else conv.server_port) << 16 | conv.server_port
+            ) ^ zlib.crc32(conv.client_addr.encode())
             option = option[:4] + struct.pack("!Q", key & 0xFFFFFFFFFFFFFFFF)
         raw += option
     if seg.unknown_option:
-        raw += b"\xfd\x06\x00\x00\x00\x00"     # experimental kind 253
-    options = pb.tcp_options(mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted,
-                             sack=sack, ts=seg.ts, raw=raw)
-    while len(options) > MAX_OPTION_BYTES:     # the data offset field ends at 60 header bytes
+        raw += b"\xfd\x06\x00\x00\x00\x00"  # experimental kind 253
+    options = pb.tcp_options(
+        mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted, sack=sack, ts=seg.ts, raw=raw
+    )
+    while len(options) > MAX_OPTION_BYTES:  # the data offset field ends at 60 header bytes
         if raw:
             raw = b""
         else:
             sack = sack[:-1]
-        options = pb.tcp_options(mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted,
-                                 sack=sack, ts=seg.ts, raw=raw)
+        options = pb.tcp_options(
+            mss=seg.mss, wscale=seg.wscale, sack_permitted=seg.sack_permitted, sack=sack, ts=seg.ts, raw=raw
+        )
     return options
 
 
@@ -138,13 +151,21 @@ def ip_packet(seg: Segment, conv: Conversation) -> bytes:
     sport, dport = (conv.client_port, conv.server_port) if seg.client else (conv.server_port, conv.client_port)
     src, dst = (conv.client_addr, conv.server_addr) if seg.client else (conv.server_addr, conv.client_addr)
     payload = bytes((seg.seq + k) & 0xFF for k in range(seg.length))
-    segment = pb.tcp(sport=sport, dport=dport, seq=(own_isn + seg.seq) & 0xFFFFFFFF,
-                     ack=((peer_isn + seg.ack) & 0xFFFFFFFF) if seg.ack is not None else 0,
-                     flags=seg.flags, window=seg.window, options=_options(seg, conv), payload=payload)
+    segment = pb.tcp(
+        sport=sport,
+        dport=dport,
+        seq=(own_isn + seg.seq) & 0xFFFFFFFF,
+        ack=((peer_isn + seg.ack) & 0xFFFFFFFF) if seg.ack is not None else 0,
+        flags=seg.flags,
+        window=seg.window,
+        options=_options(seg, conv),
+        payload=payload,
+    )
     if conv.ip_version == 6:
-        next_headers = [0, 60][:conv.ipv6_extensions]
-        extensions = [(nh, pb.ipv6_extension(60 if k + 1 < len(next_headers) else 6))
-                      for k, nh in enumerate(next_headers)]
+        next_headers = [0, 60][: conv.ipv6_extensions]
+        extensions = [
+            (nh, pb.ipv6_extension(60 if k + 1 < len(next_headers) else 6)) for k, nh in enumerate(next_headers)
+        ]
         return pb.ipv6(src, dst, segment, extensions=extensions) if extensions else pb.ipv6(src, dst, segment)
     packet = pb.ipv4(src, dst, segment)
     if conv.ip_length_zero:
@@ -173,8 +194,9 @@ def link_frame(packet: bytes, conv: Conversation) -> bytes:
     elif enc == "pppoe":
         frame = pb.ethernet(pb.pppoe_session(packet, ppp_protocol=ppp), ethertype=pb.ETHERTYPE_PPPOE_SESSION)
     elif enc == "pppoe_qinq":
-        frame = pb.ethernet(pb.pppoe_session(packet, ppp_protocol=ppp), ethertype=pb.ETHERTYPE_PPPOE_SESSION,
-                            vlans=[0x88A8, 0x8100])
+        frame = pb.ethernet(
+            pb.pppoe_session(packet, ppp_protocol=ppp), ethertype=pb.ETHERTYPE_PPPOE_SESSION, vlans=[0x88A8, 0x8100]
+        )
     elif enc == "mpls":
         frame = pb.ethernet(pb.mpls(packet, labels=[16, 17]), ethertype=pb.ETHERTYPE_MPLS)
     elif enc == "gre":
@@ -189,7 +211,7 @@ def link_frames(conv: Conversation) -> List[Tuple[int, bytes, int]]:
     out = []
     for seg in conv.segments:
         frame = link_frame(ip_packet(seg, conv), conv)
-        captured = frame[:conv.snaplen] if conv.snaplen else frame
+        captured = frame[: conv.snaplen] if conv.snaplen else frame
         out.append((seg.t_ns, captured, len(frame)))
     return out
 
@@ -205,16 +227,17 @@ def pcap_bytes(convs: List[Conversation], nanosecond: bool = True) -> bytes:
 
 # ------------------------------------------------------------------ the generator
 
+
 class _Side:
     """One endpoint's sending state (relative sequence numbers)."""
 
     def __init__(self, client: bool, mss: int):
         self.client = client
         self.mss = mss
-        self.snd_nxt = 1          # next new byte (after the SYN)
-        self.sent: List[Tuple[int, int]] = []   # (seq, length) of data sent, in order
+        self.snd_nxt = 1  # next new byte (after the SYN)
+        self.sent: List[Tuple[int, int]] = []  # (seq, length) of data sent, in order
         self.received: List[Tuple[int, int]] = []  # ranges of the peer's data that arrived
-        self.rcv_nxt = 1          # cumulative ACK for the peer's data
+        self.rcv_nxt = 1  # cumulative ACK for the peer's data
         self.window = 65535
         self.fin_sent = False
         self.tsval = 0
@@ -266,9 +289,14 @@ def generate(seed: int, index: int) -> Conversation:
     isn_choice = lambda: rng.choice([rng.randint(0, 0xFFFFFFFF), 0xFFFFFFFF - rng.randint(0, 20000), 0, 1])  # noqa: E731
     link = rng.choices(list(LINK_TYPES), weights=[70, 10, 10, 10])[0]
     conv = Conversation(
-        ip_version=6 if v6 else 4, client_addr=client_addr, server_addr=server_addr,
-        client_port=rng.randint(1024, 65535), server_port=rng.choice([80, 443, 5201, 2049, 22, rng.randint(1, 65535)]),
-        client_isn=isn_choice(), server_isn=isn_choice(), link=link,
+        ip_version=6 if v6 else 4,
+        client_addr=client_addr,
+        server_addr=server_addr,
+        client_port=rng.randint(1024, 65535),
+        server_port=rng.choice([80, 443, 5201, 2049, 22, rng.randint(1, 65535)]),
+        client_isn=isn_choice(),
+        server_isn=isn_choice(),
+        link=link,
         encapsulation=rng.choice(ETHERNET_ENCAPSULATIONS) if link == "ethernet" else "plain",
         ipv6_extensions=rng.choice([0, 0, 1, 2]) if v6 else 0,
         trailer=rng.choice([0, 0, 0, 4, 36]) if link == "ethernet" else 0,
@@ -295,13 +323,13 @@ class _Builder:
         self.c = _Side(True, mss)
         self.s = _Side(False, rng.choice([mss, 1460]))
         self.wscale = (rng.choice([None, 0, 2, 7, 14, 15]), rng.choice([None, 0, 7, 9, 14]))
-        self.pending: List[Segment] = []     # data frames "in the network" towards the receiver
+        self.pending: List[Segment] = []  # data frames "in the network" towards the receiver
 
     # -- emitting
     def tick(self) -> int:
         self.t += _gap_ns(self.rng, self.rtt_ns)
         if self.rng.random() < 0.01:
-            self.t -= self.rng.randint(1, 5 * MS)    # a clock stepping back
+            self.t -= self.rng.randint(1, 5 * MS)  # a clock stepping back
         return self.t
 
     def emit(self, side: _Side, seq: int, ack: Optional[int], flags: str, length: int = 0, **kw) -> Segment:
@@ -321,31 +349,45 @@ class _Builder:
     # -- phases
     def handshake(self) -> None:
         rng = self.rng
-        syn_kw = dict(mss=self.c.mss if rng.random() < 0.9 else None, wscale=self.wscale[0],
-                      sack_permitted=self.use_sack)
-        if rng.random() < 0.05:     # simultaneous open
+        syn_kw = dict(
+            mss=self.c.mss if rng.random() < 0.9 else None, wscale=self.wscale[0], sack_permitted=self.use_sack
+        )
+        if rng.random() < 0.05:  # simultaneous open
             self.emit(self.c, 0, None, "S", **syn_kw)
             self.emit(self.s, 0, None, "S", mss=self.s.mss, wscale=self.wscale[1], sack_permitted=self.use_sack)
             self.emit(self.c, 0, 1, "SA", **syn_kw)
             self.emit(self.s, 0, 1, "SA", mss=self.s.mss, wscale=self.wscale[1], sack_permitted=self.use_sack)
             return
-        for _ in range(rng.choice([1, 1, 1, 2, 3])):            # retransmitted SYNs
+        for _ in range(rng.choice([1, 1, 1, 2, 3])):  # retransmitted SYNs
             self.emit(self.c, 0, None, "S" + ("EC" if rng.random() < 0.1 else ""), **syn_kw)
             self.t += rng.choice([0, MS, 1000 * MS])
         if rng.random() < 0.05:
-            self.emit(self.s, 0, 1, "RA")                         # refused, then tried again
+            self.emit(self.s, 0, 1, "RA")  # refused, then tried again
             self.emit(self.c, 0, None, "S", **syn_kw)
         for _ in range(rng.choice([1, 1, 1, 2])):
-            self.emit(self.s, 0, 1, "SA", mss=self.s.mss if rng.random() < 0.9 else None, wscale=self.wscale[1],
-                      sack_permitted=self.use_sack)
+            self.emit(
+                self.s,
+                0,
+                1,
+                "SA",
+                mss=self.s.mss if rng.random() < 0.9 else None,
+                wscale=self.wscale[1],
+                sack_permitted=self.use_sack,
+            )
         if rng.random() < 0.9:
             self.emit(self.c, 1, 1, "A")
 
     def deliver(self, seg: Segment, receiver: _Side) -> None:
         receiver.receive(seg.seq, seg.length + (1 if "F" in seg.flags else 0))
 
-    def send_data(self, side: _Side, seq: Optional[int] = None, length: Optional[int] = None,
-                  lose_before: bool = False, lose_after: bool = False) -> None:
+    def send_data(
+        self,
+        side: _Side,
+        seq: Optional[int] = None,
+        length: Optional[int] = None,
+        lose_before: bool = False,
+        lose_after: bool = False,
+    ) -> None:
         peer = self.s if side.client else self.c
         new = seq is None
         if new:
@@ -381,7 +423,7 @@ class _Builder:
                 self.send_data(sender, lose_before=loss < 0.04, lose_after=0.04 <= loss < 0.12)
             elif r < 0.55:
                 self.send_ack(receiver, lost=rng.random() < 0.08)
-            elif r < 0.62:   # retransmission of the first unacked, a tail or an acked segment
+            elif r < 0.62:  # retransmission of the first unacked, a tail or an acked segment
                 cands = sender.sent
                 if cands:
                     kind = rng.random()
@@ -392,16 +434,16 @@ class _Builder:
                         seq, length = cands[-1]
                     else:
                         seq, length = rng.choice(cands)
-                    if rng.random() < 0.2 and length > 1:     # repacketised
+                    if rng.random() < 0.2 and length > 1:  # repacketised
                         length = rng.randint(1, length)
                     dup = receiver.rcv_nxt >= seq + length
                     self.send_data(sender, seq=seq, length=length, lose_after=rng.random() < 0.1)
                     if dup and self.use_sack and rng.random() < 0.7:
                         self.send_ack(receiver, dsack=(seq, seq + length))
-            elif r < 0.67:   # dup ACKs burst
+            elif r < 0.67:  # dup ACKs burst
                 for _ in range(rng.choice([1, 2, 3, 4])):
                     self.send_ack(receiver)
-            elif r < 0.71 and self.conv.segments:   # duplicated frame in the capture
+            elif r < 0.71 and self.conv.segments:  # duplicated frame in the capture
                 last = self.conv.segments[-1]
                 copy = Segment(**{**asdict(last), "ts": last.ts, "sack": list(last.sack)})
                 copy.t_ns = last.t_ns + rng.choice([0, 1000, 50_000])
@@ -412,7 +454,7 @@ class _Builder:
                 self.conv.segments[-2], self.conv.segments[-1] = b, a
                 if rng.random() < 0.7:
                     a.t_ns, b.t_ns = b.t_ns, a.t_ns
-            elif r < 0.81:   # window change / zero window and probes
+            elif r < 0.81:  # window change / zero window and probes
                 w = rng.random()
                 if w < 0.5:
                     receiver.window = 0
@@ -427,12 +469,12 @@ class _Builder:
                 else:
                     receiver.window = rng.choice([0, 1, 100, 4096, 30000, 65535])
                     self.send_ack(receiver)
-            elif r < 0.85:   # keep-alive and its ACK
+            elif r < 0.85:  # keep-alive and its ACK
                 self.t += rng.choice([0, 1000 * MS])
                 self.emit(sender, sender.snd_nxt - 1, sender.rcv_nxt, "A", rng.choice([0, 1]))
                 if rng.random() < 0.8:
                     self.send_ack(receiver)
-            elif r < 0.88:   # a window-full burst: exactly fill the receiver's window
+            elif r < 0.88:  # a window-full burst: exactly fill the receiver's window
                 if receiver.window > 0 and receiver.rcv_nxt == sender.snd_nxt:
                     room = receiver.window << (self.wscale[1 if receiver is self.s else 0] or 0)
                     if 0 < room <= 20 * sender.mss:
@@ -450,19 +492,20 @@ class _Builder:
         rng = self.rng
         r = rng.random()
         if r < 0.45:
-            for side in ([self.c, self.s] if rng.random() < 0.7 else [self.s, self.c]):
+            for side in [self.c, self.s] if rng.random() < 0.7 else [self.s, self.c]:
                 peer = self.s if side is self.c else self.c
                 length = rng.choice([0, 0, 0, 10])
                 seg = self.emit(side, side.snd_nxt, side.rcv_nxt, "FA" if not length else "FPA", length)
                 side.snd_nxt += length + 1
                 self.deliver(seg, peer)
                 if rng.random() < 0.2:
-                    self.emit(side, seg.seq, seg.ack, seg.flags, length)    # retransmitted FIN
+                    self.emit(side, seg.seq, seg.ack, seg.flags, length)  # retransmitted FIN
                 self.send_ack(peer)
         elif r < 0.65:
             side = rng.choice([self.c, self.s])
-            self.emit(side, side.snd_nxt, side.rcv_nxt if rng.random() < 0.7 else None,
-                      "RA" if rng.random() < 0.7 else "R")
+            self.emit(
+                side, side.snd_nxt, side.rcv_nxt if rng.random() < 0.7 else None, "RA" if rng.random() < 0.7 else "R"
+            )
 
     def run(self) -> None:
         rng = self.rng
@@ -475,7 +518,7 @@ class _Builder:
             self.c.rcv_nxt, self.s.rcv_nxt = self.s.snd_nxt, self.c.snd_nxt
         self.data_phase(rng.randint(3, 60))
         self.close()
-        if rng.random() < 0.1:   # port reuse: a new connection on the same 4-tuple
+        if rng.random() < 0.1:  # port reuse: a new connection on the same 4-tuple
             self.t += rng.choice([MS, 2000 * MS])
             shift = rng.randint(1, 2**31)
             self.conv.segments.extend(self._reused(shift))
@@ -486,10 +529,25 @@ class _Builder:
         t = self.t
         out = []
         for client, seq, ack, flags, length in [
-                (True, 0, None, "S", 0), (False, 0, 1, "SA", 0), (True, 1, 1, "A", 0),
-                (True, 1, 1, "PA", 100), (False, 1, 101, "A", 0), (True, 101, 1, "FA", 0),
-                (False, 1, 102, "FA", 0), (True, 102, 2, "A", 0)][:rng.randint(2, 8)]:
+            (True, 0, None, "S", 0),
+            (False, 0, 1, "SA", 0),
+            (True, 1, 1, "A", 0),
+            (True, 1, 1, "PA", 100),
+            (False, 1, 101, "A", 0),
+            (True, 101, 1, "FA", 0),
+            (False, 1, 102, "FA", 0),
+            (True, 102, 2, "A", 0),
+        ][: rng.randint(2, 8)]:
             t += rng.randint(1000, 2 * MS)
-            out.append(Segment(t_ns=t, client=client, seq=seq + shift, ack=None if ack is None else ack + shift,
-                               flags=flags, length=length, mss=1460 if "S" in flags else None))
+            out.append(
+                Segment(
+                    t_ns=t,
+                    client=client,
+                    seq=seq + shift,
+                    ack=None if ack is None else ack + shift,
+                    flags=flags,
+                    length=length,
+                    mss=1460 if "S" in flags else None,
+                )
+            )
         return out

@@ -6,6 +6,7 @@ where a field is absent. `differences(ours, theirs)` lists (frame, field, ours, 
 `shrink(conv, still_fails)` removes segments while a difference remains, down to a
 conversation where every remaining segment is needed.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,10 +20,23 @@ import numpy as np
 
 import tcpgen
 
-FLAGS: Tuple[str, ...] = ("retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
-                          "lost_segment", "ack_lost_segment", "duplicate_ack", "zero_window", "zero_window_probe",
-                          "zero_window_probe_ack", "keep_alive", "keep_alive_ack", "window_update", "window_full",
-                          "reused_ports")
+FLAGS: Tuple[str, ...] = (
+    "retransmission",
+    "fast_retransmission",
+    "spurious_retransmission",
+    "out_of_order",
+    "lost_segment",
+    "ack_lost_segment",
+    "duplicate_ack",
+    "zero_window",
+    "zero_window_probe",
+    "zero_window_probe_ack",
+    "keep_alive",
+    "keep_alive_ack",
+    "window_update",
+    "window_full",
+    "reused_ports",
+)
 FIELDS: Tuple[str, ...] = ("stream", "len", "ack_rtt_ns", "bytes_in_flight") + FLAGS
 TSHARK = shutil.which("tshark")
 Table = Dict[str, np.ndarray]
@@ -31,10 +45,28 @@ Difference = Tuple[int, str, int, int]
 
 def tshark_table(path: Path) -> Table:
     """tshark 4.0's view of every frame (default preferences, sequence analysis on)."""
-    names = ["tcp.stream", "tcp.len", "icmp.type", "icmpv6.type", "tcp.analysis.ack_rtt",
-             "tcp.analysis.bytes_in_flight"] + [f"tcp.analysis.{f}" for f in FLAGS]
-    cmd = [TSHARK or "tshark", "-n", "-r", str(path), "-o", "tcp.analyze_sequence_numbers:TRUE",
-           "-T", "fields", "-E", "separator=/t", "-E", "occurrence=f"]
+    names = [
+        "tcp.stream",
+        "tcp.len",
+        "icmp.type",
+        "icmpv6.type",
+        "tcp.analysis.ack_rtt",
+        "tcp.analysis.bytes_in_flight",
+    ] + [f"tcp.analysis.{f}" for f in FLAGS]
+    cmd = [
+        TSHARK or "tshark",
+        "-n",
+        "-r",
+        str(path),
+        "-o",
+        "tcp.analyze_sequence_numbers:TRUE",
+        "-T",
+        "fields",
+        "-E",
+        "separator=/t",
+        "-E",
+        "occurrence=f",
+    ]
     for name in names:
         cmd += ["-e", name]
     text = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=True, timeout=600).stdout
@@ -43,7 +75,7 @@ def tshark_table(path: Path) -> Table:
     out: Table = {name: np.full(n, -1, dtype=np.int64) for name in ("stream", "len", "ack_rtt_ns", "bytes_in_flight")}
     out.update({f: np.zeros(n, dtype=np.int64) for f in FLAGS})
     for i, c in enumerate(rows):
-        if c[2] or c[3]:          # TCP quoted inside an ICMP error: not a frame of the stream
+        if c[2] or c[3]:  # TCP quoted inside an ICMP error: not a frame of the stream
             continue
         if c[0]:
             out["stream"][i] = int(c[0])
@@ -79,8 +111,11 @@ def our_table(path: Path) -> Table:
         "bytes_in_flight": ws.bytes_in_flight.astype(np.int64),
     }
     for f in FLAGS:
-        out[f] = wireshark.matches(ws.flags, f).astype(np.int64) if f != "reused_ports" else \
-            ((ws.flags & wireshark.REUSED_PORTS) != 0).astype(np.int64)
+        out[f] = (
+            wireshark.matches(ws.flags, f).astype(np.int64)
+            if f != "reused_ports"
+            else ((ws.flags & wireshark.REUSED_PORTS) != 0).astype(np.int64)
+        )
     return out
 
 
@@ -126,7 +161,7 @@ def shrink(conv: tcpgen.Conversation, still_fails: Callable[[tcpgen.Conversation
     while chunk >= 1:
         i, changed = 0, False
         while i < len(segs):
-            trial = segs[:i] + segs[i + chunk:]
+            trial = segs[:i] + segs[i + chunk :]
             if trial and still_fails(with_segments(trial)):
                 segs, changed = trial, True
             else:
@@ -134,8 +169,12 @@ def shrink(conv: tcpgen.Conversation, still_fails: Callable[[tcpgen.Conversation
         if not changed:
             chunk //= 2
     best = with_segments(segs)
-    for simpler in ({"link": "ethernet", "encapsulation": "plain"}, {"trailer": 0}, {"snaplen": 0},
-                    {"ipv6_extensions": 0}):
+    for simpler in (
+        {"link": "ethernet", "encapsulation": "plain"},
+        {"trailer": 0},
+        {"snaplen": 0},
+        {"ipv6_extensions": 0},
+    ):
         trial = tcpgen.Conversation(**{**best.__dict__, **simpler})
         if trial.__dict__ != best.__dict__ and still_fails(trial):
             best = trial

@@ -15,6 +15,7 @@ registers module/spline.bpf.o when `spline` is not available yet (and unregister
 it afterwards), prints one line per run and a JSON summary as the last line.
 Root only. Everything it creates is removed on exit, also on failure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,8 +81,12 @@ class Path3:
             self.ns(n, "ip", "link", "set", "lo", "up")
         sh("ip", "link", "add", "s0", "netns", self.snd, "type", "veth", "peer", "r0", "netns", self.rtr)
         sh("ip", "link", "add", "r1", "netns", self.rtr, "type", "veth", "peer", "d0", "netns", self.rcv)
-        for n, dev, addr in ((self.snd, "s0", f"{SUBNET_A}.1/24"), (self.rtr, "r0", f"{SUBNET_A}.2/24"),
-                             (self.rtr, "r1", f"{SUBNET_B}.1/24"), (self.rcv, "d0", f"{SUBNET_B}.2/24")):
+        for n, dev, addr in (
+            (self.snd, "s0", f"{SUBNET_A}.1/24"),
+            (self.rtr, "r0", f"{SUBNET_A}.2/24"),
+            (self.rtr, "r1", f"{SUBNET_B}.1/24"),
+            (self.rcv, "d0", f"{SUBNET_B}.2/24"),
+        ):
             self.ns(n, "ip", "addr", "add", addr, "dev", dev)
             self.ns(n, "ip", "link", "set", dev, "up")
             self.ns(n, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
@@ -90,11 +95,41 @@ class Path3:
         self.ns(self.rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
         # bottleneck: tbf on the router's egress to the receiver
         burst = max(16000, int(self.rate_mbit * 1e6 / 8 / 250) + 3000)
-        self.ns(self.rtr, "tc", "qdisc", "add", "dev", "r1", "root", "tbf",
-                "rate", f"{self.rate_mbit}mbit", "burst", str(burst), "limit", str(self.queue_bytes))
+        self.ns(
+            self.rtr,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            "r1",
+            "root",
+            "tbf",
+            "rate",
+            f"{self.rate_mbit}mbit",
+            "burst",
+            str(burst),
+            "limit",
+            str(self.queue_bytes),
+        )
         if self.loss_pct > 0:
-            self.ns(self.rtr, "iptables", "-A", "FORWARD", "-i", "r0", "-o", "r1", "-m", "statistic",
-                    "--mode", "random", "--probability", f"{self.loss_pct / 100:.4f}", "-j", "DROP")
+            self.ns(
+                self.rtr,
+                "iptables",
+                "-A",
+                "FORWARD",
+                "-i",
+                "r0",
+                "-o",
+                "r1",
+                "-m",
+                "statistic",
+                "--mode",
+                "random",
+                "--probability",
+                f"{self.loss_pct / 100:.4f}",
+                "-j",
+                "DROP",
+            )
 
     def start(self, ns_name: str, *args: str, **kw) -> subprocess.Popen:
         p = subprocess.Popen(["ip", "netns", "exec", ns_name, *args], **kw)
@@ -115,18 +150,33 @@ class Path3:
             sh("ip", "netns", "del", n, check=False)
 
 
-def run_iperf(path: Path3, cca: str, seconds: float, port: int = 5201,
-              pcap: Path | None = None) -> dict:
-    server = path.start(path.rcv, "iperf3", "-s", "-1", "-p", str(port),
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def run_iperf(path: Path3, cca: str, seconds: float, port: int = 5201, pcap: Path | None = None) -> dict:
+    server = path.start(
+        path.rcv, "iperf3", "-s", "-1", "-p", str(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     dump = None
     if pcap is not None:
-        dump = path.start(path.rcv, "tcpdump", "-i", "d0", "-s", "128", "-U", "-w", str(pcap),
-                          "tcp", "port", str(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        dump = path.start(
+            path.rcv,
+            "tcpdump",
+            "-i",
+            "d0",
+            "-s",
+            "128",
+            "-U",
+            "-w",
+            str(pcap),
+            "tcp",
+            "port",
+            str(port),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     time.sleep(0.5)
     try:
-        out = path.ns(path.snd, "iperf3", "-c", RECEIVER_IP, "-p", str(port), "-C", cca,
-                      "-t", str(seconds), "-J", check=False)
+        out = path.ns(
+            path.snd, "iperf3", "-c", RECEIVER_IP, "-p", str(port), "-C", cca, "-t", str(seconds), "-J", check=False
+        )
     finally:
         server.wait(timeout=10) if server.poll() is None else None
         if dump is not None:
@@ -186,14 +236,26 @@ def main() -> int:
                     path.close()
                 r["run"] = run + 1
                 results.append(r)
-                print(f"run {run + 1} {cca:7s} {r['throughput_bps'] / 1e6:7.2f} Mbit/s sent, "
-                      f"{r['received_bps'] / 1e6:7.2f} received, {r['retransmits']} retransmits, "
-                      f"mean RTT {r['mean_rtt_ms']:.1f} ms", flush=True)
+                print(
+                    f"run {run + 1} {cca:7s} {r['throughput_bps'] / 1e6:7.2f} Mbit/s sent, "
+                    f"{r['received_bps'] / 1e6:7.2f} received, {r['retransmits']} retransmits, "
+                    f"mean RTT {r['mean_rtt_ms']:.1f} ms",
+                    flush=True,
+                )
     finally:
         if registered_here:
             unregister_spline_bpf()
-    print(json.dumps({"rate_mbit": args.rate_mbit, "loss_pct": args.loss_pct,
-                      "queue_bytes": args.queue_bytes, "seconds": args.seconds, "runs": results}))
+    print(
+        json.dumps(
+            {
+                "rate_mbit": args.rate_mbit,
+                "loss_pct": args.loss_pct,
+                "queue_bytes": args.queue_bytes,
+                "seconds": args.seconds,
+                "runs": results,
+            }
+        )
+    )
     return 0
 
 

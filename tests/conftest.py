@@ -1,6 +1,7 @@
 """Shared pytest setup: tests/ on sys.path (for `pcapbuild`), where the shared corpus lives, and
 a check that the suite tests this clone's analysis/ (the editable install of `setup.sh --test`),
 with C extensions built from its current sources."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -39,12 +40,18 @@ def stale_install_problems(repo_dir: Path = REPO_DIR) -> List[str]:
     if package is None or package.origin is None:
         return [f"spline_analysis is not installed; {REINSTALL}"]
     if Path(package.origin).resolve().parent != analysis_dir:
-        return [f"spline_analysis is imported from {Path(package.origin).parent}, not from {analysis_dir}; "
-                f"edits to analysis/ would go untested: {REINSTALL}"]
-    installed_dir = Path(package.origin).parent   # the editable install's tree of links
-    missing = sorted(p.relative_to(analysis_dir).as_posix() for p in analysis_dir.rglob("*.py*")
-                     if p.suffix in (".py", ".pyi") and "__pycache__" not in p.parts
-                     and not (installed_dir / p.relative_to(analysis_dir)).exists())
+        return [
+            f"spline_analysis is imported from {Path(package.origin).parent}, not from {analysis_dir}; "
+            f"edits to analysis/ would go untested: {REINSTALL}"
+        ]
+    installed_dir = Path(package.origin).parent  # the editable install's tree of links
+    missing = sorted(
+        p.relative_to(analysis_dir).as_posix()
+        for p in analysis_dir.rglob("*.py*")
+        if p.suffix in (".py", ".pyi")
+        and "__pycache__" not in p.parts
+        and not (installed_dir / p.relative_to(analysis_dir)).exists()
+    )
     if missing:
         return [f"the install does not have {', '.join(missing)}; {REINSTALL}"]
     native_dir = analysis_dir / "_native"
@@ -61,8 +68,10 @@ def stale_install_problems(repo_dir: Path = REPO_DIR) -> List[str]:
         built_s = Path(extension.origin).stat().st_mtime
         newer = sorted(p.name for p in sources if p.stat().st_mtime > built_s)
         if newer:
-            problems.append(f"the C extension {Path(extension.origin).name} is older than {', '.join(newer)}; "
-                            f"rebuild it: {REINSTALL}")
+            problems.append(
+                f"the C extension {Path(extension.origin).name} is older than {', '.join(newer)}; "
+                f"rebuild it: {REINSTALL}"
+            )
     return problems
 
 

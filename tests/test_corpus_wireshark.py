@@ -4,6 +4,7 @@ The decoder may refuse a file tshark reads only when the refusal is about the fi
 (libpcap refuses a pcap of an unknown version, tshark 4.0 reads one) and the oracle saw no TCP
 in it: refusing a file with TCP in it, or failing past the header, fails the test.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,8 +21,17 @@ from spline_analysis._core.errors import CaptureError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
-ORACLE_FLAGS = ("retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
-                "lost_segment", "ack_lost_segment", "duplicate_ack", "zero_window", "keep_alive")
+ORACLE_FLAGS = (
+    "retransmission",
+    "fast_retransmission",
+    "spurious_retransmission",
+    "out_of_order",
+    "lost_segment",
+    "ack_lost_segment",
+    "duplicate_ack",
+    "zero_window",
+    "keep_alive",
+)
 
 
 def oracle_rows(name: str) -> List[Dict[str, str]]:
@@ -45,10 +55,10 @@ def analyse(file_name: str):
     try:
         capture = spline_analysis.read(path)
     except CaptureError as exc:
-        assert exc.offset is not None and exc.offset < FILE_HEADER_BYTES, \
+        assert exc.offset is not None and exc.offset < FILE_HEADER_BYTES, (
             f"the decoder refuses {file_name} past its header, which tshark reads: {exc}"
-        assert TCP_PACKETS.get(file_name, 1) == 0, \
-            f"the decoder refuses {file_name}, in which tshark reads TCP: {exc}"
+        )
+        assert TCP_PACKETS.get(file_name, 1) == 0, f"the decoder refuses {file_name}, in which tshark reads TCP: {exc}"
         return None
     flows = flows_mod.assign_streams(capture.packets)
     return flows, wireshark.analyze(capture.packets, flows)
@@ -58,7 +68,7 @@ def analyse(file_name: str):
 @pytest.mark.parametrize("row", FILES, ids=[r["file"] for r in FILES])
 def test_file_flag_counts_and_stream_count_equal_tshark(row: Dict[str, str]) -> None:
     analysed = analyse(row["file"])
-    if analysed is None:   # refused at its header, and tshark saw no TCP in it (module docstring)
+    if analysed is None:  # refused at its header, and tshark saw no TCP in it (module docstring)
         return
     flows, analysis = analysed
     counts = analysis.counts()
@@ -73,7 +83,9 @@ def test_file_flag_counts_and_stream_count_equal_tshark(row: Dict[str, str]) -> 
 @pytest.mark.parametrize("row", STREAMS, ids=[f"{r['file']}#{r['tcp_stream']}" for r in STREAMS])
 def test_stream_columns_equal_tshark(row: Dict[str, str]) -> None:
     analysed = analyse(row["file"])
-    assert analysed is not None, f"the decoder refuses {row['file']}, in which tshark reads TCP stream {row['tcp_stream']}"
+    assert analysed is not None, (
+        f"the decoder refuses {row['file']}, in which tshark reads TCP stream {row['tcp_stream']}"
+    )
     flows, analysis = analysed
     s = int(row["tcp_stream"])
     table = flows.streams
@@ -83,12 +95,17 @@ def test_stream_columns_equal_tshark(row: Dict[str, str]) -> None:
     assert flows_mod.address_to_str(table["b_addr"][s]) == row["dst"]
     assert int(table["b_port"][s]) == int(row["dport"])
     ours = {
-        "packets_a2b": int(table["packets_a2b"][s]), "packets_b2a": int(table["packets_b2a"][s]),
+        "packets_a2b": int(table["packets_a2b"][s]),
+        "packets_b2a": int(table["packets_b2a"][s]),
         "payload_bytes_a2b": int(table["payload_bytes_a2b"][s]),
         "payload_bytes_b2a": int(table["payload_bytes_b2a"][s]),
-        "retrans_a2b": int(per["retransmission_a2b"][s]), "retrans_b2a": int(per["retransmission_b2a"][s]),
-        "lost_segment_a2b": int(per["lost_segment_a2b"][s]), "lost_segment_b2a": int(per["lost_segment_b2a"][s]),
-        "dup_ack_a2b": int(per["duplicate_ack_a2b"][s]), "dup_ack_b2a": int(per["duplicate_ack_b2a"][s]),
-        "out_of_order_a2b": int(per["out_of_order_a2b"][s]), "out_of_order_b2a": int(per["out_of_order_b2a"][s]),
+        "retrans_a2b": int(per["retransmission_a2b"][s]),
+        "retrans_b2a": int(per["retransmission_b2a"][s]),
+        "lost_segment_a2b": int(per["lost_segment_a2b"][s]),
+        "lost_segment_b2a": int(per["lost_segment_b2a"][s]),
+        "dup_ack_a2b": int(per["duplicate_ack_a2b"][s]),
+        "dup_ack_b2a": int(per["duplicate_ack_b2a"][s]),
+        "out_of_order_a2b": int(per["out_of_order_a2b"][s]),
+        "out_of_order_b2a": int(per["out_of_order_b2a"][s]),
     }
     assert ours == {k: int(row[k]) for k in ours}

@@ -1,4 +1,5 @@
 """Cut, damaged and compressed files; drop counters from meta.json."""
+
 from __future__ import annotations
 
 import gzip
@@ -19,8 +20,15 @@ def pcap_bytes() -> bytes:
 
 
 def pcapng_bytes() -> bytes:
-    return pb.pcapng_file([pb.Section([pb.Interface(1)], [pb.Packet(0, t, pb.ethernet(p)) for t, p in FLOW],
-                                      [pb.Statistics(0, FLOW[-1][0], ifdrop=5, osdrop=6)])])
+    return pb.pcapng_file(
+        [
+            pb.Section(
+                [pb.Interface(1)],
+                [pb.Packet(0, t, pb.ethernet(p)) for t, p in FLOW],
+                [pb.Statistics(0, FLOW[-1][0], ifdrop=5, osdrop=6)],
+            )
+        ]
+    )
 
 
 @pytest.mark.parametrize("make", [pcap_bytes, pcapng_bytes], ids=["pcap", "pcapng"])
@@ -32,7 +40,7 @@ def test_file_cut_mid_record_keeps_complete_records_and_warns_with_offset(tmp_pa
     cap = read(path)
     assert cap.truncated_at is not None and 0 < cap.truncated_at < len(data)
     assert len(cap.packets) in (len(full.packets), len(full.packets) - 1)
-    assert np.array_equal(cap.packets["seq"], full.packets["seq"][:len(cap.packets)])
+    assert np.array_equal(cap.packets["seq"], full.packets["seq"][: len(cap.packets)])
     assert len(cap.warnings) == 1 and f"byte offset {cap.truncated_at}" in cap.warnings[0]
     with pytest.raises(CaptureCutError) as err:
         read(path, strict=True)
@@ -57,7 +65,7 @@ def test_gzip_files_are_read_transparently(tmp_path, make):
 def test_truncated_gzip_is_a_warning_and_decodes_what_arrived(tmp_path):
     data = pcap_bytes() * 1
     compressed = gzip.compress(data)
-    cap = read(_write(tmp_path / "t.gz", compressed[:-12]))   # cuts the CRC/size trailer and some data
+    cap = read(_write(tmp_path / "t.gz", compressed[:-12]))  # cuts the CRC/size trailer and some data
     assert cap.compressed and any("gzip" in w for w in cap.warnings)
     assert 0 < len(cap.packets) <= len(FLOW)
     with pytest.raises(CaptureError):

@@ -3,6 +3,7 @@ same as one walk. pcapng keeps one walk: a Simple Packet Block takes its timesta
 records before it, which a walk starting in the middle would not know (found by the corpus
 comparison below when the split was tried on pcapng).
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 import pcapbuild as pb
 from spline_analysis._core import decode
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 T0_NS = 1_700_000_000_123_456_789
 
@@ -36,19 +38,22 @@ def _assert_same(a, b):
 def test_two_halves_decode_pcap_like_one_walk(tmp_path, monkeypatch, nanosecond, big_endian, link):
     wrap = {"ethernet": pb.ethernet, "sll2": pb.sll2, "raw": lambda p: p}[link]
     link_type = {"ethernet": pb.LINKTYPE_ETHERNET, "sll2": 276, "raw": 101}[link]
-    flow = pb.tcp_flow_frames(25, start_ns=T0_NS) + pb.tcp_flow_frames(8, sport=40001, ip_version=6,
-                                                                        start_ns=T0_NS + 10**9)
+    flow = pb.tcp_flow_frames(25, start_ns=T0_NS) + pb.tcp_flow_frames(
+        8, sport=40001, ip_version=6, start_ns=T0_NS + 10**9
+    )
     path = tmp_path / "x.pcap"
-    path.write_bytes(pb.pcap_file([(t, wrap(p)) for t, p in flow], link_type=link_type,
-                                  nanosecond=nanosecond, big_endian=big_endian))
+    path.write_bytes(
+        pb.pcap_file([(t, wrap(p)) for t, p in flow], link_type=link_type, nanosecond=nanosecond, big_endian=big_endian)
+    )
     _assert_same(*_read_both_ways(path, monkeypatch))
 
 
 def test_pcapng_with_simple_packet_blocks_keeps_one_walk(tmp_path, monkeypatch):
     flow = pb.tcp_flow_frames(20, start_ns=T0_NS)
-    section = pb.Section([pb.Interface(pb.LINKTYPE_ETHERNET, tsresol=9)],
-                         [pb.Packet(0, t, pb.ethernet(p), block=("epb", "spb")[k % 2])
-                          for k, (t, p) in enumerate(flow)])
+    section = pb.Section(
+        [pb.Interface(pb.LINKTYPE_ETHERNET, tsresol=9)],
+        [pb.Packet(0, t, pb.ethernet(p), block=("epb", "spb")[k % 2]) for k, (t, p) in enumerate(flow)],
+    )
     path = tmp_path / "spb.pcapng"
     path.write_bytes(pb.pcapng_file([section]))
     _assert_same(*_read_both_ways(path, monkeypatch))

@@ -1,5 +1,6 @@
 """Cross-check against tshark 4.0 itself, frame by frame, on files we write (every link type,
 editcap conversions, gzip) and on a real tcpdump capture taken in a network namespace."""
+
 from __future__ import annotations
 
 import gzip
@@ -24,9 +25,32 @@ pytestmark = pytest.mark.skipif(TSHARK is None, reason="tshark not installed")
 
 def tshark_frames(path: Path):
     """(time_epoch_ns, tcp.len or -1) per frame, as tshark 4.0 dissects it (-1 = no TCP / in ICMP error)."""
-    out = subprocess.run([TSHARK, "-n", "-r", str(path), "-T", "fields", "-E", "occurrence=f",
-                          "-e", "frame.time_epoch", "-e", "tcp.stream", "-e", "tcp.len", "-e", "icmp.type",
-                          "-e", "icmpv6.type"], capture_output=True, text=True, timeout=120, check=True).stdout
+    out = subprocess.run(
+        [
+            TSHARK,
+            "-n",
+            "-r",
+            str(path),
+            "-T",
+            "fields",
+            "-E",
+            "occurrence=f",
+            "-e",
+            "frame.time_epoch",
+            "-e",
+            "tcp.stream",
+            "-e",
+            "tcp.len",
+            "-e",
+            "icmp.type",
+            "-e",
+            "icmpv6.type",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     times, lengths = [], []
     for line in out.splitlines():
         t, stream, length, icmp, icmp6 = line.split("\t")
@@ -53,8 +77,10 @@ def mixed_frames():
 
 LINKS = {
     "ethernet-qinq": (1, lambda p, et: pb.ethernet(p, ethertype=et, vlans=[0x88A8, 0x8100])),
-    "ethernet-pppoe": (1, lambda p, et: pb.ethernet(pb.pppoe_session(p, ppp_protocol=0x21 if et == 0x800 else 0x57),
-                                                    ethertype=0x8864)),
+    "ethernet-pppoe": (
+        1,
+        lambda p, et: pb.ethernet(pb.pppoe_session(p, ppp_protocol=0x21 if et == 0x800 else 0x57), ethertype=0x8864),
+    ),
     "sll": (113, lambda p, et: pb.sll(p, protocol=et)),
     "sll2": (276, lambda p, et: pb.sll2(p, protocol=et)),
     "raw": (101, lambda p, et: p),
@@ -90,10 +116,10 @@ def test_special_ip_cases_match_tshark(tmp_path):
         pb.ipv6("2001:db8::1", "2001:db8::2", seg, extensions=[(0, pb.ipv6_extension(0)), (60, pb.ipv6_extension(0))]),
         pb.ipv4("10.0.0.1", "10.0.0.2", seg, total_length=0),
         pb.ipv4("198.51.100.1", "198.51.100.2", pb.ipv4("10.0.0.1", "10.0.0.2", seg), proto=4),
-        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=15)),            # offset past segment
-        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=3)),             # offset < 20 bytes
+        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=15)),  # offset past segment
+        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=3)),  # offset < 20 bytes
         pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A", data_offset_words=6, payload=b"xy")),
-        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A")[:16], checksum_payload=False),    # IP length: 16 TCP bytes
+        pb.ipv4("10.0.0.1", "10.0.0.2", pb.tcp(flags="A")[:16], checksum_payload=False),  # IP length: 16 TCP bytes
     ]
     path = tmp_path / "special.pcap"
     path.write_bytes(pb.pcap_file([(10**18 + k * 1000, pb.ethernet(f)) for k, f in enumerate(frames)]))
@@ -109,8 +135,9 @@ def test_conversions_of_a_file_give_the_same_numbers(tmp_path, conversion):
     if conversion == "gzip":
         converted.write_bytes(gzip.compress(original.read_bytes()))
     else:
-        subprocess.run(["editcap", "-F", conversion, str(original), str(converted)], check=True, timeout=60,
-                       capture_output=True)
+        subprocess.run(
+            ["editcap", "-F", conversion, str(original), str(converted)], check=True, timeout=60, capture_output=True
+        )
     a, b = sa.analyze(original).to_json(), sa.analyze(converted).to_json()
     for key in ("packets", "tcp_packets", "tcp_streams", "tcp_payload_bytes", "duration_s", "link_types"):
         assert a[key] == b[key]
@@ -125,14 +152,19 @@ def test_real_tcpdump_capture_in_a_namespace_matches_tshark(tmp_path):
     subprocess.run(["ip", "netns", "add", namespace], check=True, timeout=30)
     try:
         subprocess.run(["ip", "-n", namespace, "link", "set", "lo", "up"], check=True, timeout=30)
-        dump = subprocess.Popen(["ip", "netns", "exec", namespace, "tcpdump", "-i", "lo", "-s", "96", "-U", "-w",
-                                 str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        dump = subprocess.Popen(
+            ["ip", "netns", "exec", namespace, "tcpdump", "-i", "lo", "-s", "96", "-U", "-w", str(path), "tcp"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(1.0)
-        transfer = ("import socket,threading\n"
-                    "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); port=s.getsockname()[1]\n"
-                    "def serve():\n c,_=s.accept()\n while c.recv(65536): pass\n c.close()\n"
-                    "t=threading.Thread(target=serve); t.start()\n"
-                    "c=socket.create_connection(('127.0.0.1',port)); c.sendall(b'x'*3000000); c.close(); t.join()\n")
+        transfer = (
+            "import socket,threading\n"
+            "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); port=s.getsockname()[1]\n"
+            "def serve():\n c,_=s.accept()\n while c.recv(65536): pass\n c.close()\n"
+            "t=threading.Thread(target=serve); t.start()\n"
+            "c=socket.create_connection(('127.0.0.1',port)); c.sendall(b'x'*3000000); c.close(); t.join()\n"
+        )
         subprocess.run(["ip", "netns", "exec", namespace, "python3", "-c", transfer], check=True, timeout=60)
         time.sleep(1.0)
         dump.terminate()

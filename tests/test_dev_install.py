@@ -1,5 +1,6 @@
 """The suite refuses to run against anything but this clone's analysis/ with current C builds
 (tests/conftest.py): an engineer who edits analysis/ and runs pytest tests what they edited."""
+
 from __future__ import annotations
 
 import os

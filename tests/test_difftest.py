@@ -6,6 +6,7 @@ and tshark's per-frame answer, so they run without tshark. With tshark installed
 checked to be still the stored one, and the smoke run compares a few hundred fresh
 conversations frame by frame.
 """
+
 from __future__ import annotations
 
 import io
@@ -68,7 +69,7 @@ def test_generator_draws_every_carriage_and_the_rare_events():
     assert any(s.sack for s in segs) and any(s.window == 0 for s in segs)
     assert any("R" in s.flags for s in segs) and any("F" in s.flags for s in segs)
     assert any(c.snaplen for c in convs) and any(c.ipv6_extensions for c in convs)
-    assert any(c.client_isn > 0xFFFF0000 for c in convs)       # sequence wrap
+    assert any(c.client_isn > 0xFFFF0000 for c in convs)  # sequence wrap
 
 
 def test_differences_name_the_frame_and_field():

@@ -1,4 +1,5 @@
 """flows.assign_streams: tshark's tcp.stream numbering, directions, 64-bit sequence numbers, options."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -74,7 +75,7 @@ def test_frames_without_tcp_or_inside_icmp_errors_have_no_stream() -> None:
 def test_sequence_numbers_unwrap_past_2_to_the_32() -> None:
     c = Conversation(client_isn=2**32 - 1500, server_isn=2**32 - 10)
     c.client(1, ack=1, length=1000, at_ms=0)
-    c.client(1001, ack=1, length=1000, at_ms=1)      # crosses 2^32
+    c.client(1001, ack=1, length=1000, at_ms=1)  # crosses 2^32
     c.server(1, ack=2001, at_ms=2)
     f = flows_mod.assign_streams(c.packets())
     assert f.seq64.tolist() == [2**32 - 1499, 2**32 - 499, 2**32 - 9]
@@ -127,6 +128,7 @@ def test_million_frames_of_fifty_conversations_are_fifty_streams() -> None:
     big["seq"] = (big["seq"] + np.arange(n, dtype=np.uint32) * np.uint32(1000)).astype(np.uint32)
     big["ts_ns"] = big["ts_ns"] + np.arange(n, dtype=np.int64) * 1000
     from spline_analysis._core import wireshark
+
     f = flows_mod.assign_streams(big)
     wireshark.analyze(big, f)
     assert f.count == 50

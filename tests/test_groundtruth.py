@@ -11,6 +11,7 @@ count is therefore compared over the same window: retransmissions that left
 before first data + iperf3's sender seconds. Lost segments and throughput
 use the whole capture.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,6 +23,7 @@ import pytest
 
 import spline_analysis as sa
 from spline_analysis._core import truth
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 GROUNDTRUTH = SHARED / "corpus" / "groundtruth"
 TRUTH_FILES = sorted(GROUNDTRUTH.glob("*.truth.json")) if GROUNDTRUTH.is_dir() else []
@@ -32,14 +34,13 @@ def streams_of(packets):
     captures without port reuse)."""
     try:
         from spline_analysis._core.flows import assign_streams
+
         return assign_streams(packets)
     except ImportError:
         pass
     is_tcp = packets["ip_proto"] == 6
-    a = np.concatenate([packets["src_addr"], packets["sport"].astype(np.uint32).view(np.uint8)
-                        .reshape(-1, 4)], axis=1)
-    b = np.concatenate([packets["dst_addr"], packets["dport"].astype(np.uint32).view(np.uint8)
-                        .reshape(-1, 4)], axis=1)
+    a = np.concatenate([packets["src_addr"], packets["sport"].astype(np.uint32).view(np.uint8).reshape(-1, 4)], axis=1)
+    b = np.concatenate([packets["dst_addr"], packets["dport"].astype(np.uint32).view(np.uint8).reshape(-1, 4)], axis=1)
     swap = np.array([bytes(x) > bytes(y) for x, y in zip(a, b)], dtype=bool)
     lo = np.where(swap[:, None], b, a)
     hi = np.where(swap[:, None], a, b)
@@ -101,10 +102,11 @@ def test_sender_capture_counts_the_senders_retransmissions_and_the_routers_drops
     ts = capture.packets["ts_ns"]
     test_end_ns = t["first_data_ts_ns"][row] + int(sender_seconds(name) * 1e9)
     retrans_in_test = int(np.count_nonzero(is_retrans & (ts <= test_end_ns)))
-    assert within(retrans_in_test, facts["sender_retransmits"], 0.01), \
-        (retrans_in_test, facts["sender_retransmits"])
-    assert within(t["lost_segments"][row], facts["data_direction_drops"], 0.02), \
-        (int(t["lost_segments"][row]), facts["data_direction_drops"])
+    assert within(retrans_in_test, facts["sender_retransmits"], 0.01), (retrans_in_test, facts["sender_retransmits"])
+    assert within(t["lost_segments"][row], facts["data_direction_drops"], 0.02), (
+        int(t["lost_segments"][row]),
+        facts["data_direction_drops"],
+    )
     assert within(t["goodput_bps"][row], facts["receiver_bps"], 0.02)
 
 
@@ -113,8 +115,10 @@ def test_receiver_capture_counts_the_routers_drops_and_receiver_throughput(trans
     _, directions, row = data_direction(GROUNDTRUTH / f"{name}.rcv.pcap")
     t = directions.table
     assert t["vantage"][row] == "receiver"
-    assert within(t["lost_segments"][row], facts["data_direction_drops"], 0.03), \
-        (int(t["lost_segments"][row]), facts["data_direction_drops"])
+    assert within(t["lost_segments"][row], facts["data_direction_drops"], 0.03), (
+        int(t["lost_segments"][row]),
+        facts["data_direction_drops"],
+    )
     assert within(t["throughput_bps"][row], facts["receiver_bps"], 0.02)
     assert within(t["goodput_bps"][row], facts["receiver_bps"], 0.02)
 

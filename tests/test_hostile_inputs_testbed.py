@@ -1,6 +1,7 @@
 """spline-testbed against hostile paths, values and signals, as root: no symlink followed,
 one line per refusal, nothing left running after SIGKILL once `check` (or the next run) has
 cleaned up, and an interrupted run's captures marked unfinished."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,10 @@ from processes import processes_holding_files_under
 
 IS_ROOT = os.geteuid() == 0
 TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
-live = pytest.mark.skipif(not (IS_ROOT and all(shutil.which(t) for t in TOOLS)),
-                          reason="needs root, iproute2, iptables, ethtool, tcpdump, iperf3")
+live = pytest.mark.skipif(
+    not (IS_ROOT and all(shutil.which(t) for t in TOOLS)),
+    reason="needs root, iproute2, iptables, ethtool, tcpdump, iperf3",
+)
 TESTBED = [sys.executable, "-m", "spline_analysis.testbed.cli"]
 TINY_RUN = ["run", "--cca", "cubic", "--rate", "20mbit", "--loss", "1%", "--duration", "2"]
 
@@ -35,11 +38,13 @@ def namespaces_of_testbed() -> set:
 
 def start_transfer(out: Path, stderr=subprocess.DEVNULL) -> subprocess.Popen:
     """An 8 s run into `out`, returned once its namespaces exist (tcpdump and iperf3 starting)."""
-    child = subprocess.Popen([*TESTBED, *TINY_RUN[:-1], "8", "--out", str(out)], stdout=subprocess.DEVNULL,
-                             stderr=stderr, text=True)
+    child = subprocess.Popen(
+        [*TESTBED, *TINY_RUN[:-1], "8", "--out", str(out)], stdout=subprocess.DEVNULL, stderr=stderr, text=True
+    )
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(n.startswith(f"stb-{child.pid}-") and n.endswith("-snd")
-                                                  for n in namespaces_of_testbed()):
+    while time.monotonic() < deadline and not any(
+        n.startswith(f"stb-{child.pid}-") and n.endswith("-snd") for n in namespaces_of_testbed()
+    ):
         time.sleep(0.2)
     return child
 
@@ -84,7 +89,7 @@ def test_symlinks_planted_in_out_are_replaced_never_followed(tmp_path):
 def test_sigkill_leaves_nothing_running_once_check_has_cleaned_up(tmp_path):
     out = tmp_path / "out"
     child = start_transfer(out)
-    time.sleep(2.0)                                  # tcpdump and iperf3 running
+    time.sleep(2.0)  # tcpdump and iperf3 running
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=10)
     time.sleep(1.0)
@@ -122,6 +127,7 @@ def _config_unreadable_for_nobody(folder: Path) -> tuple:
     if not (IS_ROOT and shutil.which("setpriv")):
         pytest.skip("needs root and setpriv")
     from processes import python_runs_as_nobody
+
     if not python_runs_as_nobody():
         pytest.skip("user nobody cannot reach this checkout's Python (a folder only its owner may enter)")
     config = folder / "private.toml"
@@ -140,26 +146,42 @@ def _config_dangling_symlink(tmp_path: Path) -> tuple:
     return tmp_path / "gone.toml", [], "No such file or directory"
 
 
-@pytest.mark.parametrize("make", [_config_unreadable_for_nobody, _config_directory, _config_dangling_symlink],
-                         ids=["unreadable", "directory", "dangling-symlink"])
+@pytest.mark.parametrize(
+    "make",
+    [_config_unreadable_for_nobody, _config_directory, _config_dangling_symlink],
+    ids=["unreadable", "directory", "dangling-symlink"],
+)
 @pytest.mark.parametrize("command", [["run", "--config"], ["realhost", "--matrix"]], ids=["run", "realhost"])
 def test_experiment_file_that_cannot_be_read_is_one_line_and_status_2(make, command, tmp_path):
     import tempfile
-    with tempfile.TemporaryDirectory(prefix="hd-config-") as public:   # pytest's tmp_path is 0700
+
+    with tempfile.TemporaryDirectory(prefix="hd-config-") as public:  # pytest's tmp_path is 0700
         os.chmod(public, 0o755)
         path, prefix, reason = make(Path(public))
-        result = subprocess.run([*prefix, *TESTBED, *command, str(path), "--out", str(tmp_path / "out")],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [*prefix, *TESTBED, *command, str(path), "--out", str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("spline-testbed: error: cannot read ") \
-        and str(path) in lines[0] and reason in lines[0], result.stderr
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("spline-testbed: error: cannot read ")
+        and str(path) in lines[0]
+        and reason in lines[0]
+    ), result.stderr
 
 
 @live
 def test_check_into_a_reader_that_stops_early_is_status_0_without_traceback():
-    result = subprocess.run(["bash", "-c", f"{' '.join(TESTBED)} check | head -1; exit ${{PIPESTATUS[0]}}"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["bash", "-c", f"{' '.join(TESTBED)} check | head -1; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("congestion controls:") and "Traceback" not in result.stderr
 
@@ -167,8 +189,12 @@ def test_check_into_a_reader_that_stops_early_is_status_0_without_traceback():
 @live
 def test_run_whose_stderr_reader_has_gone_carries_on_to_its_results(tmp_path):
     out = tmp_path / "out"
-    result = subprocess.run(["bash", "-c", f"{' '.join(TESTBED)} {' '.join(TINY_RUN)} --out {out} 2>&1 | head -1; "
-                                           "exit ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        ["bash", "-c", f"{' '.join(TESTBED)} {' '.join(TINY_RUN)} --out {out} 2>&1 | head -1; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (out / "results.csv").read_text().count("\n") >= 2
     assert json.loads((out / "testbed.json").read_text())["runs_finished"] == 1
@@ -180,13 +206,17 @@ def test_full_disk_under_out_is_one_line_status_4_and_nothing_left_running(tmp_p
     disk.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "hdtestbed", str(disk)], check=True)
     try:
-        child = subprocess.Popen([*TESTBED, *TINY_RUN, "--out", str(disk / "out")], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            [*TESTBED, *TINY_RUN, "--out", str(disk / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         _, err = child.communicate(timeout=120)
         assert child.returncode == 4, err
-        lines = [line for line in err.splitlines() if not line.startswith("[")]      # the progress bar
-        assert len(lines) == 1 and lines[0].startswith("spline-testbed: error: cannot write ") \
-            and "No space left on device; what was written is in" in lines[0], err
+        lines = [line for line in err.splitlines() if not line.startswith("[")]  # the progress bar
+        assert (
+            len(lines) == 1
+            and lines[0].startswith("spline-testbed: error: cannot write ")
+            and "No space left on device; what was written is in" in lines[0]
+        ), err
         assert not {n for n in namespaces_of_testbed() if n.startswith(f"stb-{child.pid}-")}
         assert processes_holding_files_under(disk) == []
     finally:

@@ -1,4 +1,5 @@
 """Capture-integrity warnings: coded, documented, raised where the file says so and nowhere else."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,12 +52,15 @@ def test_estimated_sender_loss_is_warned_only_when_it_moves_the_count_beyond_its
 
 def table(ts_ns, flags=None):
     n = len(ts_ns)
-    return {"ts_ns": np.asarray(ts_ns, dtype=np.int64), "ts_valid": np.ones(n, dtype=bool),
-            "decode_flags": np.asarray(flags if flags is not None else [0] * n, dtype=np.uint8)}
+    return {
+        "ts_ns": np.asarray(ts_ns, dtype=np.int64),
+        "ts_valid": np.ones(n, dtype=bool),
+        "decode_flags": np.asarray(flags if flags is not None else [0] * n, dtype=np.uint8),
+    }
 
 
 def test_time_stepping_back_more_than_a_millisecond_is_reported_with_its_size():
-    packets = table([0, 10_000_000, 5_000_000, 20_000_000, 19_999_000])   # back 5 ms, then 1 us
+    packets = table([0, 10_000_000, 5_000_000, 20_000_000, 19_999_000])  # back 5 ms, then 1 us
     warnings = integrity.file_warnings(packets, None)
     assert [w["code"] for w in warnings] == ["time_backwards"]
     assert warnings[0]["steps"] == 1 and warnings[0]["largest_step_s"] == pytest.approx(0.005)
@@ -75,18 +79,33 @@ def test_unknown_drop_counters_are_not_a_warning():
 
 
 def direction(**fields):
-    base = {"stream": 0, "direction": 0, "src": "10.0.0.1", "sport": 40000, "dst": "10.0.0.2", "dport": 5201,
-            "data_packets": 100, "data_segments": 100, "super_segment_frames": 0, "duplicate_frames": 0,
-            "forwarded_drops": 0, "capture_gaps": 0, "capture_gap_bytes": 0, "handshake_seen": True}
+    base = {
+        "stream": 0,
+        "direction": 0,
+        "src": "10.0.0.1",
+        "sport": 40000,
+        "dst": "10.0.0.2",
+        "dport": 5201,
+        "data_packets": 100,
+        "data_segments": 100,
+        "super_segment_frames": 0,
+        "duplicate_frames": 0,
+        "forwarded_drops": 0,
+        "capture_gaps": 0,
+        "capture_gap_bytes": 0,
+        "handshake_seen": True,
+    }
     base.update(fields)
     return base
 
 
 def test_each_direction_fact_raises_its_code_for_that_direction_only():
-    records = [direction(super_segment_frames=7, data_segments=130),
-               direction(stream=1, duplicate_frames=90, forwarded_drops=3),
-               direction(stream=2, capture_gaps=12, handshake_seen=False, ip_id_unusable=True)]
-    slot_packets = {0: 100, 1: 40, 2: 100, 3: 40, 4: 100}       # stream 2's ACK direction is missing
+    records = [
+        direction(super_segment_frames=7, data_segments=130),
+        direction(stream=1, duplicate_frames=90, forwarded_drops=3),
+        direction(stream=2, capture_gaps=12, handshake_seen=False, ip_id_unusable=True),
+    ]
+    slot_packets = {0: 100, 1: 40, 2: 100, 3: 40, 4: 100}  # stream 2's ACK direction is missing
     warnings = integrity.direction_warnings(records, slot_packets)
     codes = integrity.codes_by_direction(warnings)
     assert codes[(0, 0)] == ["super_segments"]
@@ -96,6 +115,10 @@ def test_each_direction_fact_raises_its_code_for_that_direction_only():
 
 
 def test_decoder_messages_become_coded_warnings():
-    coded = integrity.decode_warnings(["file cut mid-record at byte offset 10 (3 trailing bytes ignored)",
-                                       "gzip stream ends early at compressed byte offset 7 (file cut)"])
+    coded = integrity.decode_warnings(
+        [
+            "file cut mid-record at byte offset 10 (3 trailing bytes ignored)",
+            "gzip stream ends early at compressed byte offset 7 (file cut)",
+        ]
+    )
     assert [w["code"] for w in coded] == ["file_truncated", "gzip_truncated"]

@@ -7,6 +7,7 @@ real receiver-side capture with known drops: the drops (the truth) do not
 change, only the evidence does. The analyzer must name the policy, fall back to
 sequence holes, warn, and still land within the receiver tolerance (3%).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,7 +43,7 @@ def rewrite_ip_ids(source: Path, target: Path, data_sender: str, new_id: Callabl
         captured = struct.unpack_from("<I", raw, offset + 8)[0]
         ip = offset + 16 + ETHERNET_HEADER_BYTES
         frame_end = offset + 16 + captured
-        if ip + 20 <= frame_end and raw[ip - 2:ip] == b"\x08\x00" and raw[ip + 12:ip + 16] == sender:
+        if ip + 20 <= frame_end and raw[ip - 2 : ip] == b"\x08\x00" and raw[ip + 12 : ip + 16] == sender:
             header_bytes = (raw[ip] & 0x0F) * 4
             struct.pack_into("!H", raw, ip + 4, new_id(struct.unpack_from("!H", raw, ip + 4)[0]) & 0xFFFF)
             struct.pack_into("!H", raw, ip + 10, 0)
@@ -64,6 +65,7 @@ def shared_counter(rng: np.random.Generator) -> Callable[[int], int]:
 
     def new_id(old: int) -> int:
         return old + int(others_before[old])
+
     return new_id
 
 
@@ -75,7 +77,7 @@ def random_ids(rng: np.random.Generator) -> Callable[[int], int]:
 POLICIES = {
     "shared": shared_counter,
     "random": random_ids,
-    "zero": lambda rng: (lambda old: 0),
+    "zero": lambda rng: lambda old: 0,
 }
 
 

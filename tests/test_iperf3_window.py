@@ -1,4 +1,5 @@
 """iperf3 results beside a capture: found, parsed, and the capture counted over iperf3's window."""
+
 import json
 from pathlib import Path
 
@@ -6,16 +7,26 @@ import numpy as np
 import pytest
 
 from spline_analysis._core import iperf3
+
 GROUNDTRUTH = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "groundtruth"
 
 
 def _write_result(path: Path, local_port: int, remote_port: int, seconds: float, retransmits: int) -> None:
-    path.write_text(json.dumps({
-        "start": {"connected": [{"local_port": local_port, "remote_port": remote_port}],
-                  "test_start": {"reverse": 1}},
-        "end": {"sum_sent": {"seconds": seconds, "retransmits": retransmits, "bytes": 1000},
-                "sum_received": {"bits_per_second": 8000.0}, "sender_tcp_congestion": "bbr"},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "start": {
+                    "connected": [{"local_port": local_port, "remote_port": remote_port}],
+                    "test_start": {"reverse": 1},
+                },
+                "end": {
+                    "sum_sent": {"seconds": seconds, "retransmits": retransmits, "bytes": 1000},
+                    "sum_received": {"bits_per_second": 8000.0},
+                    "sender_tcp_congestion": "bbr",
+                },
+            }
+        )
+    )
 
 
 def test_candidate_paths_find_record_sh_testbed_and_groundtruth_names(tmp_path):
@@ -64,8 +75,9 @@ def test_window_of_a_parallel_stream_starts_after_its_early_cookie_not_at_it():
     is_retrans = np.array([False, False, False, False, False, True])
     weight = np.ones(6, dtype=np.int64)
     slot = np.zeros(6, dtype=np.int64)
-    inside, after, start_s = iperf3.retransmissions_in_window(ts_ns, is_retrans, weight, slot, 0, 0.0045,
-                                                              payload_len=payload)
+    inside, after, start_s = iperf3.retransmissions_in_window(
+        ts_ns, is_retrans, weight, slot, 0, 0.0045, payload_len=payload
+    )
     assert (inside, after, start_s) == (1, 0, 1.0)
 
 
@@ -75,10 +87,13 @@ def test_sender_retransmissions_in_iperf3_window_equal_tcp_info(name):
     if not truth_path.exists():
         pytest.skip("shared ground truth not present")
     import spline_analysis as sa
+
     records = sa.analyze(GROUNDTRUTH / f"{name}.snd.pcap").to_json()["directions"]
     data = max(records, key=lambda r: r["payload_bytes"])
     expected = json.loads(truth_path.read_text())["sender_retransmits"]
     assert abs(data["retransmissions"] - expected) <= 0.01 * expected
     assert data["retransmissions_in_capture"] >= data["retransmissions"]
-    assert data["iperf3"]["retransmissions_in_test"] + data["iperf3"]["retransmissions_after_test"] \
+    assert (
+        data["iperf3"]["retransmissions_in_test"] + data["iperf3"]["retransmissions_after_test"]
         == data["retransmissions_in_capture"]
+    )

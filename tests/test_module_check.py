@@ -1,4 +1,5 @@
 """The Spline core's userspace check (`make -C module check`) and the kernel module build."""
+
 from __future__ import annotations
 
 import glob
@@ -18,16 +19,30 @@ def _last_line(text: str) -> str:
 
 @pytest.mark.skipif(not shutil.which("cc") or not shutil.which("make"), reason="needs cc and make")
 def test_userspace_check_passes_every_scripted_scenario(tmp_path):
-    out = subprocess.run(["make", "-s", "-C", str(MODULE_DIR), "check", f"BUILD_DIR={tmp_path}"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        ["make", "-s", "-C", str(MODULE_DIR), "check", f"BUILD_DIR={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     last = _last_line(out.stdout)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     m = re.fullmatch(r"(\d+) passed, (\d+) failed", last)
     assert m, f"last line is not 'N passed, N failed': {last!r}"
     assert int(m.group(2)) == 0 and int(m.group(1)) >= 50
     # the scenarios the design names are all exercised
-    for scenario in ("steady", "random loss 1%", "random loss 5%", "jitter", "bw step",
-                     "app-limited", "two flows", "policer", "no overflow", "no division by zero"):
+    for scenario in (
+        "steady",
+        "random loss 1%",
+        "random loss 5%",
+        "jitter",
+        "bw step",
+        "app-limited",
+        "two flows",
+        "policer",
+        "no overflow",
+        "no division by zero",
+    ):
         assert f"PASS {scenario}" in out.stdout, f"no passing check for {scenario!r}"
 
 
@@ -40,8 +55,19 @@ def test_check_fails_loudly_when_the_core_reads_light_loss_as_congestion(tmp_pat
     assert broken != core, "the loss threshold constant moved: update this test"
     (tmp_path / "spline_core.h").write_text(broken)
     exe = tmp_path / "check"
-    subprocess.run(["cc", "-O2", "-std=gnu11", f"-I{tmp_path}", "-o", str(exe),
-                    str(MODULE_DIR / "check" / "spline_check.c"), "-lm"], check=True)
+    subprocess.run(
+        [
+            "cc",
+            "-O2",
+            "-std=gnu11",
+            f"-I{tmp_path}",
+            "-o",
+            str(exe),
+            str(MODULE_DIR / "check" / "spline_check.c"),
+            "-lm",
+        ],
+        check=True,
+    )
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     m = re.fullmatch(r"(\d+) passed, (\d+) failed", _last_line(out.stdout))
@@ -57,8 +83,13 @@ def _kernel_build_dir() -> str | None:
 @pytest.mark.skipif(_kernel_build_dir() is None, reason="no kernel headers installed")
 def test_module_builds_without_warnings_even_at_w1_and_is_gpl(tmp_path):
     src = tmp_path / "module"
-    shutil.copytree(MODULE_DIR, src, ignore=shutil.ignore_patterns("vm", "build", "*.o", "*.ko", "*.cmd",
-                                                                    "*.mod*", "modules.order", "Module.symvers"))
+    shutil.copytree(
+        MODULE_DIR,
+        src,
+        ignore=shutil.ignore_patterns(
+            "vm", "build", "*.o", "*.ko", "*.cmd", "*.mod*", "modules.order", "Module.symvers"
+        ),
+    )
     out = subprocess.run(["make", "-C", str(src), "W=1"], capture_output=True, text=True, timeout=600)
     log = out.stdout + out.stderr
     assert out.returncode == 0, log[-3000:]

@@ -5,6 +5,7 @@ The kernel is this interpreter (the venv's python), declared in a kernelspec wri
 test's tmp dir and found through JUPYTER_PATH, so a fresh clone needs no kernelspec installed
 by hand.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,15 @@ def kernel_env(tmp_path, monkeypatch):
     """A kernelspec for this interpreter in tmp_path, visible to nbclient via JUPYTER_PATH."""
     spec_dir = tmp_path / "jupyter" / "kernels" / KERNEL_NAME
     spec_dir.mkdir(parents=True)
-    (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (spline tests)", "language": "python"}))
+    (spec_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (spline tests)",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     for name in ("SPLINE_CAPTURE", "SPLINE_RUNS", "SPLINE_RESULTS_CSV"):
         monkeypatch.delenv(name, raising=False)
@@ -47,8 +54,9 @@ def kernel_env(tmp_path, monkeypatch):
 def execute(path: Path, cwd: Path):
     """Run the notebook in `cwd`; nbclient raises CellExecutionError on the first failing cell."""
     notebook = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(notebook, timeout=CELL_TIMEOUT_S, kernel_name=KERNEL_NAME,
-                                     resources={"metadata": {"path": str(cwd)}})
+    client = nbclient.NotebookClient(
+        notebook, timeout=CELL_TIMEOUT_S, kernel_name=KERNEL_NAME, resources={"metadata": {"path": str(cwd)}}
+    )
     started = time.monotonic()
     client.execute()
     return notebook, time.monotonic() - started
@@ -119,11 +127,27 @@ def test_testbed_notebook_reads_a_results_csv_and_draws_its_figures(kernel_env, 
             run_id = f"{cca}-20mbit-l{text}-f2"
             for flow, share in ((0, 1.0), (1, 0.8)):
                 row = {key: None for key in COLUMNS}
-                row.update({"run_id": run_id, "cca": cca, "flow_cca": cca, "rate": "20mbit", "rate_bps": 20e6,
-                            "loss": text, "loss_probability": loss, "flows": 2, "flow": flow, "duration_s": 3.0,
-                            "throughput_bps": base_bps * share, "throughput_source": "iperf3:receiver",
-                            "retransmissions": 30, "router_random_drops": 29, "router_queue_drops": 1,
-                            "capture_kernel_drops_receiver": 0, "jain_index": (1.8 ** 2) / (2 * (1 + 0.64))})
+                row.update(
+                    {
+                        "run_id": run_id,
+                        "cca": cca,
+                        "flow_cca": cca,
+                        "rate": "20mbit",
+                        "rate_bps": 20e6,
+                        "loss": text,
+                        "loss_probability": loss,
+                        "flows": 2,
+                        "flow": flow,
+                        "duration_s": 3.0,
+                        "throughput_bps": base_bps * share,
+                        "throughput_source": "iperf3:receiver",
+                        "retransmissions": 30,
+                        "router_random_drops": 29,
+                        "router_queue_drops": 1,
+                        "capture_kernel_drops_receiver": 0,
+                        "jain_index": (1.8**2) / (2 * (1 + 0.64)),
+                    }
+                )
                 rows.append(row)
     results_csv = tmp_path / "results.csv"
     write_csv(rows, results_csv)
@@ -131,7 +155,7 @@ def test_testbed_notebook_reads_a_results_csv_and_draws_its_figures(kernel_env, 
     notebook, _ = execute(NOTEBOOK_DIR / "03_testbed_results.ipynb", NOTEBOOK_DIR)
     text = text_of(notebook)
     assert "8 rows, 4 runs" in text and "no results" not in text
-    assert png_count(notebook) == 2            # throughput vs loss, fairness
+    assert png_count(notebook) == 2  # throughput vs loss, fairness
 
 
 # ---------------------------------------------------------------- one entry point, one set of figures
@@ -143,13 +167,15 @@ def execute_with_dump(path: Path, dump_source: str):
     """Run the notebook with one more cell at its end that prints `dump_source`'s value as
     JSON after FIGURES_MARK: the figures the notebook's own cells computed."""
     notebook = nbformat.read(path, as_version=4)
-    notebook.cells.append(nbformat.v4.new_code_cell(
-        f"import json as _json\nprint({FIGURES_MARK!r} + _json.dumps({dump_source}))"))
-    client = nbclient.NotebookClient(notebook, timeout=CELL_TIMEOUT_S, kernel_name=KERNEL_NAME,
-                                     resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    notebook.cells.append(
+        nbformat.v4.new_code_cell(f"import json as _json\nprint({FIGURES_MARK!r} + _json.dumps({dump_source}))")
+    )
+    client = nbclient.NotebookClient(
+        notebook, timeout=CELL_TIMEOUT_S, kernel_name=KERNEL_NAME, resources={"metadata": {"path": str(NOTEBOOK_DIR)}}
+    )
     client.execute()
     line = next(line for line in text_of(notebook).splitlines() if line.startswith(FIGURES_MARK))
-    return json.loads(line[len(FIGURES_MARK):])
+    return json.loads(line[len(FIGURES_MARK) :])
 
 
 def cli_output(*args: str) -> str:
@@ -164,9 +190,10 @@ def test_compare_notebook_the_cli_json_and_the_testbed_give_identical_figures_fo
     from spline_analysis.testbed.analyse import analyse_capture
 
     documents = json.loads(cli_output("--json", *map(str, SAMPLES)))["files"]
-    in_notebook = execute_with_dump(NOTEBOOK_DIR / "02_compare_runs.ipynb",
-                                    "{name: r['analysis'].to_json()['directions'] for name, r in runs.items()} | "
-                                    "{'summaries': summaries}")
+    in_notebook = execute_with_dump(
+        NOTEBOOK_DIR / "02_compare_runs.ipynb",
+        "{name: r['analysis'].to_json()['directions'] for name, r in runs.items()} | {'summaries': summaries}",
+    )
     summaries = {s["name"]: s for s in in_notebook.pop("summaries")}
     assert sorted(summaries) == sorted(p.parent.name for p in SAMPLES)
     narrowed = 0
@@ -177,8 +204,10 @@ def test_compare_notebook_the_cli_json_and_the_testbed_give_identical_figures_fo
         assert in_notebook[name] == document["directions"], name
         testbed_directions, note = analyse_capture(path)
         assert note is None and testbed_directions == document["directions"], name
-        narrowed += sum(d["retransmissions"] != d.get("retransmissions_in_capture", d["retransmissions"])
-                        for d in document["directions"])
+        narrowed += sum(
+            d["retransmissions"] != d.get("retransmissions_in_capture", d["retransmissions"])
+            for d in document["directions"]
+        )
     # iperf3's test window changes some sample's count, so the equality above covers it
     assert narrowed > 0
 
@@ -188,9 +217,11 @@ def test_explore_notebook_table_and_summary_equal_the_cli_csv_and_json(kernel_en
     import io
 
     import pandas as pd
-    dumped = execute_with_dump(NOTEBOOK_DIR / "01_explore_a_capture.ipynb",
-                               "{'capture': str(CAPTURE), 'table': table.drop(columns='flow').to_csv(index=False), "
-                               "'summary': run.summary}")
+
+    dumped = execute_with_dump(
+        NOTEBOOK_DIR / "01_explore_a_capture.ipynb",
+        "{'capture': str(CAPTURE), 'table': table.drop(columns='flow').to_csv(index=False), 'summary': run.summary}",
+    )
     capture = dumped["capture"]
     from_cli = pd.read_csv(io.StringIO(cli_output("--csv", capture)))
     pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(dumped["table"])), from_cli)

@@ -1,4 +1,5 @@
 """spline_analysis.plot: figures carry the expected panels, labels, lines and markers, and save as PNG."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +13,12 @@ pytest.importorskip("matplotlib")
 
 from spline_analysis import plot  # noqa: E402
 from spline_analysis._core.columns import TCP_ACK  # noqa: E402
-from spline_analysis._core.truth import (KIND_NONE, KIND_ORIGINAL, KIND_RETRANS_FAST,  # noqa: E402
-                                   KIND_SPURIOUS)
+from spline_analysis._core.truth import (
+    KIND_NONE,
+    KIND_ORIGINAL,
+    KIND_RETRANS_FAST,  # noqa: E402
+    KIND_SPURIOUS,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -22,11 +27,18 @@ T0_NS = 1_700_000_000 * 10**9
 
 # ----------------------------------------------------------------------------- crafted inputs
 
+
 class FakeDirections:
     """The attributes of truth.Directions that the plots read, for exact control."""
 
-    def __init__(self, table: Dict[str, np.ndarray], packet_slot: np.ndarray, segment_kind: np.ndarray,
-                 rtt_sample_us: np.ndarray, rtt_slot: np.ndarray) -> None:
+    def __init__(
+        self,
+        table: Dict[str, np.ndarray],
+        packet_slot: np.ndarray,
+        segment_kind: np.ndarray,
+        rtt_sample_us: np.ndarray,
+        rtt_slot: np.ndarray,
+    ) -> None:
         self.table = table
         self.packet_slot = packet_slot
         self.segment_kind = segment_kind
@@ -44,8 +56,13 @@ class FakeFlows:
         self.streams = {"window_scale": np.array([[window_scale, window_scale]], dtype=np.int8)}
 
 
-def one_direction(n_data: int, retransmitted: Sequence[int] = (), spurious: Sequence[int] = (),
-                  sack: Dict[int, List[tuple]] = None, mss: int = 1000):
+def one_direction(
+    n_data: int,
+    retransmitted: Sequence[int] = (),
+    spurious: Sequence[int] = (),
+    sack: Dict[int, List[tuple]] = None,
+    mss: int = 1000,
+):
     """Stream 0: the server (direction 1) sends `n_data` segments of `mss` bytes at 1 ms steps,
     each followed by the client's ACK of it (direction 0). Entries of `retransmitted`/`spurious`
     are indices of data segments marked as such. `sack`: {ack index: [(left, right) relative]}."""
@@ -76,16 +93,31 @@ def one_direction(n_data: int, retransmitted: Sequence[int] = (), spurious: Sequ
         for k, (left, right) in enumerate(blocks):
             sack_left[row, k] = (base + left) % 2**32
             sack_right[row, k] = (base + right) % 2**32
-    packets = {"ts_ns": ts, "tcp_payload_len": payload, "tcp_flags": flags, "window": np.full(n, 100, np.uint16),
-               "ack": raw_ack, "sack_count": sack_count, "sack_left": sack_left, "sack_right": sack_right}
+    packets = {
+        "ts_ns": ts,
+        "tcp_payload_len": payload,
+        "tcp_flags": flags,
+        "window": np.full(n, 100, np.uint16),
+        "ack": raw_ack,
+        "sack_count": sack_count,
+        "sack_left": sack_left,
+        "sack_right": sack_right,
+    }
     rtt_us = np.full(n, np.nan)
     rtt_us[ack_rows] = 1000.0 + np.arange(n_data)
     rtt_slot = np.full(n, -1, dtype=np.int32)
     rtt_slot[ack_rows] = 1
-    table = {"stream": np.array([0]), "direction": np.array([1]), "slot": np.array([1]),
-             "src": np.array(["10.0.0.2"], dtype=object), "sport": np.array([80]),
-             "dst": np.array(["10.0.0.1"], dtype=object), "dport": np.array([40000]),
-             "vantage": np.array(["sender"], dtype=object), "payload_bytes": np.array([n_data * mss])}
+    table = {
+        "stream": np.array([0]),
+        "direction": np.array([1]),
+        "slot": np.array([1]),
+        "src": np.array(["10.0.0.2"], dtype=object),
+        "sport": np.array([80]),
+        "dst": np.array(["10.0.0.1"], dtype=object),
+        "dport": np.array([40000]),
+        "vantage": np.array(["sender"], dtype=object),
+        "payload_bytes": np.array([n_data * mss]),
+    }
     directions = FakeDirections(table, slot, kind, rtt_us, rtt_slot)
     return packets, FakeFlows(seq64, ack64), directions
 
@@ -95,10 +127,19 @@ def series_frame() -> "pd.DataFrame":
     rows = []
     for stream, direction, mbit in ((0, 1, 10.0), (1, 1, 20.0), (2, 0, 0.001)):
         for k in range(4):
-            rows.append({"time_s": 0.1 * k, "stream": stream, "direction": direction,
-                         "throughput_bps": mbit * 1e6 * (k + 1), "goodput_bps": mbit * 1e6 * k,
-                         "retransmissions": k, "needed_retransmissions": k, "rtt_ms": 5.0 + k,
-                         "bytes_in_flight": 2000.0 * (k + 1)})
+            rows.append(
+                {
+                    "time_s": 0.1 * k,
+                    "stream": stream,
+                    "direction": direction,
+                    "throughput_bps": mbit * 1e6 * (k + 1),
+                    "goodput_bps": mbit * 1e6 * k,
+                    "retransmissions": k,
+                    "needed_retransmissions": k,
+                    "rtt_ms": 5.0 + k,
+                    "bytes_in_flight": 2000.0 * (k + 1),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -114,6 +155,7 @@ def legend_texts(fig_or_ax) -> List[str]:
 
 
 # ----------------------------------------------------------------------------- time series
+
 
 def test_timeseries_has_one_panel_per_quantity_with_units_on_a_shared_time_axis():
     fig = plot.plot_timeseries(series_frame(), title="crafted")
@@ -131,8 +173,8 @@ def test_timeseries_draws_throughput_and_goodput_in_mbit_per_s_for_each_busy_dir
     labels = {(0, 1): "10.0.0.2:80 -> 10.0.0.1:40000", (1, 1): "10.0.0.2:80 -> 10.0.0.1:40001"}
     fig = plot.plot_timeseries(series_frame(), labels=labels)
     throughput_ax = fig.axes[0]
-    assert len(throughput_ax.get_lines()) == 4          # 2 directions x (throughput, goodput)
-    busiest = throughput_ax.get_lines()[0]               # busiest direction first
+    assert len(throughput_ax.get_lines()) == 4  # 2 directions x (throughput, goodput)
+    busiest = throughput_ax.get_lines()[0]  # busiest direction first
     np.testing.assert_allclose(busiest.get_ydata(), [20, 40, 60, 80])
     np.testing.assert_allclose(throughput_ax.get_lines()[1].get_ydata(), [0, 20, 40, 60])
     assert throughput_ax.get_lines()[1].get_linestyle() == "--"
@@ -184,6 +226,7 @@ def test_timeseries_says_bytes_in_flight_needs_the_sender_side_when_all_missing(
 
 # ----------------------------------------------------------------------------- sequence graph
 
+
 def test_sequence_highlights_retransmissions_and_spurious_ones_apart_from_originals():
     packets, flows, directions = one_direction(50, retransmitted=[10, 20, 30], spurious=[40])
     fig = plot.plot_sequence(packets, flows, directions, 0)
@@ -195,7 +238,7 @@ def test_sequence_highlights_retransmissions_and_spurious_ones_apart_from_origin
     assert len(retrans.get_xdata()) == 3 and len(spurious.get_xdata()) == 1
     assert retrans.get_color() != originals.get_color()
     # y = relative segment end in bytes (small span): segment k ends at (k + 1) * 1000
-    np.testing.assert_allclose(retrans.get_ydata(), [11, 21, 31])   # KB: span 50 KB >= 10 KB
+    np.testing.assert_allclose(retrans.get_ydata(), [11, 21, 31])  # KB: span 50 KB >= 10 KB
     assert "KB" in ax.get_ylabel() and "(s)" in ax.get_xlabel()
     texts = legend_texts(ax)
     assert "retransmission (3)" in texts and "spurious retransmission (1)" in texts
@@ -227,7 +270,7 @@ def test_sequence_draws_sack_blocks_at_their_sequence_range():
     collections = [c for c in ax.collections if len(c.get_segments())]
     assert len(collections) == 1
     segments = sorted(collections[0].get_segments(), key=lambda s: s[0][1])
-    np.testing.assert_allclose([s[:, 1] for s in segments], [[8, 10], [12, 13]])   # KB
+    np.testing.assert_allclose([s[:, 1] for s in segments], [[8, 10], [12, 13]])  # KB
     assert "SACK block (2)" in legend_texts(ax)
 
 
@@ -260,6 +303,7 @@ def test_sequence_defaults_to_the_main_direction_and_rejects_a_bad_index():
 
 # ----------------------------------------------------------------------------- RTT CDF
 
+
 def test_rtt_samples_ms_are_the_directions_samples_in_milliseconds():
     _, _, directions = one_direction(5)
     np.testing.assert_allclose(plot.rtt_samples_ms(directions, 0), [1.0, 1.001, 1.002, 1.003, 1.004])
@@ -280,9 +324,12 @@ def test_rtt_cdf_has_one_step_line_per_entry_rising_to_one_with_count_and_median
 
 # ----------------------------------------------------------------------------- runs compared
 
+
 def summaries() -> List[dict]:
-    return [{"name": "spline", "speed_Mbps": 202.4, "packet_loss_pct": 11.4, "retransmissions_pct": 12.6},
-            {"name": "bbr", "speed_Mbps": 162.4, "packet_loss_pct": 11.9, "retransmissions_pct": None}]
+    return [
+        {"name": "spline", "speed_Mbps": 202.4, "packet_loss_pct": 11.4, "retransmissions_pct": 12.6},
+        {"name": "bbr", "speed_Mbps": 162.4, "packet_loss_pct": 11.9, "retransmissions_pct": None},
+    ]
 
 
 def test_compare_draws_speed_loss_and_retransmission_bars_per_run():
@@ -297,14 +344,22 @@ def test_compare_draws_speed_loss_and_retransmission_bars_per_run():
 
 # ----------------------------------------------------------------------------- testbed results
 
+
 def results_frame() -> "pd.DataFrame":
     rows = []
     for cca, scale in (("cubic", 1.0), ("bbr", 1.5)):
         for loss in (0.0, 0.01, 0.03):
             run_id = f"{cca}-loss{loss}"
             for flow, share in ((0, 1.0), (1, 0.5)):
-                rows.append({"run_id": run_id, "cca": cca, "loss_probability": loss, "flow": flow,
-                             "throughput_bps": scale * share * 10e6 * (1 - 10 * loss)})
+                rows.append(
+                    {
+                        "run_id": run_id,
+                        "cca": cca,
+                        "loss_probability": loss,
+                        "flow": flow,
+                        "throughput_bps": scale * share * 10e6 * (1 - 10 * loss),
+                    }
+                )
     rows.append({"run_id": "broken", "cca": "cubic", "loss_probability": 0.0, "flow": 0, "throughput_bps": None})
     return pd.DataFrame(rows)
 
@@ -321,9 +376,10 @@ def test_throughput_vs_loss_has_a_mean_line_per_cca_in_mbit_per_s_against_loss_p
 
 def test_fairness_bars_are_jains_index_per_run_and_match_the_testbed():
     from spline_analysis.testbed.results import jain_index as testbed_jain
+
     fig = plot.plot_fairness(results_frame())
     ax = fig.axes[0]
-    assert len(ax.patches) == 6                       # the single-flow "broken" run is skipped
+    assert len(ax.patches) == 6  # the single-flow "broken" run is skipped
     assert ax.patches[0].get_height() == pytest.approx(testbed_jain([10e6, 5e6]))
     assert plot.jain_index([4.0, 4.0, 4.0]) == pytest.approx(1.0)
     assert plot.jain_index([1.0, 0.0]) == pytest.approx(0.5)
@@ -332,20 +388,24 @@ def test_fairness_bars_are_jains_index_per_run_and_match_the_testbed():
 
 # ----------------------------------------------------------------------------- intervals and PNGs
 
-@pytest.mark.parametrize("duration_s, expected", [(4.0, 0.02), (3.0, 0.02), (60.0, 0.5), (600.0, 5.0),
-                                                  (0.01, 0.001), (0.0, 1.0)])
+
+@pytest.mark.parametrize(
+    "duration_s, expected", [(4.0, 0.02), (3.0, 0.02), (60.0, 0.5), (600.0, 5.0), (0.01, 0.001), (0.0, 1.0)]
+)
 def test_choose_interval_gives_a_round_interval_near_200_per_capture(duration_s, expected):
     assert plot.choose_interval_s(duration_s) == pytest.approx(expected)
 
 
 def test_figures_save_as_non_empty_pngs(tmp_path):
     packets, flows, directions = one_direction(30, retransmitted=[5], sack={4: [(6000, 7000)]})
-    figures = {"timeseries": plot.plot_timeseries(series_frame()),
-               "sequence": plot.plot_sequence(packets, flows, directions),
-               "rtt": plot.plot_rtt_cdf({"a": [1.0, 2.0]}),
-               "compare": plot.plot_compare(summaries()),
-               "loss": plot.plot_throughput_vs_loss(results_frame()),
-               "fairness": plot.plot_fairness(results_frame())}
+    figures = {
+        "timeseries": plot.plot_timeseries(series_frame()),
+        "sequence": plot.plot_sequence(packets, flows, directions),
+        "rtt": plot.plot_rtt_cdf({"a": [1.0, 2.0]}),
+        "compare": plot.plot_compare(summaries()),
+        "loss": plot.plot_throughput_vs_loss(results_frame()),
+        "fairness": plot.plot_fairness(results_frame()),
+    }
     for name, fig in figures.items():
         path = tmp_path / f"{name}.png"
         fig.savefig(path, dpi=60)
@@ -365,14 +425,14 @@ def crafted_capture():
     conv.server(0, ack=1, flags="S", at_ms=0.05, mss=1460, wscale=7, sack_permitted=True)
     conv.client(1, ack=1, at_ms=10.05)
     t = 20.0
-    for k in range(40):                  # segment 7 is lost after the capture point
+    for k in range(40):  # segment 7 is lost after the capture point
         conv.server(1 + 1000 * k, ack=1, length=1000, at_ms=t)
         t += 1.0
         acked = 1 + 1000 * (min(k, 6) + 1) if k >= 7 else 1 + 1000 * (k + 1)
         # SACK edges are raw sequence numbers (tcpcraft passes them through)
         sack = [(conv.server_isn + 1 + 8000, conv.server_isn + 1 + 1000 * (k + 1))] if k >= 8 else ()
         conv.client(1, ack=acked, at_ms=t + 0.2, sack=sack)
-    conv.server(1 + 7000, ack=1, length=1000, at_ms=t + 5)        # the retransmission
+    conv.server(1 + 7000, ack=1, length=1000, at_ms=t + 5)  # the retransmission
     conv.client(1, ack=1 + 40_000, at_ms=t + 15)
     packets = conv.packets()
     flows = assign_streams(packets)
@@ -381,8 +441,9 @@ def crafted_capture():
 
 def test_save_report_plots_writes_the_three_pngs_of_a_capture(tmp_path):
     packets, flows, directions = crafted_capture()
-    paths = plot.save_report_plots({"packets": packets, "flows": flows, "directions": directions},
-                                   tmp_path / "out", "crafted")
+    paths = plot.save_report_plots(
+        {"packets": packets, "flows": flows, "directions": directions}, tmp_path / "out", "crafted"
+    )
     assert [p.name for p in paths] == ["crafted.timeseries.png", "crafted.sequence.png", "crafted.rtt_cdf.png"]
     for path in paths:
         assert path.read_bytes().startswith(PNG_SIGNATURE) and path.stat().st_size > 5000
@@ -390,11 +451,13 @@ def test_save_report_plots_writes_the_three_pngs_of_a_capture(tmp_path):
 
 def test_every_report_figure_names_the_capture_warnings_in_its_title(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
+
     packets, flows, directions = crafted_capture()
     titles = []
     original = Figure.savefig
-    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: (titles.append(fig._suptitle.get_text()),
-                                                                 original(fig, *a, **k)))
+    monkeypatch.setattr(
+        Figure, "savefig", lambda fig, *a, **k: (titles.append(fig._suptitle.get_text()), original(fig, *a, **k))
+    )
     warnings = [{"code": "super_segments", "message": "m"}, {"code": "capture_drops", "message": "m"}]
     parts = {"packets": packets, "flows": flows, "directions": directions, "warnings": lambda: warnings}
     assert len(plot.save_report_plots(parts, tmp_path, "crafted")) == 3
@@ -409,6 +472,7 @@ def test_save_report_plots_without_data_writes_only_the_time_series(tmp_path):
     from tcpcraft import Conversation
     from spline_analysis._core.flows import assign_streams
     from spline_analysis._core.truth import analyze_directions
+
     conv = Conversation()
     conv.handshake()
     packets = conv.packets()
@@ -422,6 +486,7 @@ def test_save_report_plots_without_data_writes_only_the_time_series(tmp_path):
 
 def test_sequence_of_a_crafted_loss_marks_the_retransmission():
     from spline_analysis._core.truth import RETRANSMISSION_KINDS, main_direction
+
     packets, flows, directions = crafted_capture()
     row = main_direction(directions)
     slot = directions.table["slot"][row]
@@ -441,6 +506,7 @@ def test_sample_plots_match_the_directions_retransmission_count(tmp_path):
     from spline_analysis._core.flows import assign_streams
     from spline_analysis._core.truth import KIND_SPURIOUS as SPURIOUS, RETRANSMISSION_KINDS, analyze_directions
     from spline_analysis._core.truth import main_direction
+
     capture = sa.read(SAMPLES[0])
     flows = assign_streams(capture.packets)
     directions = analyze_directions(capture.packets, flows, capture_drops=capture.capture_drops)
@@ -450,6 +516,7 @@ def test_sample_plots_match_the_directions_retransmission_count(tmp_path):
     ax = plot.plot_sequence(capture.packets, flows, directions).axes[0]
     drawn = sum(len(line.get_xdata()) for line in ax.get_lines() if line.get_marker() == "x")
     assert drawn == retrans
-    paths = plot.save_report_plots({"packets": capture.packets, "flows": flows, "directions": directions},
-                                   tmp_path, "sample")
+    paths = plot.save_report_plots(
+        {"packets": capture.packets, "flows": flows, "directions": directions}, tmp_path, "sample"
+    )
     assert len(paths) == 3 and all(p.stat().st_size > 10_000 for p in paths)

@@ -6,6 +6,7 @@ sender's TSO/GSO is off). The receiver's veth has GRO on, as every NIC has by de
 tcpdump there sees coalesced super-segments; the router captures with `-i any`, so it sees
 every packet twice. Needs root, iperf3, tcpdump, iptables; skips otherwise.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,10 @@ import pytest
 from spline_analysis._core.pipeline import analyze
 
 NEEDED = ("ip", "tc", "ethtool", "iptables", "iperf3", "tcpdump")
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in NEEDED),
-                                reason="needs root, iproute2, ethtool, iptables, iperf3, tcpdump")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not all(shutil.which(t) for t in NEEDED),
+    reason="needs root, iproute2, ethtool, iptables, iperf3, tcpdump",
+)
 LOSS = 0.02
 SECONDS = 4
 
@@ -48,8 +51,12 @@ def transfer(tmp_path_factory):
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         sh("ip", "link", "add", "s0", "netns", snd, "type", "veth", "peer", "name", "r0", "netns", rtr)
         sh("ip", "link", "add", "r1", "netns", rtr, "type", "veth", "peer", "name", "c0", "netns", rcv)
-        for ns, dev, address in ((snd, "s0", "10.71.1.1/24"), (rtr, "r0", "10.71.1.2/24"),
-                                 (rtr, "r1", "10.71.2.2/24"), (rcv, "c0", "10.71.2.1/24")):
+        for ns, dev, address in (
+            (snd, "s0", "10.71.1.1/24"),
+            (rtr, "r0", "10.71.1.2/24"),
+            (rtr, "r1", "10.71.2.2/24"),
+            (rcv, "c0", "10.71.2.1/24"),
+        ):
             sh("ip", "-n", ns, "addr", "add", address, "dev", dev)
             sh("ip", "-n", ns, "link", "set", dev, "up")
             in_ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
@@ -57,15 +64,49 @@ def transfer(tmp_path_factory):
         sh("ip", "-n", snd, "route", "add", "default", "via", "10.71.1.2")
         sh("ip", "-n", rcv, "route", "add", "default", "via", "10.71.2.2")
         in_ns(rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-        in_ns(rtr, "tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "100mbit", "burst", "100kb",
-              "limit", "3000000")
-        in_ns(rtr, "iptables", "-A", "FORWARD", "-i", "r0", "-m", "statistic", "--mode", "random",
-              "--probability", str(LOSS), "-j", "DROP")
-        server = subprocess.Popen(["ip", "netns", "exec", rcv, "iperf3", "-s", "-1"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        in_ns(
+            rtr,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            "r1",
+            "root",
+            "tbf",
+            "rate",
+            "100mbit",
+            "burst",
+            "100kb",
+            "limit",
+            "3000000",
+        )
+        in_ns(
+            rtr,
+            "iptables",
+            "-A",
+            "FORWARD",
+            "-i",
+            "r0",
+            "-m",
+            "statistic",
+            "--mode",
+            "random",
+            "--probability",
+            str(LOSS),
+            "-j",
+            "DROP",
+        )
+        server = subprocess.Popen(
+            ["ip", "netns", "exec", rcv, "iperf3", "-s", "-1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         for ns, argv, name in ((rcv, ["-i", "c0"], "receiver.pcap"), (rtr, ["-i", "any"], "router-any.pcap")):
-            captures.append(subprocess.Popen(["ip", "netns", "exec", ns, "tcpdump", *argv, "-n", "-s", "128",
-                                              "-w", str(out / name)], stderr=subprocess.PIPE, text=True))
+            captures.append(
+                subprocess.Popen(
+                    ["ip", "netns", "exec", ns, "tcpdump", *argv, "-n", "-s", "128", "-w", str(out / name)],
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
         time.sleep(1.5)
         client = in_ns(snd, "iperf3", "-c", "10.71.2.1", "-t", str(SECONDS), "-C", "cubic", "-J")
         (out / "iperf3-sender.json").write_text(client.stdout)
@@ -116,13 +157,12 @@ def test_router_capture_on_any_interface_is_not_read_as_retransmissions(transfer
     assert {"duplicate_frames", "forwarding_drops"} <= codes
 
 
-
 def without_first_records(source: Path, target: Path, skip: int) -> None:
     """Copy a pcap without its first `skip` records: a capture started mid-transfer."""
     raw = source.read_bytes()
     offset, kept = 24, bytearray(raw[:24])
     for _ in range(skip):
-        offset += 16 + int.from_bytes(raw[offset + 8:offset + 12], "little")
+        offset += 16 + int.from_bytes(raw[offset + 8 : offset + 12], "little")
     kept += raw[offset:]
     target.write_bytes(bytes(kept))
 

@@ -1,4 +1,5 @@
 """The real-host matrix: its definition, the truth it reads from the hosts, the agreement rules."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,11 +7,21 @@ from pathlib import Path
 import pytest
 
 from spline_analysis.testbed.errors import TestbedError
-from spline_analysis.testbed.realhost import (iperf3_truth, mss_bytes, parse_ss_info, segment_buckets,
-                                              segments_from_buckets)
+from spline_analysis.testbed.realhost import (
+    iperf3_truth,
+    mss_bytes,
+    parse_ss_info,
+    segment_buckets,
+    segments_from_buckets,
+)
 from spline_analysis.testbed.realhost_compare import compare_capture, relative_error
-from spline_analysis.testbed.realhost_spec import (DEFAULT_VANTAGES, expected_warnings, load_matrix,
-                                                   matrix_from_document, Transfer)
+from spline_analysis.testbed.realhost_spec import (
+    DEFAULT_VANTAGES,
+    expected_warnings,
+    load_matrix,
+    matrix_from_document,
+    Transfer,
+)
 
 MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"
 
@@ -40,8 +51,12 @@ def test_matrix_rejects_unknown_keys_offloads_and_duplicate_names():
 
 
 def test_defaults_apply_and_transfer_overrides_them():
-    matrix = matrix_from_document({"defaults": {"rate": "50mbit", "data_loss": "2%", "buffer_kib": 4096},
-                                   "transfer": [{"name": "a"}, {"name": "b", "rate": "0", "receiver_buffer_kib": 32}]})
+    matrix = matrix_from_document(
+        {
+            "defaults": {"rate": "50mbit", "data_loss": "2%", "buffer_kib": 4096},
+            "transfer": [{"name": "a"}, {"name": "b", "rate": "0", "receiver_buffer_kib": 32}],
+        }
+    )
     a, b = matrix.transfers
     assert (a.rate_bps, a.data_loss, a.buffer_at("receiver")) == (50_000_000, 0.02, 4096)
     assert (b.rate_bps, b.buffer_at("receiver"), b.buffer_at("sender")) == (0, 32, 4096)
@@ -78,19 +93,28 @@ TIME-WAIT 0 0 10.72.1.1:41003 10.72.2.1:5201
 
 def test_ss_info_gives_each_sockets_total_retransmissions_and_segments():
     samples = parse_ss_info(SS_OUTPUT)
-    assert samples[41001] == {"total_retrans": 2, "segs_out": 120, "data_segs_out": 118, "bytes_acked": 90,
-                              "bytes_sent": 100, "bytes_retrans": 2896}
+    assert samples[41001] == {
+        "total_retrans": 2,
+        "segs_out": 120,
+        "data_segs_out": 118,
+        "bytes_acked": 90,
+        "bytes_sent": 100,
+        "bytes_retrans": 2896,
+    }
     assert samples[41002]["total_retrans"] == 0 and samples[41002]["segs_out"] == 7
     assert 41003 not in samples
 
 
 def test_iperf3_truth_takes_per_stream_retransmissions_and_receiver_bytes():
-    document = {"start": {"connected": [{"socket": 5, "local_port": 41001}, {"socket": 7, "local_port": 41002}]},
-                "end": {"streams": [{"sender": {"socket": 5, "retransmits": 3}},
-                                    {"sender": {"socket": 7, "retransmits": 4}}],
-                        "sum_sent": {"retransmits": 7, "bytes": 1000},
-                        "sum_received": {"bytes": 900, "seconds": 2.0, "bits_per_second": 3600.0},
-                        "sender_tcp_congestion": "bbr"}}
+    document = {
+        "start": {"connected": [{"socket": 5, "local_port": 41001}, {"socket": 7, "local_port": 41002}]},
+        "end": {
+            "streams": [{"sender": {"socket": 5, "retransmits": 3}}, {"sender": {"socket": 7, "retransmits": 4}}],
+            "sum_sent": {"retransmits": 7, "bytes": 1000},
+            "sum_received": {"bytes": 900, "seconds": 2.0, "bits_per_second": 3600.0},
+            "sender_tcp_congestion": "bbr",
+        },
+    }
     truth = iperf3_truth(document)
     assert truth["tcpinfo_per_stream"] == {41001: 3, 41002: 4}
     assert (truth["tcpinfo_retransmissions"], truth["delivered_bytes"], truth["delivered_bps"]) == (7, 900, 3600.0)
@@ -108,32 +132,60 @@ def test_expected_warnings_follow_the_capture_conditions():
 
 def record_for(vantage: str, kernel_drops: int = 0) -> dict:
     transfer = Transfer(name="t", offloads="gro", flows=2, data_loss=0.01)
-    return {"transfer": {**transfer.__dict__, "vantages": list(transfer.vantages)},
-            "sender_address": "10.72.1.1", "client_ports": [41001, 41002],
-            "captures": {vantage: {"pcap": "x", "buffer_kib": 8192, "counters": {"kernel_drops": kernel_drops}}},
-            "truth": {"lost_segments": 200, "sent_segments": 20000, "data_drop_segments": 190, "data_drop_packets": 190,
-                      "other_drop_segments": 10, "qdisc_drops": 10, "ack_drop_packets": 0,
-                      "tcpinfo_retransmissions": 200, "retransmissions_at_close": 201, "bytes_acked_at_close": None, "delivered_bps": 1e8,
-                      "delivered_bytes": 5e7}}
+    return {
+        "transfer": {**transfer.__dict__, "vantages": list(transfer.vantages)},
+        "sender_address": "10.72.1.1",
+        "client_ports": [41001, 41002],
+        "captures": {vantage: {"pcap": "x", "buffer_kib": 8192, "counters": {"kernel_drops": kernel_drops}}},
+        "truth": {
+            "lost_segments": 200,
+            "sent_segments": 20000,
+            "data_drop_segments": 190,
+            "data_drop_packets": 190,
+            "other_drop_segments": 10,
+            "qdisc_drops": 10,
+            "ack_drop_packets": 0,
+            "tcpinfo_retransmissions": 200,
+            "retransmissions_at_close": 201,
+            "bytes_acked_at_close": None,
+            "delivered_bps": 1e8,
+            "delivered_bytes": 5e7,
+        },
+    }
 
 
 def direction(port: int, lost: int, retransmissions: int, goodput_bps: float, src: str = "10.72.1.1") -> dict:
-    return {"src": src, "sport": port, "lost_segments": lost, "retransmissions": retransmissions,
-            "goodput_bps": goodput_bps, "delivered_bytes": goodput_bps / 2, "retransmissions_in_capture": retransmissions}
+    return {
+        "src": src,
+        "sport": port,
+        "lost_segments": lost,
+        "retransmissions": retransmissions,
+        "goodput_bps": goodput_bps,
+        "delivered_bytes": goodput_bps / 2,
+        "retransmissions_in_capture": retransmissions,
+    }
 
 
 def test_sender_row_sums_the_data_directions_and_applies_the_sender_tolerances():
-    document = {"directions": [direction(41001, 100, 100, 5e7), direction(41002, 103, 101, 5e7),
-                               direction(5201, 0, 0, 1.0, src="10.72.2.1")], "warnings": []}
+    document = {
+        "directions": [
+            direction(41001, 100, 100, 5e7),
+            direction(41002, 103, 101, 5e7),
+            direction(5201, 0, 0, 1.0, src="10.72.2.1"),
+        ],
+        "warnings": [],
+    }
     row = compare_capture(record_for("sender"), "sender", document)
     assert (row["lost_segments"], row["retransmissions"], row["directions_found"]) == (203, 201, 2)
     assert row["lost_ok"] and row["retransmissions_ok"] and row["goodput_ok"] and row["ok"]
     assert row["delivered_bytes"] == 5e7 and row["delivered_ok"]
-    assert row["per_flow_retransmissions_worst_error"] is None      # no per-socket TCP_INFO in this record
+    assert row["per_flow_retransmissions_worst_error"] is None  # no per-socket TCP_INFO in this record
     record = record_for("sender")
     record["truth"]["tcpinfo_at_close"] = {"41001": {"total_retrans": 100}, "41002": {"total_retrans": 104}}
-    assert compare_capture(record, "sender", document)["per_flow_retransmissions_worst_error"] == pytest.approx(-3 / 104)
-    document["directions"][1]["lost_segments"] = 105          # 205 vs 200: 2.5% > 2% at the sender
+    assert compare_capture(record, "sender", document)["per_flow_retransmissions_worst_error"] == pytest.approx(
+        -3 / 104
+    )
+    document["directions"][1]["lost_segments"] = 105  # 205 vs 200: 2.5% > 2% at the sender
     assert not compare_capture(record_for("sender"), "sender", document)["ok"]
 
 

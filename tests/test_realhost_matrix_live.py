@@ -7,6 +7,7 @@ with `-i any` and the router's egress. The hosts' own counters must agree with e
 sender's TCP_INFO retransmitted, within the few a retransmission timer can add), and spline-analyze must agree with them within
 the issue's tolerances, raising the warnings the conditions explain and no others.
 """
+
 from __future__ import annotations
 
 import csv
@@ -24,8 +25,10 @@ from spline_analysis.testbed.realhost_compare import compare_record, format_tabl
 from spline_analysis.testbed.realhost_spec import load_matrix
 
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in TOOLS),
-                                reason="needs root, iproute2, iptables, ip6tables, ethtool, tcpdump, iperf3")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not all(shutil.which(t) for t in TOOLS),
+    reason="needs root, iproute2, iptables, ip6tables, ethtool, tcpdump, iperf3",
+)
 MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"
 DURATION_S = 3.0
 # transfer -> the capture points held to the tolerances here. IPv6 downstream of the drops
@@ -85,8 +88,7 @@ def test_spline_analyze_agrees_with_the_hosts_within_the_issue_tolerances(made, 
     _, rows = made[name]
     row = rows[vantage]
     assert row["directions_found"] == made[name][0].transfer.flows
-    assert row["lost_ok"] and row["retransmissions_ok"] is not False and row["warnings_ok"], \
-        "\n" + format_table([row])
+    assert row["lost_ok"] and row["retransmissions_ok"] is not False and row["warnings_ok"], "\n" + format_table([row])
 
 
 def test_reanalyse_compares_the_finished_transfers_again_and_writes_the_results(made, out_dir, capsys):

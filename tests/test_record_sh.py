@@ -4,6 +4,7 @@ The live tests build two namespaces joined by a veth (offloads off, server egres
 20 Mbit/s with tbf so traces stay small) and run record.sh in the client namespace, as a user
 would on their own machine. They need root, tcpdump and iperf3, and skip otherwise.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,7 @@ def pcap_packet_count(path: Path) -> int:
     offset, count = 24, 0
     while offset < len(data):
         assert offset + 16 <= len(data), "truncated record header"
-        included = struct.unpack(endian + "I", data[offset + 8:offset + 12])[0]
+        included = struct.unpack(endian + "I", data[offset + 8 : offset + 12])[0]
         offset += 16 + included
         assert offset <= len(data), "truncated record"
         count += 1
@@ -77,17 +78,37 @@ def iperf3_server_namespaces():
     try:
         sh("ip", "netns", "add", server_ns)
         sh("ip", "netns", "add", client_ns)
-        sh("ip", "link", "add", "vsrv", "netns", server_ns, "type", "veth", "peer", "name", "vcli",
-           "netns", client_ns)
+        sh("ip", "link", "add", "vsrv", "netns", server_ns, "type", "veth", "peer", "name", "vcli", "netns", client_ns)
         for ns, dev, address in ((server_ns, "vsrv", SERVER_ADDRESS), (client_ns, "vcli", CLIENT_ADDRESS)):
             sh("ip", "-n", ns, "addr", "add", f"{address}/24", "dev", dev)
             sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off")
             sh("ip", "-n", ns, "link", "set", dev, "up")
             sh("ip", "-n", ns, "link", "set", "lo", "up")
-        sh("ip", "netns", "exec", server_ns, "tc", "qdisc", "add", "dev", "vsrv", "root", "tbf",
-           "rate", "20mbit", "burst", "5000", "limit", "250000")
-        server = subprocess.Popen(["ip", "netns", "exec", server_ns, "iperf3", "-s"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        sh(
+            "ip",
+            "netns",
+            "exec",
+            server_ns,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            "vsrv",
+            "root",
+            "tbf",
+            "rate",
+            "20mbit",
+            "burst",
+            "5000",
+            "limit",
+            "250000",
+        )
+        server = subprocess.Popen(
+            ["ip", "netns", "exec", server_ns, "iperf3", "-s"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if sh("ip", "netns", "exec", server_ns, "ss", "-Hltn", "sport = :5201").stdout.strip():
@@ -103,8 +124,13 @@ def iperf3_server_namespaces():
 
 
 def record_in(namespace: str, *args: str, timeout_s: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(["ip", "netns", "exec", namespace, str(RECORD_SH), *args],
-                          capture_output=True, text=True, timeout=timeout_s, env=MAWK_ENV)
+    return subprocess.run(
+        ["ip", "netns", "exec", namespace, str(RECORD_SH), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env=MAWK_ENV,
+    )
 
 
 def wait_for_staged_file(out: Path, name: str, timeout_s: float = 10) -> Path:
@@ -123,7 +149,7 @@ def capture_span_s(path: Path) -> float:
     data = path.read_bytes()
     offset, stamps = 24, []
     while offset + 16 <= len(data):
-        seconds, micros, included = struct.unpack("<IIi", data[offset:offset + 12])
+        seconds, micros, included = struct.unpack("<IIi", data[offset : offset + 12])
         stamps.append(seconds + micros / 1e6)
         offset += 16 + included
     return stamps[-1] - stamps[0] if stamps else 0.0
@@ -172,9 +198,13 @@ def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespa
     """SIGINT to the script, or to its whole process group as a terminal's Ctrl-C does."""
     client_ns, _ = iperf3_server_namespaces
     out = tmp_path / "interrupted"
-    proc = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
-                             "--iperf3", "30", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS, "--iperf3", "30", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     wait_for_staged_file(out, "iperf3.json")
     time.sleep(1.0)
     if to_group:
@@ -196,14 +226,14 @@ def test_record_sh_sigint_stops_tcpdump_and_iperf3_cleanly(iperf3_server_namespa
 def test_record_sh_probe_writes_tcp_probe_csv_and_removes_its_trace_instance(iperf3_server_namespaces, tmp_path):
     client_ns, _ = iperf3_server_namespaces
     out = tmp_path / "probe"
-    result = record_in(client_ns, "vcli", SERVER_ADDRESS, "--iperf3", "1", "--cca", "cubic", "--probe",
-                       "-o", str(out))
+    result = record_in(client_ns, "vcli", SERVER_ADDRESS, "--iperf3", "1", "--cca", "cubic", "--probe", "-o", str(out))
     assert result.returncode == 0, result.stderr
     lines = (out / "probe.csv").read_text().splitlines()
     header = lines[0].split(",")
     assert header[:3] == ["time_s", "src", "dst"] and "snd_cwnd_segments" in header and "srtt_us" in header
-    sender_rows = [dict(zip(header, line.split(","))) for line in lines[1:]
-                   if line.split(",")[1] == f"{SERVER_ADDRESS}:5201"]
+    sender_rows = [
+        dict(zip(header, line.split(","))) for line in lines[1:] if line.split(",")[1] == f"{SERVER_ADDRESS}:5201"
+    ]
     assert len(sender_rows) > 100
     assert max(int(row["snd_cwnd_segments"]) for row in sender_rows) > 10
     assert json.loads((out / "meta.json").read_text())["probe"]["rows"] == len(lines) - 1
@@ -216,6 +246,7 @@ def test_record_sh_probe_writes_tcp_probe_csv_and_removes_its_trace_instance(ipe
 
 
 # --- errors, all reported before anything starts -------------------------------------------
+
 
 def run_record(*args: str, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([str(RECORD_SH), *args], capture_output=True, text=True, timeout=30, env=env or MAWK_ENV)
@@ -242,8 +273,20 @@ def test_record_sh_rejects_unknown_interface():
 
 
 @needs_root
-@pytest.mark.parametrize("address", ["256.1.1.1", "192.0.2", "1.2.3.4.5", "2001:db8::1::2", "2001:db8:::1",
-                                     "12345::1", "1:2:3:4:5:6:7:8:9", "example.org", "::ffff:1.2.3.256"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "256.1.1.1",
+        "192.0.2",
+        "1.2.3.4.5",
+        "2001:db8::1::2",
+        "2001:db8:::1",
+        "12345::1",
+        "1:2:3:4:5:6:7:8:9",
+        "example.org",
+        "::ffff:1.2.3.256",
+    ],
+)
 def test_record_sh_rejects_malformed_ip(address):
     result = run_record("lo", address, "-t", "1")
     assert result.returncode == 2
@@ -251,8 +294,9 @@ def test_record_sh_rejects_malformed_ip(address):
 
 
 @needs_root
-@pytest.mark.parametrize("address", ["192.0.2.1", "2001:db8::1", "::1", "fe80::1%lo", "::ffff:192.0.2.1",
-                                     "1:2:3:4:5:6:7:8"])
+@pytest.mark.parametrize(
+    "address", ["192.0.2.1", "2001:db8::1", "::1", "fe80::1%lo", "::ffff:192.0.2.1", "1:2:3:4:5:6:7:8"]
+)
 def test_record_sh_accepts_wellformed_ip_and_then_checks_the_cca(address):
     # the CCA is checked after the address: reaching its message proves the address passed
     result = run_record("lo", address, "--iperf3", "1", "--cca", "no-such-cca")
@@ -285,9 +329,25 @@ def test_record_sh_without_root_or_cap_net_raw_says_so(tmp_path):
         os.chmod(public, 0o755)
         script = Path(public) / RECORD_SH.name
         shutil.copy2(RECORD_SH, script)
-        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-                                 str(script), "lo", "127.0.0.1", "-t", "1", "-o", str(tmp_path / "x")],
-                                capture_output=True, text=True, timeout=30)
+        result = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+                str(script),
+                "lo",
+                "127.0.0.1",
+                "-t",
+                "1",
+                "-o",
+                str(tmp_path / "x"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     assert result.returncode == 2
     assert "needs root or CAP_NET_RAW" in result.stderr
     assert not (tmp_path / "x").exists()
@@ -312,9 +372,25 @@ def test_record_sh_probe_without_iperf3_keeps_every_connection_with_the_server(i
     """A transfer record.sh did not start (any port) is still in probe.csv, other hosts are not."""
     client_ns, _ = iperf3_server_namespaces
     out = tmp_path / "probe-any-port"
-    recorder = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
-                                 "--probe", "-t", "3", "-o", str(out)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+    recorder = subprocess.Popen(
+        [
+            "ip",
+            "netns",
+            "exec",
+            client_ns,
+            str(RECORD_SH),
+            "vcli",
+            SERVER_ADDRESS,
+            "--probe",
+            "-t",
+            "3",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_staged_file(out, "tcpdump.log")
     time.sleep(0.5)
     sh("ip", "netns", "exec", client_ns, "iperf3", "-c", SERVER_ADDRESS, "-R", "-t", "1")
@@ -339,6 +415,7 @@ def test_record_sh_reports_a_failed_iperf3_transfer_and_still_saves_the_trace(ip
 
 # --- durations, addresses, files and processes a privileged run must get right -------------
 
+
 @needs_root
 def test_record_sh_t_5_captures_for_5_seconds_with_mawk(iperf3_server_namespaces, tmp_path):
     """mawk printed 5e9 ns as 2147483647: `-t 30` (and -t 3, -t 5) stopped after 2.1 s."""
@@ -356,13 +433,14 @@ def test_record_sh_t_5_captures_for_5_seconds_with_mawk(iperf3_server_namespaces
 
 
 @needs_root
-@pytest.mark.parametrize("duration", ["", "0", "0.0", "-1", "abc", "1e3", "5d", "1.", ".5", "10000000000",
-                                      "700000"])
+@pytest.mark.parametrize("duration", ["", "0", "0.0", "-1", "abc", "1e3", "5d", "1.", ".5", "10000000000", "700000"])
 def test_record_sh_refuses_a_duration_it_cannot_honour(duration, tmp_path):
     result = run_record("lo", "127.0.0.1", "-t", duration, "-o", str(tmp_path / "x"))
     assert result.returncode == 2
-    assert f"-t needs a duration such as 30, 1.5, 500ms or 2m (positive, at most 604800 s), got '{duration}'" \
+    assert (
+        f"-t needs a duration such as 30, 1.5, 500ms or 2m (positive, at most 604800 s), got '{duration}'"
         in result.stderr
+    )
     assert not (tmp_path / "x").exists()
 
 
@@ -404,8 +482,9 @@ def test_record_sh_as_root_never_follows_a_symlink_planted_in_the_output_folder(
 
 
 @needs_root
-@pytest.mark.parametrize("name", ["trace.pcap", "trace.pcap.part", "meta.json", "tcpdump.log", "iperf3.json",
-                                  "probe.csv"])
+@pytest.mark.parametrize(
+    "name", ["trace.pcap", "trace.pcap.part", "meta.json", "tcpdump.log", "iperf3.json", "probe.csv"]
+)
 def test_record_sh_refuses_a_folder_holding_an_output_name_even_as_a_symlink(name, tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -423,9 +502,13 @@ def test_record_sh_killed_with_sigkill_takes_tcpdump_and_iperf3_with_it(iperf3_s
     """SIGKILL runs no trap: the children must die by themselves, and the next run says what is left."""
     client_ns, _ = iperf3_server_namespaces
     out = tmp_path / "killed"
-    proc = subprocess.Popen(["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS,
-                             "--iperf3", "30", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=MAWK_ENV)
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", client_ns, str(RECORD_SH), "vcli", SERVER_ADDRESS, "--iperf3", "30", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=MAWK_ENV,
+    )
     wait_for_staged_file(out, "iperf3.json")
     time.sleep(1.0)
     proc.kill()
@@ -448,12 +531,15 @@ def _public_copy_of_record_sh(public: Path) -> Path:
 
 
 @needs_root
-@pytest.mark.parametrize("kind,message", [
-    ("a file", "-o '{out}' exists and is not a directory"),
-    ("a dangling symlink", "-o '{out}' is a symlink to nothing (dangling)"),
-    ("inside a folder only root may write", "cannot create output directory '{out}': Permission denied"),
-    ("a folder only root may write", "cannot write into output directory '{out}': permission denied"),
-])
+@pytest.mark.parametrize(
+    "kind,message",
+    [
+        ("a file", "-o '{out}' exists and is not a directory"),
+        ("a dangling symlink", "-o '{out}' is a symlink to nothing (dangling)"),
+        ("inside a folder only root may write", "cannot create output directory '{out}': Permission denied"),
+        ("a folder only root may write", "cannot write into output directory '{out}': permission denied"),
+    ],
+)
 def test_record_sh_output_folder_it_cannot_use_is_one_line_and_status_2(kind, message, tmp_path):
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) missing")
@@ -469,17 +555,29 @@ def test_record_sh_output_folder_it_cannot_use_is_one_line_and_status_2(kind, me
             locked.mkdir(mode=0o555)
             out = locked / "out" if kind.startswith("inside") else locked
             # a user with CAP_NET_RAW only, so that record.sh gets as far as the folder
-            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=+net_raw",
-                      "--ambient-caps=+net_raw"]
+            prefix = [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=+net_raw",
+                "--ambient-caps=+net_raw",
+            ]
         script = _public_copy_of_record_sh(Path(public))
-        result = subprocess.run([*prefix, str(script), "lo", "127.0.0.1", "-t", "0.5", "-o", str(out)],
-                                capture_output=True, text=True, timeout=30, env=MAWK_ENV)
+        result = subprocess.run(
+            [*prefix, str(script), "lo", "127.0.0.1", "-t", "0.5", "-o", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=MAWK_ENV,
+        )
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"record.sh: error: {message.format(out=out)}"]
 
 
 def _flood_loopback_with_udp(seconds: float) -> None:
     import socket
+
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -492,22 +590,31 @@ def _flood_loopback_with_udp(seconds: float) -> None:
 def test_record_sh_on_a_full_disk_says_so_in_one_line_and_publishes_no_meta_json(tmp_path):
     """tcpdump does not check its writes: a cut trace must not be published as a finished run."""
     import threading
+
     disk = tmp_path / "tiny"
     disk.mkdir()
     sh("mount", "-t", "tmpfs", "-o", "size=64k", "hdrecord", str(disk))
     try:
         out = disk / "run"
         flood = threading.Thread(target=_flood_loopback_with_udp, args=(2.5,))
-        proc = subprocess.Popen([str(RECORD_SH), "lo", "127.0.0.1", "-t", "3", "-o", str(out)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=MAWK_ENV)
+        proc = subprocess.Popen(
+            [str(RECORD_SH), "lo", "127.0.0.1", "-t", "3", "-o", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=MAWK_ENV,
+        )
         wait_for_staged_file(out, "tcpdump.log")
         flood.start()
         _, err = proc.communicate(timeout=60)
         flood.join()
         assert proc.returncode == 1, err
         lines = [line for line in err.splitlines() if not line.startswith("record.sh: capturing on")]
-        assert len(lines) == 1 and lines[0].startswith("record.sh: error: ") \
-            and "No space left on device; the partial files are in" in lines[0], err
+        assert (
+            len(lines) == 1
+            and lines[0].startswith("record.sh: error: ")
+            and "No space left on device; the partial files are in" in lines[0]
+        ), err
         left = sorted(p.name for p in out.iterdir())
         assert "meta.json" not in left and "trace.pcap" not in left and "trace.pcap.part" in left, left
     finally:
@@ -517,8 +624,13 @@ def test_record_sh_on_a_full_disk_says_so_in_one_line_and_publishes_no_meta_json
 @needs_root
 def test_record_sh_sighup_stops_the_capture_as_cleanly_as_ctrl_c(tmp_path):
     out = tmp_path / "hup"
-    proc = subprocess.Popen([str(RECORD_SH), "lo", "127.0.0.1", "-o", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=MAWK_ENV)
+    proc = subprocess.Popen(
+        [str(RECORD_SH), "lo", "127.0.0.1", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=MAWK_ENV,
+    )
     wait_for_staged_file(out, "tcpdump.log")
     time.sleep(1.0)
     proc.send_signal(signal.SIGHUP)
@@ -533,9 +645,13 @@ def test_record_sh_sighup_stops_the_capture_as_cleanly_as_ctrl_c(tmp_path):
 def test_record_sh_whose_stderr_reader_has_gone_still_finishes_the_capture(tmp_path):
     """`record.sh ... 2>&1 | head -1`: the messages after the first line go nowhere, the run goes on."""
     out = tmp_path / "piped"
-    result = subprocess.run(["bash", "-c", f"'{RECORD_SH}' lo 127.0.0.1 -t 1 -o '{out}' 2>&1 | head -1; "
-                                           "exit ${PIPESTATUS[0]}"],
-                            capture_output=True, text=True, timeout=30, env=MAWK_ENV)
+    result = subprocess.run(
+        ["bash", "-c", f"'{RECORD_SH}' lo 127.0.0.1 -t 1 -o '{out}' 2>&1 | head -1; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=MAWK_ENV,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("record.sh: capturing on lo")
     assert json.loads((out / "meta.json").read_text())["trace_complete"] is True
@@ -543,16 +659,32 @@ def test_record_sh_whose_stderr_reader_has_gone_still_finishes_the_capture(tmp_p
 
 # One table for every tool's durations: (as written, seconds; None = refused). record.sh takes
 # fractions of a second; spline-testbed only whole seconds (iperf3's -t), the rest alike.
-DURATIONS = [("30", 30.0), ("30s", 30.0), ("2m", 120.0), ("2min", 120.0), ("3000ms", 3.0), ("1.5", 1.5),
-             ("500ms", 0.5), ("604800", 604800.0), ("", None), ("0", None), ("0.0", None), ("-1", None),
-             ("abc", None), ("5d", None), ("1e3", None), (".5", None), ("1.", None), ("604801", None),
-             ("10000000000", None)]
+DURATIONS = [
+    ("30", 30.0),
+    ("30s", 30.0),
+    ("2m", 120.0),
+    ("2min", 120.0),
+    ("3000ms", 3.0),
+    ("1.5", 1.5),
+    ("500ms", 0.5),
+    ("604800", 604800.0),
+    ("", None),
+    ("0", None),
+    ("0.0", None),
+    ("-1", None),
+    ("abc", None),
+    ("5d", None),
+    ("1e3", None),
+    (".5", None),
+    ("1.", None),
+    ("604801", None),
+    ("10000000000", None),
+]
 
 
 def record_sh_duration_ns(text: str):
     """record.sh's own duration_to_ns, run alone."""
-    script = (f'source <(sed -n "/^duration_to_ns()/,/^}}/p" "{RECORD_SH}"); MAX_DURATION_S=604800; '
-              'duration_to_ns "$1"')
+    script = f'source <(sed -n "/^duration_to_ns()/,/^}}/p" "{RECORD_SH}"); MAX_DURATION_S=604800; duration_to_ns "$1"'
     result = subprocess.run(["bash", "-c", script, "_", text], capture_output=True, text=True, timeout=10)
     return int(result.stdout) if result.returncode == 0 else None
 
@@ -561,6 +693,7 @@ def record_sh_duration_ns(text: str):
 def test_record_sh_and_spline_testbed_read_a_duration_by_the_same_rules(text, seconds):
     from spline_analysis.testbed.errors import TestbedError
     from spline_analysis.testbed.matrix import parse_duration_s
+
     assert record_sh_duration_ns(text) == (None if seconds is None else round(seconds * 1e9))
     if seconds is None or not seconds.is_integer():
         with pytest.raises(TestbedError):

@@ -1,6 +1,7 @@
 """The output schema declared once (analysis/schema.py): the committed JSON Schema file and the
 README's key table are generated from it, and every JSON document the toolkit writes validates
 against the committed file."""
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,7 @@ def assert_valid(document, what: str) -> None:
 
 def cli_json(*args: str):
     done = subprocess.run([CLI, "--quiet", "--json", *args], capture_output=True, text=True, timeout=900)
-    assert done.returncode in (0, 2), done.stderr        # 2: a corpus file that is not a capture
+    assert done.returncode in (0, 2), done.stderr  # 2: a corpus file that is not a capture
     return json.loads(done.stdout)
 
 
@@ -58,13 +59,14 @@ def test_every_key_declares_a_known_type_family_and_a_meaning():
             assert key.meaning.strip(), prefix + key.name
             yield prefix + key.name
             yield from walk(key.keys, prefix + key.name + ".")
+
     names = list(walk(schema.DOCUMENT_KEYS))
     assert len(names) == len(set(names)), "a key declared twice"
 
 
 def test_every_csv_column_is_a_declared_key():
     for _column, path in schema.DIRECTION_CSV:
-        schema.key_at(path.split("|")[0])      # raises KeyError for an undeclared key
+        schema.key_at(path.split("|")[0])  # raises KeyError for an undeclared key
     assert len(set(schema.DIRECTION_CSV_COLUMNS)) == len(schema.DIRECTION_CSV_COLUMNS)
 
 
@@ -105,6 +107,7 @@ def test_the_testbed_reads_the_document_the_library_and_the_cli_write(tmp_path):
     import spline_analysis as sa
     from spline_analysis.testbed.analyse import analyse_capture
     from test_cli_main import FLOW
+
     path = tmp_path / "flow.pcap"
     path.write_bytes(pb.pcap_file([(t, pb.ethernet(p)) for t, p in FLOW]))
     document = sa.analyze(path).to_json()

@@ -6,6 +6,7 @@ on a path that reorders, a first copy that a repair overtook and the receiver di
 leaves no trace in the ACKs, so it counts by its probability of loss. The jitter samples
 read 231, 39 and 492 lost segments for 18, 11 and 91 drops before the sender's scoreboard.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,11 @@ import pytest
 
 from spline_analysis._core.pipeline import analyze
 
-SAMPLES = sorted(p.parent for p in (Path(__file__).resolve().parents[1] / "samples").glob("*/truth.json")
-                 if (p.parent / "trace.pcap").exists())
+SAMPLES = sorted(
+    p.parent
+    for p in (Path(__file__).resolve().parents[1] / "samples").glob("*/truth.json")
+    if (p.parent / "trace.pcap").exists()
+)
 
 
 @pytest.mark.skipif(not SAMPLES, reason="no samples/*/truth.json with a trace.pcap in this checkout")

@@ -1,4 +1,5 @@
 """Spline as eBPF struct_ops on this kernel: build, register, carry a real iperf3 transfer, unregister."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,7 @@ sys.path.insert(0, str(MODULE_DIR))
 import netns_bench as nb  # noqa: E402
 
 TOOLS = ("clang", "bpftool", "iperf3", "tc", "iptables", "make")
-needs_tools = pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS),
-                                 reason=f"needs {', '.join(TOOLS)}")
+needs_tools = pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS), reason=f"needs {', '.join(TOOLS)}")
 needs_btf = pytest.mark.skipif(not Path("/sys/kernel/btf/vmlinux").exists(), reason="kernel without BTF")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
@@ -23,8 +23,13 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 @pytest.fixture
 def bpf_obj(tmp_path) -> Path:
     obj = tmp_path / "spline.bpf.o"
-    subprocess.run(["make", "-s", "-C", str(MODULE_DIR), "bpf", f"BUILD_DIR={tmp_path}", f"BPF_OBJ={obj}"],
-                   check=True, capture_output=True, text=True, timeout=300)
+    subprocess.run(
+        ["make", "-s", "-C", str(MODULE_DIR), "bpf", f"BUILD_DIR={tmp_path}", f"BPF_OBJ={obj}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return obj
 
 
@@ -34,8 +39,16 @@ def test_bpf_object_has_one_struct_ops_program_per_member(bpf_obj):
     out = subprocess.run(["llvm-objdump", "-h", str(bpf_obj)], capture_output=True, text=True)
     if out.returncode != 0:
         pytest.skip("llvm-objdump not available")
-    for member in ("init", "cong_control", "ssthresh", "undo_cwnd", "set_state", "cwnd_event",
-                   "sndbuf_expand", "min_tso_segs"):
+    for member in (
+        "init",
+        "cong_control",
+        "ssthresh",
+        "undo_cwnd",
+        "set_state",
+        "cwnd_event",
+        "sndbuf_expand",
+        "min_tso_segs",
+    ):
         assert f"struct_ops/spline_{member}" in out.stdout
     assert ".struct_ops" in out.stdout
 
@@ -48,8 +61,7 @@ def test_struct_ops_spline_carries_iperf3_through_a_lossy_router_then_unregister
     if "spline" in nb.available_ccas():
         pytest.skip("a congestion control named spline is already registered (module or someone's test)")
     path = None
-    subprocess.run(["bpftool", "struct_ops", "register", str(bpf_obj)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(["bpftool", "struct_ops", "register", str(bpf_obj)], check=True, capture_output=True, text=True)
     try:
         assert "spline" in nb.available_ccas()
         path = nb.Path3(rate_mbit=20, loss_pct=2, queue_bytes=100000, tag=f"spl-{os.getpid()}-t")

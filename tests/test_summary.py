@@ -1,4 +1,5 @@
 """The Spline report's run summary (read from the main direction's record) and the side-by-side table."""
+
 from __future__ import annotations
 
 import sys
@@ -27,18 +28,15 @@ def test_summary_reports_main_direction_loss_and_retransmissions():
 
 def test_unknown_kernel_drops_stay_unknown_never_zero():
     _, _, d = analyze(sender_side_transfer(segments=10))
-    assert run_summary(d, capture_drops={"kernel": None, "interface": None,
-                                                 "source": "none"})["kernel_drops"] is None
-    known = run_summary(d, capture_drops={"kernel": 5, "interface": None,
-                                                  "source": "meta.json"}, total_packets=95)
+    assert run_summary(d, capture_drops={"kernel": None, "interface": None, "source": "none"})["kernel_drops"] is None
+    known = run_summary(d, capture_drops={"kernel": 5, "interface": None, "source": "meta.json"}, total_packets=95)
     assert known["kernel_drops"] == 5 and abs(known["kernel_drops_pct"] - 5.0) < 1e-9
 
 
 def test_side_by_side_table_has_one_column_per_run():
     _, _, lossy = analyze(sender_side_transfer(segments=50, lose=(5,)))
     _, _, clean = analyze(sender_side_transfer(segments=50))
-    text = format_side_by_side([run_summary(lossy, name="a.pcap"),
-                                        run_summary(clean, name="b.pcap")])
+    text = format_side_by_side([run_summary(lossy, name="a.pcap"), run_summary(clean, name="b.pcap")])
     lines = text.splitlines()
     assert "a.pcap" in lines[0] and "b.pcap" in lines[0]
     loss_line = next(line for line in lines if line.startswith("Packet loss"))

@@ -5,6 +5,7 @@ the router's counters must account for every data segment, and the analysis's pe
 loss must agree with those counters. Interrupting a run must leave no
 namespace and no process behind.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,9 +27,13 @@ from processes import processes_holding_files_under
 
 IS_ROOT = os.geteuid() == 0
 TOOLS = ("ip", "tc", "iptables", "ethtool", "ss", "tcpdump", "iperf3")
-pytestmark = [pytest.mark.root,
-              pytest.mark.skipif(not (IS_ROOT and all(shutil.which(t) for t in TOOLS)),
-                                 reason="needs root, iproute2, iptables, ethtool, tcpdump, iperf3")]
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.skipif(
+        not (IS_ROOT and all(shutil.which(t) for t in TOOLS)),
+        reason="needs root, iproute2, iptables, ethtool, tcpdump, iperf3",
+    ),
+]
 TESTBED = [sys.executable, "-m", "spline_analysis.testbed.cli"]
 
 
@@ -44,21 +49,22 @@ def tcp_packets_from(pcap_path: Path, src: str):
     src_bytes = bytes(int(part) for part in src.split("."))
     offset = 24
     while offset < len(data):
-        seconds, micros, included = struct.unpack("<III", data[offset:offset + 12])
-        frame = data[offset + 16:offset + 16 + included]
+        seconds, micros, included = struct.unpack("<III", data[offset : offset + 12])
+        frame = data[offset + 16 : offset + 16 + included]
         offset += 16 + included
-        if frame[12:14] != b"\x08\x00" or frame[14 + 9] != 6 or frame[14 + 12:14 + 16] != src_bytes:
+        if frame[12:14] != b"\x08\x00" or frame[14 + 9] != 6 or frame[14 + 12 : 14 + 16] != src_bytes:
             continue
         ip_length = struct.unpack("!H", frame[16:18])[0]
         header_length = (frame[14] & 0x0F) * 4
-        port = struct.unpack("!H", frame[14 + header_length:14 + header_length + 2])[0]
+        port = struct.unpack("!H", frame[14 + header_length : 14 + header_length + 2])[0]
         yield seconds + micros / 1e6, port, ip_length
 
 
 def data_segments_by_source_port(pcap_path: Path, src: str) -> Counter:
     """IPv4/TCP packets from `src` with IP length >= the testbed's data threshold, per source port."""
-    return Counter(port for _, port, ip_length in tcp_packets_from(pcap_path, src)
-                   if ip_length >= DATA_SEGMENT_MIN_IP_BYTES)
+    return Counter(
+        port for _, port, ip_length in tcp_packets_from(pcap_path, src) if ip_length >= DATA_SEGMENT_MIN_IP_BYTES
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,14 +72,31 @@ def two_flow_lossy_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("testbed")
     namespaces_before = namespaces_of_testbed()
     started = time.monotonic()
-    result = subprocess.run([*TESTBED, "run", "--cca", "cubic+bbr", "--flows", "2", "--rate", "20mbit",
-                             "--loss", "2%", "--duration", "3", "--out", str(out)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            *TESTBED,
+            "run",
+            "--cca",
+            "cubic+bbr",
+            "--flows",
+            "2",
+            "--rate",
+            "20mbit",
+            "--loss",
+            "2%",
+            "--duration",
+            "3",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     elapsed_s = time.monotonic() - started
     with open(out / "results.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    return {"out": out, "result": result, "rows": rows, "elapsed_s": elapsed_s,
-            "namespaces_before": namespaces_before}
+    return {"out": out, "result": result, "rows": rows, "elapsed_s": elapsed_s, "namespaces_before": namespaces_before}
 
 
 def test_testbed_run_with_2pct_loss_writes_one_row_per_flow(two_flow_lossy_run):
@@ -128,8 +151,12 @@ def test_testbed_run_leaves_no_namespace_or_process_behind(two_flow_lossy_run):
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_testbed_interrupted_mid_run_removes_namespaces_and_processes(tmp_path, stop_signal):
-    proc = subprocess.Popen([*TESTBED, "run", "--cca", "cubic", "--rate", "10mbit", "--duration", "30",
-                             "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*TESTBED, "run", "--cca", "cubic", "--rate", "10mbit", "--duration", "30", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 20
     while not list(tmp_path.glob("runs/*/iperf3-group0.json")) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -146,8 +173,12 @@ def test_testbed_interrupted_mid_run_removes_namespaces_and_processes(tmp_path, 
 
 def test_testbed_unavailable_cca_is_a_clear_error_naming_the_available_ones(tmp_path):
     available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    result = subprocess.run([*TESTBED, "run", "--cca", "cubic,nosuchcca", "--duration", "1", "--out", str(tmp_path)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*TESTBED, "run", "--cca", "cubic,nosuchcca", "--duration", "1", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "congestion control not available: nosuchcca" in result.stderr
     assert all(name in result.stderr for name in available)
@@ -157,8 +188,25 @@ def test_testbed_unavailable_cca_is_a_clear_error_naming_the_available_ones(tmp_
 def test_a_late_cca_joins_at_its_offset_and_its_share_is_taken_while_both_send(tmp_path):
     """`bbr+cubic@3s`: the cubic flow's first packet leaves 3 s after the bbr flow's, both stop
     with the run, and the shares are of the time both were sending."""
-    result = subprocess.run([*TESTBED, "run", "--cca", "bbr+cubic@3s", "--flows", "2", "--rate", "20mbit",
-                             "--duration", "6", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            *TESTBED,
+            "run",
+            "--cca",
+            "bbr+cubic@3s",
+            "--flows",
+            "2",
+            "--rate",
+            "20mbit",
+            "--duration",
+            "6",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     with open(tmp_path / "results.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -180,8 +228,27 @@ def test_flows_of_one_cca_start_together_from_one_iperf3_client_with_a_row_each(
     """`--flows 4` of cubic is one `iperf3 -P 4` whose four connections bind consecutive client
     ports: their first data segments leave within a second, each flow keeps its own row, port,
     counters and per-stream iperf3 figures."""
-    result = subprocess.run([*TESTBED, "run", "--cca", "cubic", "--flows", "4", "--rate", "20mbit", "--loss", "1%",
-                             "--duration", "4", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            *TESTBED,
+            "run",
+            "--cca",
+            "cubic",
+            "--flows",
+            "4",
+            "--rate",
+            "20mbit",
+            "--loss",
+            "1%",
+            "--duration",
+            "4",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     with open(tmp_path / "results.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -189,7 +256,7 @@ def test_flows_of_one_cca_start_together_from_one_iperf3_client_with_a_row_each(
     assert {row["iperf3_json"] for row in rows} == {rows[0]["iperf3_json"]}
     client = json.loads((tmp_path / rows[0]["iperf3_json"]).read_text())
     assert client["start"]["test_start"]["num_streams"] == 4
-    first_data_s = {}                     # data connections only: the control connection talks JSON too
+    first_data_s = {}  # data connections only: the control connection talks JSON too
     for time_s, port, ip_length in tcp_packets_from(tmp_path / rows[0]["sender_pcap"], SENDER_ADDRESS):
         if ip_length >= DATA_SEGMENT_MIN_IP_BYTES and 40001 <= port <= 40004:
             first_data_s.setdefault(port, time_s)
@@ -202,4 +269,5 @@ def test_flows_of_one_cca_start_together_from_one_iperf3_client_with_a_row_each(
         sent_bps = stream_bytes[port_socket[int(row["client_port"])]] * 8 / 4
         assert float(row["iperf3_sender_bps"]) == pytest.approx(sent_bps, rel=0.1)
     assert sum(float(row["iperf3_sender_bps"]) for row in rows) == pytest.approx(
-        client["end"]["sum_sent"]["bits_per_second"], rel=0.01)
+        client["end"]["sum_sent"]["bits_per_second"], rel=0.01
+    )

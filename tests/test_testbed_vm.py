@@ -5,6 +5,7 @@ The delay is applied (netem in the guest, whatever the host has), the handshake 
 the analysed loss agrees with the router's counters, the kernel's cwnd trace of each run's
 sender is there, and no QEMU, namespace or trace instance is left on the host.
 """
+
 from __future__ import annotations
 
 import csv
@@ -47,9 +48,30 @@ def qemu_processes_mentioning(text: str) -> list:
 def vm_matrix(tmp_path_factory):
     out = tmp_path_factory.mktemp("testbed-vm")
     proc = subprocess.run(
-        [sys.executable, "-m", "spline_analysis.testbed.cli", "run", "--vm", "--cca", ",".join(CCAS),
-         "--rate", "10mbit", "--delay", f"{DELAY_MS:g}ms", "--loss", "1%", "--duration", "10", "--out", str(out)],
-        capture_output=True, text=True, timeout=900, check=False)
+        [
+            sys.executable,
+            "-m",
+            "spline_analysis.testbed.cli",
+            "run",
+            "--vm",
+            "--cca",
+            ",".join(CCAS),
+            "--rate",
+            "10mbit",
+            "--delay",
+            f"{DELAY_MS:g}ms",
+            "--loss",
+            "1%",
+            "--duration",
+            "10",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     with open(out / "results.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     return proc, rows, out
@@ -63,7 +85,8 @@ def test_the_vm_matrix_finishes_every_run(vm_matrix):
     testbed = json.loads((out / "testbed.json").read_text())
     assert testbed["runs_finished"] == len(CCAS) and testbed["vm"]["kernel"] in vm.usable_kernels()
     assert testbed["netem_available"] is True
-    import pyarrow.parquet as pq               # written by the host from the guest's results.csv
+    import pyarrow.parquet as pq  # written by the host from the guest's results.csv
+
     table = pq.read_table(out / "results.parquet").to_pylist()
     assert [r["throughput_bps"] for r in table] == [float(row["throughput_bps"]) for row in rows]
 
@@ -133,9 +156,31 @@ def test_a_guest_whose_kernel_crashed_is_stopped_and_a_fresh_guest_runs_the_rest
     """A real kernel crash (sysrq c) in the guest after its first run: the host says the guest
     faulted, publishes that run, boots a fresh guest for the second, and exits 0 with both."""
     proc = subprocess.run(
-        [sys.executable, "-m", "spline_analysis.testbed.cli", "run", "--vm", "--no-module", "--cca", "cubic,reno",
-         "--rate", "2mbit", "--delay", "10ms", "--duration", "3", "--guest-crash-after", "1", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=900, check=False)
+        [
+            sys.executable,
+            "-m",
+            "spline_analysis.testbed.cli",
+            "run",
+            "--vm",
+            "--no-module",
+            "--cca",
+            "cubic,reno",
+            "--rate",
+            "2mbit",
+            "--delay",
+            "10ms",
+            "--duration",
+            "3",
+            "--guest-crash-after",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "the guest kernel faulted: Kernel panic - not syncing: sysrq triggered crash" in proc.stderr
     assert "booting a fresh guest for the 1 run(s) left (boot 2 of 2)" in proc.stderr

@@ -1,5 +1,6 @@
 """The pieces of `spline-testbed run --vm` that need no VM: kernel order, the guest's
 command line, progress relayed with the time left, tcp_probe lines read into probe.csv."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,12 +16,31 @@ from spline_analysis.testbed.cli import build_parser
 def test_kernels_sort_by_version_not_by_spelling():
     versions = ["6.1.0-56-amd64", "6.12.117+deb12-amd64", "6.1.0-9-amd64", "6.12.9+deb12-amd64"]
     assert sorted(versions, key=vm.kernel_sort_key, reverse=True) == [
-        "6.12.117+deb12-amd64", "6.12.9+deb12-amd64", "6.1.0-56-amd64", "6.1.0-9-amd64"]
+        "6.12.117+deb12-amd64",
+        "6.12.9+deb12-amd64",
+        "6.1.0-56-amd64",
+        "6.1.0-9-amd64",
+    ]
 
 
 def test_guest_runs_the_users_matrix_without_vm_and_with_absolute_paths(tmp_path):
-    args = build_parser().parse_args(["run", "--vm", "--cca", "cubic,bbr", "--delay", "50ms", "--loss", "1%",
-                                      "--duration", "10", "--out", "rel/out", "--force"])
+    args = build_parser().parse_args(
+        [
+            "run",
+            "--vm",
+            "--cca",
+            "cubic,bbr",
+            "--delay",
+            "50ms",
+            "--loss",
+            "1%",
+            "--duration",
+            "10",
+            "--out",
+            "rel/out",
+            "--force",
+        ]
+    )
     argv = vm.guest_arguments(args, tmp_path / "out", tmp_path / "tcp_spline.ko")
     assert "--vm" not in argv and "--guest" in argv and "--force" in argv
     assert argv[argv.index("--out") + 1] == str((tmp_path / "out").resolve())
@@ -35,7 +55,10 @@ def test_progress_relay_drops_kernel_lines_and_counts_down_from_measured_runs(mo
     monkeypatch.setattr(vm.time, "monotonic", lambda: clock[0])
     relay = vm.ProgressRelay(total_runs=3, duration_s=10, started_s=100.0)
     assert relay.line("[    1.234567] virtme-ng-init: mounting /tmp") is None
-    assert relay.line("spline-testbed: guest: modprobe tcp_foo: not found") == "spline-testbed: guest: modprobe tcp_foo: not found"
+    assert (
+        relay.line("spline-testbed: guest: modprobe tcp_foo: not found")
+        == "spline-testbed: guest: modprobe tcp_foo: not found"
+    )
     clock[0] = 112.0
     shown = relay.line("[                              ] 0/3 runs     0.0 s  starting")
     assert relay.boot_s == 12.0 and "0/3 runs" in shown
@@ -69,15 +92,37 @@ def test_tcp_probe_lines_become_probe_csv_rows_in_record_sh_columns(tmp_path):
 def test_no_vm_is_chosen_for_a_matrix_without_delay_jitter_or_reordering():
     from spline_analysis.testbed.cli import vm_choice
     from spline_analysis.testbed.matrix import MatrixSpec, expand
+
     args = argparse.Namespace(vm=False, guest=False, no_vm=False)
     assert vm_choice(args, expand(MatrixSpec(loss=["1%"]))) is None
     assert vm_choice(argparse.Namespace(vm=True, guest=False, no_vm=False), expand(MatrixSpec())) == "--vm"
 
 
-EXPERIMENTS = sorted(p for p in (Path(__file__).resolve().parents[1] / "capture" / "experiments").glob("*.toml")
-                     if not p.name.startswith("realhost"))
-GUEST_CCAS = {"reno", "cubic", "bbr", "vegas", "westwood", "hybla", "htcp", "illinois", "bic", "highspeed",
-              "scalable", "veno", "yeah", "lp", "nv", "cdg", "dctcp", "spline"}
+EXPERIMENTS = sorted(
+    p
+    for p in (Path(__file__).resolve().parents[1] / "capture" / "experiments").glob("*.toml")
+    if not p.name.startswith("realhost")
+)
+GUEST_CCAS = {
+    "reno",
+    "cubic",
+    "bbr",
+    "vegas",
+    "westwood",
+    "hybla",
+    "htcp",
+    "illinois",
+    "bic",
+    "highspeed",
+    "scalable",
+    "veno",
+    "yeah",
+    "lp",
+    "nv",
+    "cdg",
+    "dctcp",
+    "spline",
+}
 # Under TCG on this shared 2-core host at load 5-9 (README): each run costs its duration + up to
 # ~50 s (set-up, two captures, their analysis; ten flows no more than one now that they start
 # together), the first ~30 s more (the guest imports the analysis), the boot up to ~115 s.
@@ -87,9 +132,10 @@ RUN_COST_S, FIRST_RUN_EXTRA_S, BOOT_S = 50.0, 30.0, 115.0
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.name)
 def test_experiment_files_expand_to_ccas_the_guest_ships_and_short_ones_fit_10_minutes(path):
     from spline_analysis.testbed.matrix import ccas_needed, expand, load_toml, matrix_from_mapping
+
     runs = expand(matrix_from_mapping(load_toml(path)))
     assert runs and set(ccas_needed(runs)) <= GUEST_CCAS
-    assert "spline-testbed run" in path.read_text()          # the file says how to run it
+    assert "spline-testbed run" in path.read_text()  # the file says how to run it
     if path.stem.endswith("-short") or path.stem.startswith(("spline-claims", "cs244")):
         cost_s = BOOT_S + FIRST_RUN_EXTRA_S + sum(r.duration_s + RUN_COST_S for r in runs)
         assert cost_s < 600, f"{path.name}: ~{cost_s:.0f} s"
@@ -108,14 +154,13 @@ def test_trace_instances_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
     assert (alive / "events" / "tcp" / "tcp_probe" / "enable").read_text() == "1\n"
 
 
-
 def test_rates_above_what_tcg_carries_faithfully_are_warned_about_under_tcg_only(monkeypatch):
     monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 10e6)
     warning = vm.tcg_rate_warning([10e6, 50e6], kvm=False)
     assert warning and "50 Mbit/s is above the 10 Mbit/s" in warning and vm.TCG_MEASURED in warning
     assert vm.tcg_rate_warning([10e6, 50e6], kvm=True) is None
     assert vm.tcg_rate_warning([5e6, 10e6], kvm=False) is None
-    monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 0.0)          # as measured here: no rate
+    monkeypatch.setattr(vm, "TCG_FAITHFUL_RATE_BPS", 0.0)  # as measured here: no rate
     assert "2 Mbit/s is not a rate it was measured to carry" in vm.tcg_rate_warning([2e6], kvm=False)
 
 
@@ -124,6 +169,7 @@ def test_a_guest_that_died_before_publishing_has_its_finished_runs_published(tmp
     with results.csv listing the finished runs; the host publishes those and drops the rest."""
     from spline_analysis.testbed.cli import STAGING_PREFIX, publish
     from spline_analysis.testbed.results import COLUMNS, write_csv
+
     out = tmp_path / "out"
     staging = out / f"{STAGING_PREFIX}4242-abcdef"
     for run_id in ("000-cubic", "001-bbr"):
@@ -133,7 +179,7 @@ def test_a_guest_that_died_before_publishing_has_its_finished_runs_published(tmp
     assert vm.recover_interrupted(out, set(), publish, STAGING_PREFIX) == 1
     assert (out / "runs" / "000-cubic" / "sender").is_dir() and not (out / "runs" / "001-bbr").exists()
     assert (out / "results.csv").is_file() and not list(out.glob(f"{STAGING_PREFIX}*"))
-    assert vm.recover_interrupted(out, set(), publish, STAGING_PREFIX) == 0      # nothing left: nothing done
+    assert vm.recover_interrupted(out, set(), publish, STAGING_PREFIX) == 0  # nothing left: nothing done
 
 
 OOPS_LINE = "[  191.983292] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
@@ -146,14 +192,21 @@ def test_a_guest_kernel_oops_stops_the_guest_once_its_report_had_time_to_arrive(
     assert watch.verdict(now_s=61.0) is None
     watch.line(OOPS_LINE, is_progress=False, now_s=62.0)
     watch.line("[  192.001064] Kernel panic - not syncing: Fatal exception in interrupt", False, now_s=62.1)
-    assert watch.verdict(now_s=62.0 + vm.GUEST_FAULT_GRACE_S / 2) is None     # the rest of the report first
-    assert watch.verdict(now_s=62.0 + vm.GUEST_FAULT_GRACE_S) == \
-        "the guest kernel faulted: Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+    assert watch.verdict(now_s=62.0 + vm.GUEST_FAULT_GRACE_S / 2) is None  # the rest of the report first
+    assert (
+        watch.verdict(now_s=62.0 + vm.GUEST_FAULT_GRACE_S)
+        == "the guest kernel faulted: Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+    )
 
 
-@pytest.mark.parametrize("line", ["[ 3.1] BUG: kernel NULL pointer dereference, address: 0000000000000008",
-                                  "[ 9.9] general protection fault, probably for non-canonical address",
-                                  "[ 12.5] Kernel panic - not syncing: VFS: Unable to mount root fs"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ 3.1] BUG: kernel NULL pointer dereference, address: 0000000000000008",
+        "[ 9.9] general protection fault, probably for non-canonical address",
+        "[ 12.5] Kernel panic - not syncing: VFS: Unable to mount root fs",
+    ],
+)
 def test_bugs_and_panics_count_as_guest_faults(line):
     watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
     watch.line(line, is_progress=False, now_s=1.0)
@@ -162,10 +215,13 @@ def test_bugs_and_panics_count_as_guest_faults(line):
 
 def test_ordinary_guest_output_and_starvation_warnings_are_no_fault():
     watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
-    for text in ("[ 1.0] tcp_spline: loading out-of-tree module taints kernel.",
-                 "spline-testbed: guest: modprobe tcp_lp: not found", "[ 2.0] Debugging BUG-compat mode off",
-                 "[ 80.0] watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [python:160]",
-                 "[ 81.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"):
+    for text in (
+        "[ 1.0] tcp_spline: loading out-of-tree module taints kernel.",
+        "spline-testbed: guest: modprobe tcp_lp: not found",
+        "[ 2.0] Debugging BUG-compat mode off",
+        "[ 80.0] watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [python:160]",
+        "[ 81.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+    ):
         watch.line(text, is_progress=False, now_s=2.0)
     watch.line("[=   ] 0/2 runs   0.0 s  starting", is_progress=True, now_s=40.0)
     assert watch.verdict(now_s=40.0 + 249) is None

@@ -1,4 +1,5 @@
 """Per-interval time series and interval parsing."""
+
 from __future__ import annotations
 
 import sys
@@ -24,8 +25,7 @@ def test_time_series_adds_up_to_the_direction_totals():
     assert mine.rtt_ms.notna().any()
 
 
-@pytest.mark.parametrize("text,seconds", [("100ms", 0.1), ("1s", 1.0), ("0.5", 0.5),
-                                          ("250us", 0.00025), (2, 2.0)])
+@pytest.mark.parametrize("text,seconds", [("100ms", 0.1), ("1s", 1.0), ("0.5", 0.5), ("250us", 0.00025), (2, 2.0)])
 def test_interval_text_parses_to_seconds(text, seconds):
     assert timeseries.parse_interval(text) == pytest.approx(seconds)
 

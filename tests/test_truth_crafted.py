@@ -3,6 +3,7 @@
 Flows are built as packet tables (dicts of numpy arrays, columns.py) with
 endpoint a = 10.0.0.1:40000 (direction 0) and b = 10.0.0.2:5201 (direction 1).
 """
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -12,8 +13,7 @@ import numpy as np
 import pytest
 
 from spline_analysis._core import truth
-from spline_analysis._core.columns import (DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS,
-                                     TCP_ACK, TCP_PSH, TCP_SYN)
+from spline_analysis._core.columns import DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS, TCP_ACK, TCP_PSH, TCP_SYN
 
 MSS = 1448
 A_ADDR = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 1])
@@ -26,22 +26,68 @@ class Flow:
     def __init__(self) -> None:
         self.rows: List[dict] = []
 
-    def add(self, t_s: float, direction: int, seq: int, ack: int = 0, length: int = 0,
-            flags: int = TCP_ACK, ip_id: Optional[int] = None, ttl: int = 64, window: int = 1000,
-            tsval: Optional[int] = None, tsecr: int = 0,
-            sack: Sequence[Tuple[int, int]] = (), stream: int = 0, cap_len: int = 1514,
-            mss_option: int = 0) -> None:
-        self.rows.append(dict(t=t_s, d=direction, seq=seq % 2**32, ack=ack % 2**32, len=length,
-                              flags=flags, ip_id=ip_id, ttl=ttl, win=window, tsval=tsval,
-                              tsecr=tsecr, sack=list(sack), stream=stream, cap_len=cap_len,
-                              mss=mss_option))
+    def add(
+        self,
+        t_s: float,
+        direction: int,
+        seq: int,
+        ack: int = 0,
+        length: int = 0,
+        flags: int = TCP_ACK,
+        ip_id: Optional[int] = None,
+        ttl: int = 64,
+        window: int = 1000,
+        tsval: Optional[int] = None,
+        tsecr: int = 0,
+        sack: Sequence[Tuple[int, int]] = (),
+        stream: int = 0,
+        cap_len: int = 1514,
+        mss_option: int = 0,
+    ) -> None:
+        self.rows.append(
+            dict(
+                t=t_s,
+                d=direction,
+                seq=seq % 2**32,
+                ack=ack % 2**32,
+                len=length,
+                flags=flags,
+                ip_id=ip_id,
+                ttl=ttl,
+                win=window,
+                tsval=tsval,
+                tsecr=tsecr,
+                sack=list(sack),
+                stream=stream,
+                cap_len=cap_len,
+                mss=mss_option,
+            )
+        )
 
-    def handshake(self, t_s: float, isn_a: int, isn_b: int, client_leg_s: float,
-                  server_leg_s: float, ttl_a: int, ttl_b: int, stream: int = 0) -> float:
+    def handshake(
+        self,
+        t_s: float,
+        isn_a: int,
+        isn_b: int,
+        client_leg_s: float,
+        server_leg_s: float,
+        ttl_a: int,
+        ttl_b: int,
+        stream: int = 0,
+    ) -> float:
         """SYN, SYN/ACK, ACK; returns the time after it."""
         self.add(t_s, 0, isn_a, 0, flags=TCP_SYN, ttl=ttl_a, mss_option=1460, stream=stream)
-        self.add(t_s + client_leg_s, 1, isn_b, isn_a + 1, flags=TCP_SYN | TCP_ACK, ttl=ttl_b,
-                 mss_option=1460, ip_id=0, stream=stream)
+        self.add(
+            t_s + client_leg_s,
+            1,
+            isn_b,
+            isn_a + 1,
+            flags=TCP_SYN | TCP_ACK,
+            ttl=ttl_b,
+            mss_option=1460,
+            ip_id=0,
+            stream=stream,
+        )
         self.add(t_s + client_leg_s + server_leg_s, 0, isn_a + 1, isn_b + 1, ttl=ttl_a, stream=stream)
         return t_s + client_leg_s + server_leg_s
 
@@ -80,8 +126,10 @@ class Flow:
             for j, (left, right) in enumerate(blocks):
                 cols["sack_left"][i, j] = left % 2**32
                 cols["sack_right"][i, j] = right % 2**32
-        flows = SimpleNamespace(stream=np.array([r["stream"] for r in self.rows], np.int32),
-                                direction=np.array([r["d"] for r in self.rows], np.uint8))
+        flows = SimpleNamespace(
+            stream=np.array([r["stream"] for r in self.rows], np.int32),
+            direction=np.array([r["d"] for r in self.rows], np.uint8),
+        )
         return cols, flows
 
 
@@ -110,8 +158,14 @@ def merged_blocks(ranges: List[Tuple[int, int]], cum: int) -> List[Tuple[int, in
     return [(lo, hi) for lo, hi in reversed(blocks)][:MAX_SACK_BLOCKS]
 
 
-def sender_side_transfer(isn_b: int = 1000, segments: int = 20, lose: Sequence[int] = (),
-                         rtt_s: float = 0.010, ttl_b: int = 64, ttl_a: int = 63) -> Flow:
+def sender_side_transfer(
+    isn_b: int = 1000,
+    segments: int = 20,
+    lose: Sequence[int] = (),
+    rtt_s: float = 0.010,
+    ttl_b: int = 64,
+    ttl_a: int = 63,
+) -> Flow:
     """Capture next to the data sender b: b sends `segments` segments back to
     back, a ACKs each after one RTT; lost ones produce SACKed duplicate ACKs and
     are retransmitted after the third, then everything is ACKed."""
@@ -151,8 +205,9 @@ def sender_side_transfer(isn_b: int = 1000, segments: int = 20, lose: Sequence[i
     return f
 
 
-def receiver_side_arrivals(order: Sequence[Tuple[int, float, int]], isn_b: int = 1000,
-                           ids: str = "per_packet", rtt_s: float = 0.020) -> Flow:
+def receiver_side_arrivals(
+    order: Sequence[Tuple[int, float, int]], isn_b: int = 1000, ids: str = "per_packet", rtt_s: float = 0.020
+) -> Flow:
     """Capture next to the receiver a: `order` lists (segment index, arrival
     time after the handshake, send number) for b's segments. The send number
     orders the sender's transmissions (its IP ID when IDs are per packet)."""
@@ -208,8 +263,9 @@ def test_reordered_segment_at_receiver_is_not_counted_as_loss_or_retransmission(
 
 def test_loss_at_receiver_is_counted_from_ip_id_gap_and_hole_fill_is_a_retransmission():
     # segment 1 lost (send number 1 never arrives), resent later as send number 5
-    order = [(0, 0.001, 0), (2, 0.002, 2), (3, 0.003, 3), (4, 0.004, 4), (1, 0.030, 5)] + \
-        [(k, 0.030 + 0.001 * k, k + 1) for k in range(5, 15)]
+    order = [(0, 0.001, 0), (2, 0.002, 2), (3, 0.003, 3), (4, 0.004, 4), (1, 0.030, 5)] + [
+        (k, 0.030 + 0.001 * k, k + 1) for k in range(5, 15)
+    ]
     _, _, d = analyze(receiver_side_arrivals(order))
     r = row_of(d, 0, 1)
     assert r["loss_method"] == "ip_id_gaps"
@@ -218,8 +274,7 @@ def test_loss_at_receiver_is_counted_from_ip_id_gap_and_hole_fill_is_a_retransmi
 
 
 def test_without_per_packet_ip_ids_loss_falls_back_to_holes_and_timing():
-    order = [(0, 0.001, 0), (2, 0.002, 2), (3, 0.003, 3), (4, 0.004, 4), (1, 0.030, 5),
-             (6, 0.031, 7), (5, 0.0312, 6)]
+    order = [(0, 0.001, 0), (2, 0.002, 2), (3, 0.003, 3), (4, 0.004, 4), (1, 0.030, 5), (6, 0.031, 7), (5, 0.0312, 6)]
     _, _, d = analyze(receiver_side_arrivals(order, ids="random"))
     r = row_of(d, 0, 1)
     assert r["loss_method"] == "holes"
@@ -230,9 +285,16 @@ def test_without_per_packet_ip_ids_loss_falls_back_to_holes_and_timing():
 def test_hole_repaired_after_a_hole_above_it_counts_its_lost_retransmission():
     """Segments 1 and 3 lost; the sender repairs in sequence order, so the repair of 3
     arriving while 1 is still open means 1's first retransmission was lost too."""
-    order = [(0, 0.001, 0), (2, 0.002, 2), (4, 0.003, 4), (5, 0.004, 5), (6, 0.005, 6),
-             (3, 0.030, 8), (7, 0.031, 9), (1, 0.060, 10)] + \
-        [(k, 0.060 + 0.001 * k, k + 3) for k in range(8, 15)]
+    order = [
+        (0, 0.001, 0),
+        (2, 0.002, 2),
+        (4, 0.003, 4),
+        (5, 0.004, 5),
+        (6, 0.005, 6),
+        (3, 0.030, 8),
+        (7, 0.031, 9),
+        (1, 0.060, 10),
+    ] + [(k, 0.060 + 0.001 * k, k + 3) for k in range(8, 15)]
     _, _, d = analyze(receiver_side_arrivals(order, ids="random"))
     r = row_of(d, 0, 1)
     assert r["loss_method"] == "holes"
@@ -241,8 +303,15 @@ def test_hole_repaired_after_a_hole_above_it_counts_its_lost_retransmission():
 
 
 def test_holes_repaired_in_sequence_order_count_no_lost_retransmission():
-    order = [(0, 0.001, 0), (2, 0.002, 2), (4, 0.003, 4), (5, 0.004, 5), (6, 0.005, 6),
-             (1, 0.030, 7), (3, 0.031, 8)] + [(k, 0.031 + 0.001 * k, k + 2) for k in range(7, 15)]
+    order = [
+        (0, 0.001, 0),
+        (2, 0.002, 2),
+        (4, 0.003, 4),
+        (5, 0.004, 5),
+        (6, 0.005, 6),
+        (1, 0.030, 7),
+        (3, 0.031, 8),
+    ] + [(k, 0.031 + 0.001 * k, k + 2) for k in range(7, 15)]
     _, _, d = analyze(receiver_side_arrivals(order, ids="random"))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 2 and r["lost_segments"] == 2
@@ -255,14 +324,30 @@ def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 0.0002, 0.00002, ttl_a=64, ttl_b=61)
     base, rng = 1001, np.random.default_rng(5)
-    arrivals = [0, 1, 2, 3, 5, 6, 7, 4] + list(range(8, 20))      # segment 4 lost, repaired after 7
+    arrivals = [0, 1, 2, 3, 5, 6, 7, 4] + list(range(8, 20))  # segment 4 lost, repaired after 7
     for n, k in enumerate(arrivals):
         when = t + 0.0001 * (n + 1) + (0.0007 if n >= 7 else 0.0)
-        f.add(when, 1, base + k * MSS, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61,
-              tsval=777, tsecr=50 + n)
+        f.add(
+            when,
+            1,
+            base + k * MSS,
+            5001,
+            length=MSS,
+            ip_id=int(rng.integers(0, 65536)),
+            ttl=61,
+            tsval=777,
+            tsecr=50 + n,
+        )
         acked = base + (min(k, 4) if n >= 4 and n < 7 else k + 1) * MSS
-        f.add(when + 0.00005, 0, 5001, acked if n < 7 else base + (k + 1 if n > 7 else 8) * MSS, ttl=64,
-              tsval=51 + n, tsecr=777)
+        f.add(
+            when + 0.00005,
+            0,
+            5001,
+            acked if n < 7 else base + (k + 1 if n > 7 else 8) * MSS,
+            ttl=64,
+            tsval=51 + n,
+            tsecr=777,
+        )
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver"
@@ -270,8 +355,14 @@ def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_
     assert r["retransmissions"] == 1 and r["lost_segments"] == 1
 
 
-def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Sequence[int] = (4,),
-                           segments: int = 30, step_s: float = 0.0001, timer_repair: bool = False) -> Flow:
+def receiver_side_with_rtt(
+    repair_after_s: float,
+    rtt_s: float = 0.001,
+    lost: Sequence[int] = (4,),
+    segments: int = 30,
+    step_s: float = 0.0001,
+    timer_repair: bool = False,
+) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
     arrive one after another from `repair_after_s` after the segment that revealed the hole.
     a ACKs each arrival at once; each data segment echoes the TSval of a's newest ACK sent
@@ -283,16 +374,26 @@ def receiver_side_with_rtt(repair_after_s: float, rtt_s: float = 0.001, lost: Se
     order = [k for k in range(segments) if k not in lost]
     arrivals = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
     revealed_at = arrivals[min(lost)][1]
-    arrivals = sorted(arrivals + [(k, revealed_at + repair_after_s + 0.00001 * j) for j, k in enumerate(lost)],
-                      key=lambda a: a[1])
-    acks: List[Tuple[float, int]] = []      # (time sent, TSval)
+    arrivals = sorted(
+        arrivals + [(k, revealed_at + repair_after_s + 0.00001 * j) for j, k in enumerate(lost)], key=lambda a: a[1]
+    )
+    acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: set = set()
     echo = 1
     for n, (k, when) in enumerate(arrivals):
         if not (timer_repair and k in lost):
             echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
-        f.add(when, 1, base + k * MSS, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61,
-              tsval=1000 + n, tsecr=echo)
+        f.add(
+            when,
+            1,
+            base + k * MSS,
+            5001,
+            length=MSS,
+            ip_id=int(rng.integers(0, 65536)),
+            ttl=61,
+            tsval=1000 + n,
+            tsecr=echo,
+        )
         received.add(k)
         in_order = 0
         while in_order in received:
@@ -329,8 +430,11 @@ def test_repair_delayed_by_the_senders_timers_on_a_short_path_is_the_first_one(r
 def test_on_a_slow_path_a_repair_is_late_after_three_round_trips(repair_after_s, lost_repairs):
     """With 100 ms round trips a first repair may come three of them after its hole opened
     (the reordering window and a loss probe's two); later, an earlier repair was lost."""
-    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=repair_after_s, rtt_s=0.1, lost=(97,),
-                                             segments=100, step_s=0.005, timer_repair=True))
+    _, _, d = analyze(
+        receiver_side_with_rtt(
+            repair_after_s=repair_after_s, rtt_s=0.1, lost=(97,), segments=100, step_s=0.005, timer_repair=True
+        )
+    )
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
 
@@ -375,15 +479,16 @@ def test_on_a_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lo
     one, two = data[1], data[2]
     for key in ("seq", "tsval"):
         f.rows[one][key], f.rows[two][key] = f.rows[two][key], f.rows[one][key]
-    f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS   # the ACK after 2 still asks for 1
+    f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS  # the ACK after 2 still asks for 1
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["reordered_segments"] == 1
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
-def transfer_after_a_pause(vantage: str, first_length: int, pause_s: float = 0.3, segments: int = 100,
-                           step_s: float = 0.001) -> Flow:
+def transfer_after_a_pause(
+    vantage: str, first_length: int, pause_s: float = 0.3, segments: int = 100, step_s: float = 0.001
+) -> Flow:
     """b sends `first_length` bytes, a acknowledges them, b pauses `pause_s`, then sends
     `segments` full segments (the 1460 bytes the handshake announces; no timestamps) `step_s`
     apart, each acknowledged at once; captured at b (the sender) or at a (the receiver)."""
@@ -486,10 +591,10 @@ def test_tail_loss_is_probed_by_tlp_then_recovered_by_rto():
     base = 1001
     for k in range(4):
         f.add(t + 0.0001 * k, 1, base + k * MSS, 5001, length=MSS, ip_id=10 + k)
-    f.add(t + 0.0101, 0, 5001, base + 2 * MSS)            # segments 2 and 3 lost
-    f.add(t + 0.0301, 1, base + 3 * MSS, 5001, length=MSS, ip_id=14)   # TLP: last segment
+    f.add(t + 0.0101, 0, 5001, base + 2 * MSS)  # segments 2 and 3 lost
+    f.add(t + 0.0301, 1, base + 3 * MSS, 5001, length=MSS, ip_id=14)  # TLP: last segment
     f.add(t + 0.0402, 0, 5001, base + 2 * MSS, sack=((base + 3 * MSS, base + 4 * MSS),))
-    f.add(t + 0.2403, 1, base + 2 * MSS, 5001, length=MSS, ip_id=15)   # RTO
+    f.add(t + 0.2403, 1, base + 2 * MSS, 5001, length=MSS, ip_id=15)  # RTO
     f.add(t + 0.2504, 0, 5001, base + 4 * MSS)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
@@ -502,10 +607,10 @@ def test_zero_window_probes_are_neither_loss_nor_retransmission():
     t = f.handshake(0.0, 5000, 1000, 0.010, 0.00001, ttl_a=63, ttl_b=64)
     base = 1001
     f.add(t + 0.001, 1, base, 5001, length=MSS, ip_id=10)
-    f.add(t + 0.011, 0, 5001, base + MSS, window=0)        # receiver buffer full
-    f.add(t + 0.211, 1, base + MSS, 5001, length=1, ip_id=11)     # probe carrying one byte
-    f.add(t + 0.221, 0, 5001, base + MSS, window=0)        # byte not accepted
-    f.add(t + 0.621, 1, base + MSS, 5001, length=1, ip_id=12)     # probe again
+    f.add(t + 0.011, 0, 5001, base + MSS, window=0)  # receiver buffer full
+    f.add(t + 0.211, 1, base + MSS, 5001, length=1, ip_id=11)  # probe carrying one byte
+    f.add(t + 0.221, 0, 5001, base + MSS, window=0)  # byte not accepted
+    f.add(t + 0.621, 1, base + MSS, 5001, length=1, ip_id=12)  # probe again
     f.add(t + 0.631, 0, 5001, base + MSS + 1, window=500)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
@@ -515,7 +620,7 @@ def test_zero_window_probes_are_neither_loss_nor_retransmission():
 
 def test_missing_handshake_still_gives_vantage_from_ttl_and_counts():
     f = sender_side_transfer(segments=20, lose=(7,))
-    f.rows = f.rows[3:]                                   # capture started mid-connection
+    f.rows = f.rows[3:]  # capture started mid-connection
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "sender"
@@ -559,15 +664,14 @@ def test_tso_super_segments_count_in_mss_sized_segments():
 
 def test_capture_gap_is_acknowledged_data_the_capture_never_saw():
     # segment 1 reached the receiver (it ACKs it) but not the capture
-    order = [(0, 0.001, 0), (2, 0.002, 2), (3, 0.003, 3)] + \
-        [(k, 0.003 + 0.001 * k, k) for k in range(4, 14)]
+    order = [(0, 0.001, 0), (2, 0.002, 2), (3, 0.003, 3)] + [(k, 0.003 + 0.001 * k, k) for k in range(4, 14)]
     f = receiver_side_arrivals(order)
     f.add(0.025, 0, 5001, 1001 + 14 * MSS, ttl=64)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["loss_method"] == "ip_id_gaps"
     assert r["capture_gaps"] == 1 and r["retransmissions"] == 0
-    assert r["lost_segments"] == 0   # the missing IP ID is the capture's, not the network's
+    assert r["lost_segments"] == 0  # the missing IP ID is the capture's, not the network's
 
 
 def test_port_reuse_keeps_connections_apart():
@@ -585,13 +689,29 @@ def test_port_reuse_keeps_connections_apart():
 
 def test_direction_records_are_plain_and_have_the_schema_keys():
     import json
+
     _, _, d = analyze(sender_side_transfer(segments=10, lose=(3,)))
     records = d.to_records()
     json.dumps(records)
-    for key in ("src", "sport", "dst", "dport", "vantage", "data_packets", "payload_bytes",
-                "unique_bytes", "retransmissions", "spurious_retransmissions", "lost_segments",
-                "capture_gaps", "loss_rate", "retransmission_rate", "throughput_bps",
-                "goodput_bps", "rtt_ms"):
+    for key in (
+        "src",
+        "sport",
+        "dst",
+        "dport",
+        "vantage",
+        "data_packets",
+        "payload_bytes",
+        "unique_bytes",
+        "retransmissions",
+        "spurious_retransmissions",
+        "lost_segments",
+        "capture_gaps",
+        "loss_rate",
+        "retransmission_rate",
+        "throughput_bps",
+        "goodput_bps",
+        "rtt_ms",
+    ):
         assert key in records[0]
     assert set(records[0]["rtt_ms"]) >= {"min", "median", "p95", "max"}
     assert records[-1]["src"] == "10.0.0.2" and records[-1]["sport"] == 5201
@@ -616,10 +736,11 @@ def test_time_wait_ack_with_ip_id_zero_is_not_counted_as_lost_ids():
     # Linux answers from TIME-WAIT (and sends RSTs) through a per-namespace control socket:
     # those payload-less segments carry IP ID 0, outside the connection's own counter,
     # which here starts far from 0. Found on a real spline capture: 13,021 "lost" instead of 80.
-    order = [(0, 0.001, 12000), (2, 0.002, 12002), (3, 0.003, 12003), (1, 0.030, 12004)] + \
-        [(k, 0.030 + 0.001 * k, 12000 + k + 1) for k in range(4, 15)]
+    order = [(0, 0.001, 12000), (2, 0.002, 12002), (3, 0.003, 12003), (1, 0.030, 12004)] + [
+        (k, 0.030 + 0.001 * k, 12000 + k + 1) for k in range(4, 15)
+    ]
     f = receiver_side_arrivals(order)
-    f.add(0.060, 1, 1001 + 15 * MSS, 5001, ip_id=0, ttl=61)              # TIME-WAIT ACK
+    f.add(0.060, 1, 1001 + 15 * MSS, 5001, ip_id=0, ttl=61)  # TIME-WAIT ACK
     f.add(0.061, 1, 1001 + 15 * MSS, 5001, ip_id=0, ttl=61, flags=0x004)  # RST
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
@@ -634,15 +755,15 @@ def mss_shown(lengths_per_slot):
 
 
 def test_segment_size_without_handshake_is_read_through_gro_and_tso_frames():
-    gro = [1448] * 50 + [2896] * 30 + [4344] * 10 + [14480] * 3 + [600]      # receiver, GRO on
-    heavy_gro = [1428] * 5 + [2856] * 40 + [5712] * 40 + [42840] * 10          # frames mostly merged
-    tso = [65160] * 40 + [1448] * 3 + [28960] * 5                            # sender, TSO on
+    gro = [1448] * 50 + [2896] * 30 + [4344] * 10 + [14480] * 3 + [600]  # receiver, GRO on
+    heavy_gro = [1428] * 5 + [2856] * 40 + [5712] * 40 + [42840] * 10  # frames mostly merged
+    tso = [65160] * 40 + [1448] * 3 + [28960] * 5  # sender, TSO on
     assert mss_shown([gro, heavy_gro, tso]) == [1448, 1428, 1448]
 
 
 def test_segment_size_without_handshake_is_not_made_up_from_short_or_odd_writes():
-    nagle = [1000] * 50 + [1448] * 20          # 1448 is no multiple of 1000: no segment size shown
-    interactive = [100, 200, 50, 300]          # below any MSS in use
+    nagle = [1000] * 50 + [1448] * 20  # 1448 is no multiple of 1000: no segment size shown
+    interactive = [100, 200, 50, 300]  # below any MSS in use
     assert mss_shown([nagle, interactive]) == [0, 0]
 
 

@@ -10,6 +10,7 @@ D-SACK, and SACKs out-of-order data (newest block first). The sender retransmits
 when one sent `reorder_window_s` after it has been SACKed (RACK), and again after `rto_s`.
 The model knows which copies the network dropped: that is the truth the tests hold to.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,8 +20,8 @@ import numpy as np
 
 from test_truth_crafted import MSS, Flow, analyze, row_of, receiver_side_arrivals, TCP_ACK, TCP_PSH
 
-ISN_B = 1000            # data sender b's initial sequence number
-ACK_PATH_S = 0.0005     # the ACK path: short and in order
+ISN_B = 1000  # data sender b's initial sequence number
+ACK_PATH_S = 0.0005  # the ACK path: short and in order
 
 
 @dataclass
@@ -29,7 +30,7 @@ class Transfer:
     gap_s: float = 0.001
     base_s: float = 0.020
     jitter_s: float = 0.0
-    dropped: Set[Tuple[int, int]] = field(default_factory=set)   # (segment, copy number)
+    dropped: Set[Tuple[int, int]] = field(default_factory=set)  # (segment, copy number)
     reorder_window_s: float = 0.002
     rto_s: float = 0.200
     seed: int = 3
@@ -38,15 +39,15 @@ class Transfer:
 
 @dataclass
 class Outcome:
-    flow: Flow                    # the capture at the sender
-    receiver_flow: Flow           # the capture at the receiver
+    flow: Flow  # the capture at the sender
+    receiver_flow: Flow  # the capture at the receiver
     network_drops: int
     retransmissions: int
 
 
 def simulate(cfg: Transfer) -> Outcome:
     rng = np.random.default_rng(cfg.seed)
-    events: List[Tuple[float, int, str, tuple]] = []   # (time, order, kind, data)
+    events: List[Tuple[float, int, str, tuple]] = []  # (time, order, kind, data)
     order = [0]
 
     def push(t: float, kind: str, data: tuple) -> None:
@@ -54,9 +55,9 @@ def simulate(cfg: Transfer) -> Outcome:
         events.append((t, order[0], kind, data))
 
     copies: Dict[int, int] = {}
-    sent_at: Dict[int, float] = {}         # newest copy's send time
+    sent_at: Dict[int, float] = {}  # newest copy's send time
     sacked: Set[int] = set()
-    cum = 0                                 # sender's view of the cumulative ACK (segments)
+    cum = 0  # sender's view of the cumulative ACK (segments)
     sender_rows: List[tuple] = []
     receiver_rows: List[tuple] = []
     drops = 0
@@ -114,7 +115,7 @@ def simulate(cfg: Transfer) -> Outcome:
             receiver_rows.append((t, "data", k, tsval, pid))
             dsack = None
             if cfg.timestamps and tsval < ts_recent - 1:
-                pass                                        # PAWS: discarded, plain duplicate ACK
+                pass  # PAWS: discarded, plain duplicate ACK
             elif k < rcv_nxt or k in ooo:
                 dsack = (k, k + 1)
             elif k == rcv_nxt:
@@ -143,8 +144,7 @@ def simulate(cfg: Transfer) -> Outcome:
                     send(t, k)
                     push(t + cfg.rto_s, "rto", (k, t))
 
-    return Outcome(to_flow(sender_rows, cfg), to_flow(receiver_rows, cfg, at_receiver=True), drops,
-                   retransmissions)
+    return Outcome(to_flow(sender_rows, cfg), to_flow(receiver_rows, cfg, at_receiver=True), drops, retransmissions)
 
 
 def to_flow(rows: Sequence[tuple], cfg: Transfer, at_receiver: bool = False) -> Flow:
@@ -159,13 +159,30 @@ def to_flow(rows: Sequence[tuple], cfg: Transfer, at_receiver: bool = False) -> 
         when = t0 + 0.001 + t
         if kind == "data":
             k, tsval, pid = rest
-            f.add(when, 1, base + k * MSS, 5001, length=MSS, ip_id=pid, ttl=ttl_b,
-                  flags=TCP_ACK | TCP_PSH, tsval=(tsval + 10) if cfg.timestamps else None, tsecr=7)
+            f.add(
+                when,
+                1,
+                base + k * MSS,
+                5001,
+                length=MSS,
+                ip_id=pid,
+                ttl=ttl_b,
+                flags=TCP_ACK | TCP_PSH,
+                tsval=(tsval + 10) if cfg.timestamps else None,
+                tsecr=7,
+            )
         else:
             a, echo, sack = rest
-            f.add(when, 0, 5001, base + a * MSS, ttl=ttl_a,
-                  sack=[(base + lo * MSS, base + hi * MSS) for lo, hi in sack],
-                  tsval=8 if cfg.timestamps else None, tsecr=(echo + 10) if cfg.timestamps else 0)
+            f.add(
+                when,
+                0,
+                5001,
+                base + a * MSS,
+                ttl=ttl_a,
+                sack=[(base + lo * MSS, base + hi * MSS) for lo, hi in sack],
+                tsval=8 if cfg.timestamps else None,
+                tsecr=(echo + 10) if cfg.timestamps else 0,
+            )
     return f
 
 
@@ -207,8 +224,10 @@ def test_first_copies_discarded_behind_a_repair_are_reordering_not_loss_at_the_s
     # the ACKs cannot place: nine in ten of the retransmissions not needed are told apart
     not_needed = out.retransmissions - out.network_drops
     assert r["spurious_retransmissions"] >= 0.9 * not_needed
-    assert out.network_drops - 2 <= r["lost_segments"] <= out.network_drops + 0.1 * not_needed, \
-        (r["lost_segments"], out.network_drops)
+    assert out.network_drops - 2 <= r["lost_segments"] <= out.network_drops + 0.1 * not_needed, (
+        r["lost_segments"],
+        out.network_drops,
+    )
 
 
 def test_jitter_with_many_drops_counts_each_drop():
@@ -262,8 +281,11 @@ def test_late_original_in_the_revealing_tick_is_reordering_when_the_rtt_is_longe
     """IDs random, so only TSvals tell: segment 4 left in the same 1 ms tick as segment 5,
     which revealed its hole, and arrives 15 ms later; a repair cannot leave before a round
     trip (50 ms here) after segment 5: a late original, not a loss."""
-    order = [(k, 0.001 * k, k) for k in range(4)] + [(5, 0.005, 5), (6, 0.006, 6), (7, 0.007, 7),
-                                                       (4, 0.020, 4)] + [(k, 0.001 * k + 0.02, k) for k in range(8, 20)]
+    order = (
+        [(k, 0.001 * k, k) for k in range(4)]
+        + [(5, 0.005, 5), (6, 0.006, 6), (7, 0.007, 7), (4, 0.020, 4)]
+        + [(k, 0.001 * k + 0.02, k) for k in range(8, 20)]
+    )
     f = receiver_side_arrivals(order, ids="random", rtt_s=0.050)
     # TSvals in ms ticks of the sending time: segments 4 and 5 share one
     for row in f.rows:

@@ -1,5 +1,6 @@
 """The host side of the VM harness (module/vm/vm-test.sh) without booting: options, kernel
 choice, module dependency order and the initramfs it builds. Seconds, not minutes."""
+
 from __future__ import annotations
 
 import shutil
@@ -14,8 +15,9 @@ VM_TEST = REPO / "module" / "vm" / "vm-test.sh"
 
 def bash_with_harness(script: str, **kwargs) -> subprocess.CompletedProcess:
     """Run `script` in bash after sourcing vm-test.sh (which then defines its functions only)."""
-    return subprocess.run(["bash", "-c", f'source "{VM_TEST}"; set +e; {script}'],
-                          capture_output=True, text=True, timeout=120, **kwargs)
+    return subprocess.run(
+        ["bash", "-c", f'source "{VM_TEST}"; set +e; {script}'], capture_output=True, text=True, timeout=120, **kwargs
+    )
 
 
 def installed_kernel() -> str | None:
@@ -29,27 +31,33 @@ def usable_kernels() -> list[str]:
 
 
 def builtin(version: str, name: str) -> bool:
-    return any(line.rsplit("/", 1)[-1] == f"{name}.ko"
-               for line in Path(f"/lib/modules/{version}/modules.builtin").read_text().splitlines())
+    return any(
+        line.rsplit("/", 1)[-1] == f"{name}.ko"
+        for line in Path(f"/lib/modules/{version}/modules.builtin").read_text().splitlines()
+    )
 
 
-needs_kernel = pytest.mark.skipif(installed_kernel() is None,
-                                  reason="no readable /boot/vmlinuz-*-amd64 with headers and modules")
+needs_kernel = pytest.mark.skipif(
+    installed_kernel() is None, reason="no readable /boot/vmlinuz-*-amd64 with headers and modules"
+)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--no-such-option"], "unknown option"),
-    (["--duration-s", "ten"], "DURATION_S must be a positive integer"),
-    (["--loss-pct", "2%"], "LOSS_PCT must be a number"),
-    (["--ccas", "spline;reboot"], "CCAS must be names"),
-    (["--ccas", "spline+"], "CCAS must be names"),
-    (["--duration-s", "30", "--rate-steps", "5@10 20@5"], "seconds must rise"),
-    (["--rate-steps", "5mbit@10"], "--rate-steps wants RATE@SECONDS"),
-    (["--duration-s", "10", "--rate-steps", "5@10"], "not within the 10 s run"),
-    (["--accel", "hvf"], "--accel must be"),
-    (["--kernel", "6.1;reboot"], "--kernel must be a version"),
-    (["--kernel", "0.0.0-no-such-amd64"], "kernel 0.0.0-no-such-amd64 is not usable"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--no-such-option"], "unknown option"),
+        (["--duration-s", "ten"], "DURATION_S must be a positive integer"),
+        (["--loss-pct", "2%"], "LOSS_PCT must be a number"),
+        (["--ccas", "spline;reboot"], "CCAS must be names"),
+        (["--ccas", "spline+"], "CCAS must be names"),
+        (["--duration-s", "30", "--rate-steps", "5@10 20@5"], "seconds must rise"),
+        (["--rate-steps", "5mbit@10"], "--rate-steps wants RATE@SECONDS"),
+        (["--duration-s", "10", "--rate-steps", "5@10"], "not within the 10 s run"),
+        (["--accel", "hvf"], "--accel must be"),
+        (["--kernel", "6.1;reboot"], "--kernel must be a version"),
+        (["--kernel", "0.0.0-no-such-amd64"], "kernel 0.0.0-no-such-amd64 is not usable"),
+    ],
+)
 def test_bad_options_stop_before_anything_is_built(args, message):
     proc = subprocess.run(["bash", str(VM_TEST), *args], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
@@ -61,9 +69,12 @@ def test_the_chosen_kernel_is_the_newest_with_image_headers_and_modules():
     version = installed_kernel()
     assert Path(f"/boot/vmlinuz-{version}").is_file()
     assert Path(f"/lib/modules/{version}/build").is_dir()
-    newer = [p for p in Path("/boot").glob("vmlinuz-*-amd64")
-             if (Path("/lib/modules") / p.name[len("vmlinuz-"):] / "build").is_dir()
-             and subprocess.run(["dpkg", "--compare-versions", p.name[len("vmlinuz-"):], "gt", version]).returncode == 0]
+    newer = [
+        p
+        for p in Path("/boot").glob("vmlinuz-*-amd64")
+        if (Path("/lib/modules") / p.name[len("vmlinuz-") :] / "build").is_dir()
+        and subprocess.run(["dpkg", "--compare-versions", p.name[len("vmlinuz-") :], "gt", version]).returncode == 0
+    ]
     assert newer == []
 
 
@@ -100,17 +111,33 @@ def test_an_unknown_module_is_an_error_not_an_empty_list():
 
 
 @pytest.mark.parametrize("version", usable_kernels() or [pytest.param("none", marks=pytest.mark.skip("no kernel"))])
-@pytest.mark.skipif(shutil.which("busybox") is None or shutil.which("iperf3") is None
-                    or shutil.which("tcpdump") is None, reason="busybox-static, iperf3 or tcpdump missing")
+@pytest.mark.skipif(
+    shutil.which("busybox") is None or shutil.which("iperf3") is None or shutil.which("tcpdump") is None,
+    reason="busybox-static, iperf3 or tcpdump missing",
+)
 def test_initramfs_holds_init_tools_their_libraries_and_modules_in_load_order(tmp_path, version):
     proc = bash_with_harness(f'compute_path_defaults; build_initramfs {version} "{tmp_path}" ""')
     assert proc.returncode == 0, proc.stderr
     cpio = Path(proc.stdout.strip().splitlines()[-1])
-    listing = subprocess.run(["cpio", "-t", "--quiet"], stdin=cpio.open("rb"), capture_output=True,
-                             text=True, check=True).stdout.split()
-    for member in ("init", "bin/busybox", "bin/sh", "usr/bin/iperf3", "usr/bin/tcpdump", "usr/sbin/ip",
-                   "usr/sbin/tc", "usr/sbin/ethtool", "etc/passwd", "etc/vm-test.conf", "lib64/ld-linux-x86-64.so.2",
-                   "lib/modules/vm/9p.ko", "lib/modules/vm/sch_netem.ko", "lib/modules/vm/tcp_bbr.ko"):
+    listing = subprocess.run(
+        ["cpio", "-t", "--quiet"], stdin=cpio.open("rb"), capture_output=True, text=True, check=True
+    ).stdout.split()
+    for member in (
+        "init",
+        "bin/busybox",
+        "bin/sh",
+        "usr/bin/iperf3",
+        "usr/bin/tcpdump",
+        "usr/sbin/ip",
+        "usr/sbin/tc",
+        "usr/sbin/ethtool",
+        "etc/passwd",
+        "etc/vm-test.conf",
+        "lib64/ld-linux-x86-64.so.2",
+        "lib/modules/vm/9p.ko",
+        "lib/modules/vm/sch_netem.ko",
+        "lib/modules/vm/tcp_bbr.ko",
+    ):
         assert member in listing, f"{member} missing from the initramfs"
     root = tmp_path / "root"
     assert not (root / "bin" / "busybox").is_symlink(), "a busybox -> busybox link makes /init loop"
@@ -135,8 +162,8 @@ def test_the_guest_gets_one_iperf3_server_per_flow_of_the_widest_run():
 
 def test_every_function_the_guest_init_calls_is_defined_in_it():
     import re
+
     text = (REPO / "module" / "vm" / "guest-init.sh").read_text()
     defined = set(re.findall(r"^([a-z_]+)\(\) \{", text, re.M))
-    called = {m for m in re.findall(r"^\s+(?:if !? *)?([a-z]+(?:_[a-z]+)+)\b(?!=)", text, re.M)
-              if not m.isupper()}
+    called = {m for m in re.findall(r"^\s+(?:if !? *)?([a-z]+(?:_[a-z]+)+)\b(?!=)", text, re.M) if not m.isupper()}
     assert called - defined == set()

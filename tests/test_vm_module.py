@@ -7,6 +7,7 @@ both installed (setup.sh --test), both module code paths run: the 2-argument con
 (< 6.10) and the 4-argument one (>= 6.10). Skipped when qemu-system-x86_64, a readable
 /boot/vmlinuz-*-amd64 or its headers are missing.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,13 @@ PCAP_HEADER_BYTES = 24
 
 def usable_kernels() -> list[str]:
     """The kernels the harness can boot (readable image, headers, modules), newest first."""
-    proc = subprocess.run(["bash", "-c", f'source "{VM_TEST}"; set +e; usable_kernel_versions'],
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        ["bash", "-c", f'source "{VM_TEST}"; set +e; usable_kernel_versions'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return proc.stdout.split()
 
 
@@ -53,9 +59,26 @@ def vm_run(request, tmp_path_factory):
     """Run the harness once per kernel; give its exit status, its summary and its output directory."""
     out = tmp_path_factory.mktemp("vm-out")
     proc = subprocess.run(
-        ["bash", str(VM_TEST), "--kernel", request.param, "--duration-s", "5", "--runs", "1",
-         "--ccas", " ".join(CCAS), "--out", str(out)],
-        capture_output=True, text=True, timeout=900, check=False, env=env_with_this_python_on_path())
+        [
+            "bash",
+            str(VM_TEST),
+            "--kernel",
+            request.param,
+            "--duration-s",
+            "5",
+            "--runs",
+            "1",
+            "--ccas",
+            " ".join(CCAS),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env=env_with_this_python_on_path(),
+    )
     lines = proc.stdout.strip().splitlines()
     assert lines, f"vm-test printed nothing; stderr:\n{proc.stderr}"
     summary = json.loads(lines[-1])

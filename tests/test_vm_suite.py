@@ -1,4 +1,5 @@
 """bench/vm_suite.py: the scenario suite as data, the per-run metrics and the acceptance checks."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -42,17 +43,20 @@ def test_vm_test_args_give_the_buffer_in_bytes_with_the_harness_floor():
     assert scenario[1].queue_bytes == 30000
 
 
-@pytest.mark.parametrize("line", [
-    "a 10 50 0 2 1 spline - goodput > 1 x bbr",        # operator
-    "a 10 50 0 2 1 spline - speed >= 1 x bbr",         # metric
-    "a 10 50 0 2 1 spline - goodput >= 1 bbr",         # no x
-    "a 10 50 0 2",                                     # columns
-    "a 10 50 0 2 1 spline,Bbr - -",                    # a CCA name
-    "a 10 50 0 2 1 spline+ - -",                       # an empty flow
-    "a 10 50 0 2 1 spline 5@10,20@5 -",                # steps out of order
-    "a 10 50 0 2 1 spline 5@0 -",                      # a step at the start
-    "a 10 50 0 2 1 spline 5 -",                        # a step without its second
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a 10 50 0 2 1 spline - goodput > 1 x bbr",  # operator
+        "a 10 50 0 2 1 spline - speed >= 1 x bbr",  # metric
+        "a 10 50 0 2 1 spline - goodput >= 1 bbr",  # no x
+        "a 10 50 0 2",  # columns
+        "a 10 50 0 2 1 spline,Bbr - -",  # a CCA name
+        "a 10 50 0 2 1 spline+ - -",  # an empty flow
+        "a 10 50 0 2 1 spline 5@10,20@5 -",  # steps out of order
+        "a 10 50 0 2 1 spline 5@0 -",  # a step at the start
+        "a 10 50 0 2 1 spline 5 -",  # a step without its second
+    ],
+)
 def test_malformed_lines_are_refused(line):
     with pytest.raises(ValueError):
         vm_suite.parse_scenarios(line)
@@ -67,8 +71,7 @@ SINGLE = vm_suite.parse_scenarios("s 10 50 0 2 1 spline,bbr - -\n")[0]
 
 
 def test_retransmissions_are_counted_per_delivered_segment():
-    run = {"ok": True, "throughput_bps": 8e6, "retransmits": 50, "mss_bytes": 1000,
-           "bytes_received": 1_000_000}
+    run = {"ok": True, "throughput_bps": 8e6, "retransmits": 50, "mss_bytes": 1000, "bytes_received": 1_000_000}
     metrics = vm_suite.run_metrics(run, None, SINGLE)
     assert metrics["rps"] == pytest.approx(0.05)
     assert metrics["util"] == pytest.approx(0.8)
@@ -78,12 +81,17 @@ def test_retransmissions_are_counted_per_delivered_segment():
 
 def test_flows_sharing_a_bottleneck_give_the_first_flows_share_and_jains_index():
     pair = vm_suite.parse_scenarios("p 20 40 0 0 1 spline+cubic,bbr+cubic - share >= 0.4 x link\n")[0]
-    run = {"ok": True, "throughput_bps": 20e6, "retransmits": 10, "mss_bytes": 1000,
-           "bytes_received": 50_000_000,
-           "flows": [{"throughput_bps": 5e6}, {"throughput_bps": 15e6}]}
+    run = {
+        "ok": True,
+        "throughput_bps": 20e6,
+        "retransmits": 10,
+        "mss_bytes": 1000,
+        "bytes_received": 50_000_000,
+        "flows": [{"throughput_bps": 5e6}, {"throughput_bps": 15e6}],
+    }
     metrics = vm_suite.run_metrics(run, None, pair)
     assert metrics["share"] == pytest.approx(0.25)
-    assert metrics["jain"] == pytest.approx(0.8)   # (5 + 15)^2 / (2 x (25 + 225))
+    assert metrics["jain"] == pytest.approx(0.8)  # (5 + 15)^2 / (2 x (25 + 225))
     assert metrics["util"] == pytest.approx(1.0)
     assert vm_suite.jain_index([7.0, 7.0]) == pytest.approx(1.0)
     table = vm_suite.aggregate({"spline+cubic": [metrics], "bbr+cubic": [dict(metrics, share=0.5)]})
@@ -97,8 +105,14 @@ def test_a_rate_step_weighs_the_link_by_time_and_gives_utilisation_per_phase():
     assert step.mean_rate_mbit(30) == pytest.approx(15.0)
     assert step.phases(30) == [(0.0, 10.0, 20.0), (10.0, 20.0, 5.0), (20.0, 30.0, 20.0)]
     intervals = [[float(t), float(t + 1), 19e6 if t < 10 else (5e6 if t < 20 else 10e6)] for t in range(30)]
-    run = {"ok": True, "throughput_bps": 11.3e6, "retransmits": 0, "mss_bytes": 1000,
-           "bytes_received": 1, "receiver_intervals": intervals}
+    run = {
+        "ok": True,
+        "throughput_bps": 11.3e6,
+        "retransmits": 0,
+        "mss_bytes": 1000,
+        "bytes_received": 1,
+        "receiver_intervals": intervals,
+    }
     metrics = vm_suite.run_metrics(run, None, step)
     assert metrics["util"] == pytest.approx(11.3 / 15)
     assert metrics["phase_util"] == pytest.approx([0.95, 1.0, 0.5])
@@ -114,18 +128,24 @@ def test_spurious_retransmissions_are_those_beyond_the_routers_drops():
 
 
 def test_p95_rtt_is_the_bulk_senders_direction():
-    analysis = {"directions": [
-        {"vantage": "sender", "data_segments": 7, "rtt_ms": {"p95": 500.0}},
-        {"vantage": "receiver", "data_segments": 9000, "rtt_ms": {"p95": 900.0}},
-        {"vantage": "sender", "data_segments": 8000, "rtt_ms": {"p95": 61.5}},
-    ]}
+    analysis = {
+        "directions": [
+            {"vantage": "sender", "data_segments": 7, "rtt_ms": {"p95": 500.0}},
+            {"vantage": "receiver", "data_segments": 9000, "rtt_ms": {"p95": 900.0}},
+            {"vantage": "sender", "data_segments": 8000, "rtt_ms": {"p95": 61.5}},
+        ]
+    }
     assert vm_suite.sender_p95_rtt_ms(analysis) == 61.5
 
 
 def test_checks_compare_means_and_report_missing_data():
-    per_run = {"spline": [{"goodput": 9e6, "retrans": 10, "rps": 0.01, "p95_rtt": 50.0},
-                          {"goodput": 11e6, "retrans": 30, "rps": 0.03, "p95_rtt": None}],
-               "bbr": [{"goodput": 8e6, "retrans": 100, "rps": 0.1, "p95_rtt": 40.0}]}
+    per_run = {
+        "spline": [
+            {"goodput": 9e6, "retrans": 10, "rps": 0.01, "p95_rtt": 50.0},
+            {"goodput": 11e6, "retrans": 30, "rps": 0.03, "p95_rtt": None},
+        ],
+        "bbr": [{"goodput": 8e6, "retrans": 100, "rps": 0.1, "p95_rtt": 40.0}],
+    }
     for runs in per_run.values():
         for r in runs:
             r["util"] = r["goodput"] / 20e6
@@ -144,14 +164,37 @@ def test_table_command_reads_a_scenario_directory(tmp_path):
     (tmp_path / "suite.tsv").write_text("s1 10 50 0 2 1 spline,bbr - goodput >= 1.0 x bbr\n")
     out = tmp_path / "out" / "s1"
     out.mkdir(parents=True)
-    runs = [{"cca": c, "run": 1, "ok": True, "throughput_bps": g, "retransmits": 5,
-             "mss_bytes": 1448, "bytes_received": 1448 * 1000} for c, g in (("spline", 9e6), ("bbr", 8e6))]
+    runs = [
+        {
+            "cca": c,
+            "run": 1,
+            "ok": True,
+            "throughput_bps": g,
+            "retransmits": 5,
+            "mss_bytes": 1448,
+            "bytes_received": 1448 * 1000,
+        }
+        for c, g in (("spline", 9e6), ("bbr", 8e6))
+    ]
     (out / "summary.json").write_text(json.dumps({"runs": runs}))
-    (out / "spline-r1.analysis.json").write_text(json.dumps(
-        {"directions": [{"vantage": "sender", "data_segments": 1000, "rtt_ms": {"p95": 70.0}}]}))
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "vm_suite.py"), "table", str(tmp_path / "out"),
-                           "s1", "--scenarios", str(tmp_path / "suite.tsv"), "--json"],
-                          capture_output=True, text=True, check=False)
+    (out / "spline-r1.analysis.json").write_text(
+        json.dumps({"directions": [{"vantage": "sender", "data_segments": 1000, "rtt_ms": {"p95": 70.0}}]})
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "vm_suite.py"),
+            "table",
+            str(tmp_path / "out"),
+            "s1",
+            "--scenarios",
+            str(tmp_path / "suite.tsv"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)["s1"]
     assert report["checks"][0]["holds"] is True
@@ -161,8 +204,12 @@ def test_table_command_reads_a_scenario_directory(tmp_path):
 
 def test_markdown_rows_name_the_path_once_and_every_cca():
     scenario = vm_suite.parse_scenarios("w 20 90 20 10 1 spline,bbr - -\n")[0]
-    table = vm_suite.aggregate({"spline": [{"goodput": 10e6, "retrans": 3, "rps": 0.2, "p95_rtt": 100.0}],
-                                "bbr": [{"goodput": 5e6, "retrans": 2, "rps": 0.19, "p95_rtt": None}]})
+    table = vm_suite.aggregate(
+        {
+            "spline": [{"goodput": 10e6, "retrans": 3, "rps": 0.2, "p95_rtt": 100.0}],
+            "bbr": [{"goodput": 5e6, "retrans": 2, "rps": 0.19, "p95_rtt": None}],
+        }
+    )
     rows = vm_suite.markdown_rows(scenario, table)
     assert rows[0].startswith("| 20 Mbit/s, 90 ms +-20 ms, 10% loss") and "| spline | 10.00 +- 0.00 | 20.0" in rows[0]
     assert rows[1].startswith("|  | bbr | 5.00") and rows[1].endswith("| 2 | - | - |")

@@ -1,4 +1,5 @@
 """How the VM harness judges a run (module/vm/summarize.py), on files shaped like the guest's."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -27,13 +28,22 @@ WARN_DMESG = """\
 
 
 def iperf3_report(cca: str, bps: float, retransmits: int) -> dict:
-    return {"end": {"sum_sent": {"retransmits": retransmits, "bits_per_second": bps},
-                    "sum_received": {"bits_per_second": bps, "bytes": int(bps)},
-                    "sender_tcp_congestion": cca}}
+    return {
+        "end": {
+            "sum_sent": {"retransmits": retransmits, "bits_per_second": bps},
+            "sum_received": {"bits_per_second": bps, "bytes": int(bps)},
+            "sender_tcp_congestion": cca,
+        }
+    }
 
 
-def write_guest_files(out: Path, ccas=("spline", "bbr", "cubic"), dmesg=BENIGN_DMESG,
-                      available="reno cubic bbr spline", rmmod="rmmod=ok refcnt_before=0 waited_s=0 still_loaded=no"):
+def write_guest_files(
+    out: Path,
+    ccas=("spline", "bbr", "cubic"),
+    dmesg=BENIGN_DMESG,
+    available="reno cubic bbr spline",
+    rmmod="rmmod=ok refcnt_before=0 waited_s=0 still_loaded=no",
+):
     (out / "available.txt").write_text(available + "\n")
     (out / "dmesg.txt").write_text(dmesg)
     (out / "rmmod.txt").write_text(rmmod + "\n")
@@ -63,7 +73,10 @@ def test_a_clean_run_has_no_failures_and_reports_throughput_and_retransmits(tmp_
     assert summary["kernel_warnings"] == 0
     assert summary["module_unloaded"] is True
     assert [(r["cca"], r["throughput_bps"], r["retransmits"]) for r in summary["runs"]] == [
-        ("spline", 8e6, 100), ("bbr", 8e6, 100), ("cubic", 8e6, 100)]
+        ("spline", 8e6, 100),
+        ("bbr", 8e6, 100),
+        ("cubic", 8e6, 100),
+    ]
 
 
 def test_spline_missing_from_the_available_list_is_a_failure(tmp_path):
@@ -97,8 +110,11 @@ def test_kernel_warnings_in_dmesg_fail_the_run(tmp_path):
 
 
 def test_a_module_that_did_not_unload_fails(tmp_path):
-    write_guest_files(tmp_path, rmmod="rmmod: can't unload module 'tcp_spline': Resource temporarily unavailable\n"
-                                      "rmmod=failed refcnt_before=1 waited_s=30 still_loaded=yes")
+    write_guest_files(
+        tmp_path,
+        rmmod="rmmod: can't unload module 'tcp_spline': Resource temporarily unavailable\n"
+        "rmmod=failed refcnt_before=1 waited_s=30 still_loaded=yes",
+    )
     summary = run_summary(tmp_path)
     assert summary["module_unloaded"] is False
     assert "module tcp_spline did not unload" in summary["failures"]
@@ -111,9 +127,18 @@ def test_without_a_module_the_unload_is_not_judged(tmp_path):
 
 def test_a_run_carries_the_headline_of_spline_analyze_when_the_host_ran_it(tmp_path):
     write_guest_files(tmp_path)
-    (tmp_path / "spline-r1.analysis.json").write_text(json.dumps(
-        {"schema": 1, "tcp_packets": 13527, "tcp_streams": 2, "tcp_payload_bytes": 11373441,
-         "duration_s": 10.68, "warnings": []}))
+    (tmp_path / "spline-r1.analysis.json").write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "tcp_packets": 13527,
+                "tcp_streams": 2,
+                "tcp_payload_bytes": 11373441,
+                "duration_s": 10.68,
+                "warnings": [],
+            }
+        )
+    )
     (tmp_path / "bbr-r1.analysis.json").write_text("Traceback (most recent call last):")
     runs = {r["cca"]: r for r in run_summary(tmp_path)["runs"]}
     assert runs["spline"]["analysis"]["tcp_packets"] == 13527
@@ -132,8 +157,7 @@ qdisc tbf 10: parent 1:1 rate 10Mbit burst 5000b lat 46ms
 
 
 def test_router_drops_split_into_random_loss_and_queue_overflow():
-    assert summarize_mod.path_drops(TC_STATS) == {
-        "random_loss_drops": 451, "queue_drops": 61, "delivered_pkts": 22410}
+    assert summarize_mod.path_drops(TC_STATS) == {"random_loss_drops": 451, "queue_drops": 61, "delivered_pkts": 22410}
 
 
 def test_a_run_carries_its_router_drops_when_the_guest_recorded_them(tmp_path):
@@ -147,8 +171,11 @@ def test_a_run_carries_its_router_drops_when_the_guest_recorded_them(tmp_path):
 def test_when_the_guest_died_before_saving_dmesg_its_console_is_searched_for_the_oops(tmp_path):
     write_guest_files(tmp_path)
     (tmp_path / "dmesg.txt").unlink()
-    (tmp_path / "console.log").write_text("vm-test: run spline-r1: iperf3 -C spline -t 5\n" + WARN_DMESG
-                                          + "[   12.100000] Kernel panic - not syncing: Fatal exception\n")
+    (tmp_path / "console.log").write_text(
+        "vm-test: run spline-r1: iperf3 -C spline -t 5\n"
+        + WARN_DMESG
+        + "[   12.100000] Kernel panic - not syncing: Fatal exception\n"
+    )
     summary = run_summary(tmp_path)
     assert summary["kernel_warnings"] == 6
     assert "no dmesg from the guest" in summary["failures"]
@@ -177,23 +204,27 @@ def test_a_shared_run_fails_when_one_of_its_flows_did(tmp_path):
 
 
 def test_receiver_intervals_come_from_the_servers_text_report_too():
-    text = ("[  5] local 10.0.2.1 port 5201 connected to 10.0.1.1 port 48114\n"
-            "[  5]   0.00-1.00   sec  1.08 MBytes  9.00 Mbits/sec                  \n"
-            "[  5]   1.00-2.07   sec   640 KBytes  4.90 Mbits/sec                  \n"
-            "[  5]   0.00-2.07  sec  1.70 MBytes  6.90 Mbits/sec                  receiver\n")
-    assert summarize_mod.receiver_intervals({"server_output_text": text}) == [
-        [0.0, 1.0, 9.0e6], [1.0, 2.07, 4.9e6]]
+    text = (
+        "[  5] local 10.0.2.1 port 5201 connected to 10.0.1.1 port 48114\n"
+        "[  5]   0.00-1.00   sec  1.08 MBytes  9.00 Mbits/sec                  \n"
+        "[  5]   1.00-2.07   sec   640 KBytes  4.90 Mbits/sec                  \n"
+        "[  5]   0.00-2.07  sec  1.70 MBytes  6.90 Mbits/sec                  receiver\n"
+    )
+    assert summarize_mod.receiver_intervals({"server_output_text": text}) == [[0.0, 1.0, 9.0e6], [1.0, 2.07, 4.9e6]]
     assert summarize_mod.receiver_intervals({}) is None
 
 
 def test_tcp_counters_of_a_run_are_the_differences_of_each_namespace(tmp_path):
-    mib = ("## snd before\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 5 0\nTcp: RetransSegs\nTcp: 10\n"
-           "## rcv before\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 0 0\n"
-           "## snd after\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 45 0\nTcp: RetransSegs\nTcp: 910\n"
-           "## rcv after\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 40 700\n")
+    mib = (
+        "## snd before\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 5 0\nTcp: RetransSegs\nTcp: 10\n"
+        "## rcv before\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 0 0\n"
+        "## snd after\nTcpExt: TCPDSACKRecv TCPOFODrop\nTcpExt: 45 0\nTcp: RetransSegs\nTcp: 910\n"
+        "## rcv after\nTcpExt: TCPDSACKOldSent TCPOFODrop\nTcpExt: 40 700\n"
+    )
     assert summarize_mod.mib_deltas(mib) == {
         "rcv": {"TcpExt.TCPDSACKOldSent": 40, "TcpExt.TCPOFODrop": 700},
-        "snd": {"TcpExt.TCPDSACKRecv": 40, "Tcp.RetransSegs": 900}}
+        "snd": {"TcpExt.TCPDSACKRecv": 40, "Tcp.RetransSegs": 900},
+    }
     write_guest_files(tmp_path)
     (tmp_path / "spline-r1.mib.txt").write_text(mib)
     run = run_summary(tmp_path)["runs"][0]

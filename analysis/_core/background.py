@@ -4,6 +4,7 @@ The C passes release the GIL, so on a machine with several cores two of them
 can run at once (the halves of a decode walk; the tshark-compatible flags
 beside the truth-seeking pass).
 """
+
 from __future__ import annotations
 
 import threading

@@ -18,6 +18,7 @@ one line, no traceback), 4 the output could not be written (stdout, --plot DIR),
 130 interrupted (Ctrl-C, SIGTERM, SIGHUP). A reader that stops early (`| head`) ends the
 output quietly; the status is that of the analysis.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,16 +40,24 @@ EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="Summarise TCP traffic in packet captures "
-                                     "(pcap, pcapng, gzip'd either).")
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Summarise TCP traffic in packet captures (pcap, pcapng, gzip'd either)."
+    )
     parser.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); - reads standard input")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print one JSON document (its keys: README)")
     output.add_argument("--csv", action="store_true", help="print a per-flow CSV table")
-    parser.add_argument("--interval", metavar="T", help="time series at this interval (e.g. 100ms, 1s): "
-                        "CSV on stdout, or a 'timeseries' list with --json")
-    parser.add_argument("--plot", metavar="DIR", help="write PNG figures per file into DIR "
-                        "(time series, sequence graph, RTT CDF; runs compared when several files)")
+    parser.add_argument(
+        "--interval",
+        metavar="T",
+        help="time series at this interval (e.g. 100ms, 1s): CSV on stdout, or a 'timeseries' list with --json",
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="DIR",
+        help="write PNG figures per file into DIR "
+        "(time series, sequence graph, RTT CDF; runs compared when several files)",
+    )
     parser.add_argument("--strict", action="store_true", help="treat a file cut mid-record as an error (exit 2)")
     parser.add_argument("--quiet", action="store_true", help="no warnings or progress bar on stderr")
     return parser
@@ -79,7 +88,7 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
     finally:
         if bar is not None:
             bar.close()
-    report = dict(analysis.to_json())     # a copy: --interval and --plot add keys to it
+    report = dict(analysis.to_json())  # a copy: --interval and --plot add keys to it
     series = None
     if args.interval_s is not None:
         series = analysis.timeseries(args.interval_s)
@@ -89,10 +98,11 @@ def _analyse(path: str, args: argparse.Namespace) -> Dict[str, Any]:
     plot_error = None
     if args.plot:
         from ..plot import save_report_plots
+
         stem = args.plot_stems.get(path) or "capture"
         try:
             report["plots"] = [str(p) for p in save_report_plots(analysis, args.plot, stem)]
-        except OSError as exc:   # the figures are lost, never the report
+        except OSError as exc:  # the figures are lost, never the report
             _stop_if_interrupted()
             plot_error = f"cannot write figures into {args.plot}: {exc.strerror or exc}"
         except ImportError:
@@ -114,6 +124,7 @@ def distinct_names(paths: Sequence[str]) -> List[str]:
 
 def _plot_comparison(reports: List[Dict[str, Any]], out_dir: str) -> str:
     from ..plot import plot_compare, save_figure_atomically
+
     fig = plot_compare([r["summary"] for r in reports], title="Runs compared")
     return str(save_figure_atomically(fig, os.path.join(out_dir, "compare.png"), dpi=120, bbox_inches="tight"))
 
@@ -123,6 +134,7 @@ def _output_text(args: argparse.Namespace, reports: List[Dict[str, Any]], series
     out = io.StringIO()
     if args.json:
         from ..report import several
+
         document: Any = reports[0] if len(args.files) == 1 and reports else several(reports)
         if reports or len(args.files) > 1:
             json.dump(document, out, indent=2)
@@ -130,13 +142,16 @@ def _output_text(args: argparse.Namespace, reports: List[Dict[str, Any]], series
     elif args.csv:
         from ..report import direction_rows
         from ..schema import DIRECTION_CSV_COLUMNS
+
         rows = [row for r in reports for row in direction_rows(r)]
         _write_csv(rows, DIRECTION_CSV_COLUMNS, out)
     elif series_frames:
         import pandas as pd
+
         pd.concat(series_frames, ignore_index=True).to_csv(out, index=False)
     else:
         from ..report import text as report_text
+
         text = report_text(reports)
         if text:
             out.write(text + "\n")
@@ -168,6 +183,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args.interval_s = None
     if args.interval is not None:
         from .timeseries import parse_interval
+
         try:
             args.interval_s = parse_interval(args.interval)
         except ValueError as exc:
@@ -194,9 +210,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             status = max(status, EXIT_INTERNAL)
             continue
         except Exception as exc:  # a bug: say so in one line, never a traceback
-            _stop_if_interrupted()     # or an interrupt that an import or C code turned into an error
-            print(f"{PROG}: {path}: internal error ({exc.__class__.__name__}: {exc}); please report it",
-                  file=sys.stderr)
+            _stop_if_interrupted()  # or an interrupt that an import or C code turned into an error
+            print(
+                f"{PROG}: {path}: internal error ({exc.__class__.__name__}: {exc}); please report it", file=sys.stderr
+            )
             status = max(status, EXIT_INTERNAL)
             continue
         report = result["report"]
@@ -215,7 +232,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stdout.flush()
         try:
             fd = sys.stdout.fileno()
-        except (AttributeError, ValueError, io.UnsupportedOperation):   # a captured stdout (tests)
+        except (AttributeError, ValueError, io.UnsupportedOperation):  # a captured stdout (tests)
             sys.stdout.write(text)
         else:
             write_whole(text, fd)

@@ -12,6 +12,7 @@ direction that came in after it did, was dropped by this host: its own drops, re
 Pure functions over the packet table's arrays; the pairing sorts only the packets of
 directions whose TTLs show both copies, so other captures pay nothing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,16 @@ MAX_FORWARDING_DELAY_NS = 2_000_000_000
 # its incoming copies are set aside.
 MIN_PAIRED_FRACTION = 0.5
 # Fields a forwarding host leaves as they are; only the TTL (and checksum) changes.
-_HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
-                     0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB, 0xBF58476D1CE4E5B9)
+_HASH_MULTIPLIERS = (
+    0x9E3779B97F4A7C15,
+    0xC2B2AE3D27D4EB4F,
+    0x165667B19E3779F9,
+    0xD6E8FEB86659FD93,
+    0xFF51AFD7ED558CCD,
+    0xC4CEB9FE1A85EC53,
+    0x94D049BB133111EB,
+    0xBF58476D1CE4E5B9,
+)
 
 
 @dataclass
@@ -40,6 +49,7 @@ class ForwardedCopies:
     `duplicate_frames` (incoming copies of packets also captured leaving) and
     `forwarded_drops` (segments, or packets without payload, that came in and never left
     while later ones did)."""
+
     hidden: np.ndarray
     duplicate_frames: np.ndarray
     forwarded_drops: np.ndarray
@@ -52,10 +62,19 @@ def forwarding_slots(ttl_min: np.ndarray, ttl_max: np.ndarray, packets_per_slot:
 
 def _content_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray, slot: np.ndarray) -> np.ndarray:
     """64-bit hash of what a forwarding host leaves unchanged (everything but TTL and checksum)."""
-    ip_id = np.where((np.asarray(packets["decode_flags"])[rows] & DECODE_IP_ID_VALID) != 0,
-                     np.asarray(packets["ip_id"])[rows], 0)
-    fields = (slot[rows], packets["seq"][rows], packets["ack"][rows], packets["tcp_flags"][rows],
-              packets["tcp_payload_len"][rows], ip_id, packets["opt_tsval"][rows], packets["window"][rows])
+    ip_id = np.where(
+        (np.asarray(packets["decode_flags"])[rows] & DECODE_IP_ID_VALID) != 0, np.asarray(packets["ip_id"])[rows], 0
+    )
+    fields = (
+        slot[rows],
+        packets["seq"][rows],
+        packets["ack"][rows],
+        packets["tcp_flags"][rows],
+        packets["tcp_payload_len"][rows],
+        ip_id,
+        packets["opt_tsval"][rows],
+        packets["window"][rows],
+    )
     h = np.zeros(len(rows), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for values, multiplier in zip(fields, _HASH_MULTIPLIERS):
@@ -64,9 +83,14 @@ def _content_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray, slot: np.
     return h
 
 
-def find_forwarded_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
-                          candidate_slots: np.ndarray, ttl_max: np.ndarray,
-                          mss: np.ndarray) -> ForwardedCopies:
+def find_forwarded_copies(
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    candidate_slots: np.ndarray,
+    ttl_max: np.ndarray,
+    mss: np.ndarray,
+) -> ForwardedCopies:
     """Pair incoming and outgoing copies in `candidate_slots` (bool per slot; `ttl_max` per
     slot is the incoming TTL). Copies of one content are paired first in, first out."""
     n = len(slot)
@@ -131,7 +155,7 @@ def find_forwarded_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n
 
     forwarded = np.zeros(len(rows), dtype=bool)
     forwarded[pair_in] = True
-    pair_in = np.unique(pair_in)       # a super-segment cut into k segments pairs k times
+    pair_in = np.unique(pair_in)  # a super-segment cut into k segments pairs k times
     # every incoming copy leaves the view: forwarded ones are seen again leaving, the others
     # never left (dropped here, or still queued when the capture stopped)
     hidden[rows[incoming]] = True
@@ -148,8 +172,15 @@ def find_forwarded_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
 
 
-def _pair_segmented(row_slot: np.ndarray, seq: np.ndarray, payload_len: np.ndarray, ts: np.ndarray,
-                    incoming: np.ndarray, pair_in: np.ndarray, pair_out: np.ndarray):
+def _pair_segmented(
+    row_slot: np.ndarray,
+    seq: np.ndarray,
+    payload_len: np.ndarray,
+    ts: np.ndarray,
+    incoming: np.ndarray,
+    pair_in: np.ndarray,
+    pair_out: np.ndarray,
+):
     """Pairs (incoming row, outgoing row) where an outgoing data packet not yet paired lies
     inside the sequence range of an unpaired incoming one of its direction that came in
     before it (within MAX_FORWARDING_DELAY_NS): a super-segment forwarded in pieces."""
@@ -178,8 +209,9 @@ def _pair_segmented(row_slot: np.ndarray, seq: np.ndarray, payload_len: np.ndarr
     return cand[ok].astype(np.int64), out_rows[ok].astype(np.int64)
 
 
-def find_interface_copies(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
-                          eligible_slots: np.ndarray) -> ForwardedCopies:
+def find_interface_copies(
+    packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int, eligible_slots: np.ndarray
+) -> ForwardedCopies:
     """Copies of one packet seen on several interfaces with the same TTL: a bridge, a bond,
     or `tcpdump -i any` on a host whose interfaces pass a packet on unchanged (the
     `interface` column tells them apart: pcapng interface, Linux cooked v2 ifindex, v1

@@ -8,6 +8,7 @@ final size, `CHUNK_PACKETS` records per call with a progress callback
 between calls. No Python object per packet and no temporary copies: memory
 is the output columns (~130 bytes per packet). pandas is not imported here.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -32,16 +33,20 @@ from .sidecar import NO_META, Meta, capture_drops, read_meta
 ProgressCallback = Callable[[int, int], None]
 
 # Bytes of packet columns per frame (134 today): what decoding alone holds per frame.
-COLUMN_BYTES_PER_FRAME = sum(np.dtype(c.dtype).itemsize * int(np.prod(c.shape, dtype=np.int64))
-                             for c in PACKET_COLUMNS)
+COLUMN_BYTES_PER_FRAME = sum(np.dtype(c.dtype).itemsize * int(np.prod(c.shape, dtype=np.int64)) for c in PACKET_COLUMNS)
 # Records per C walk call between progress callbacks (~130 bytes of columns each).
 CHUNK_PACKETS = 262144
 # Classic pcap captures with at least this many records are filled by two threads.
 PARALLEL_FILL_MIN_ROWS = 200_000
 GZIP_MAGIC = b"\x1f\x8b"
 # The first bytes of a capture file, any byte order: pcap (us, ns), pcapng section header.
-CAPTURE_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d",
-                  b"\x0a\x0d\x0d\x0a")
+CAPTURE_MAGICS = (
+    b"\xd4\xc3\xb2\xa1",
+    b"\xa1\xb2\xc3\xd4",
+    b"\x4d\x3c\xb2\xa1",
+    b"\xa1\xb2\x3c\x4d",
+    b"\x0a\x0d\x0d\x0a",
+)
 # read("-") reads standard input.
 STDIN_PATH = "-"
 GZIP_COPY_BYTES = 1 << 20
@@ -82,7 +87,7 @@ def ts_resolution_s(tsresol_code: int) -> float:
     """Seconds per timestamp tick for a pcapng if_tsresol code (bit 7: power of 2)."""
     if tsresol_code & 0x80:
         return 2.0 ** -(tsresol_code & 0x7F)
-    return 10.0 ** -tsresol_code
+    return 10.0**-tsresol_code
 
 
 @dataclass
@@ -90,16 +95,16 @@ class Capture:
     """A decoded capture file."""
 
     path: Path
-    format: str                     # "pcap" or "pcapng"
-    compressed: bool                # the file was gzip'd
+    format: str  # "pcap" or "pcapng"
+    compressed: bool  # the file was gzip'd
     packets: PacketTable
     interfaces: List[Dict[str, Any]]
-    link_types: List[str]           # distinct capinfos-style names, in interface order
-    capture_drops: Dict[str, Any]   # {"kernel", "interface", "source", "isb_ifdrop", "isb_osdrop"}
+    link_types: List[str]  # distinct capinfos-style names, in interface order
+    capture_drops: Dict[str, Any]  # {"kernel", "interface", "source", "isb_ifdrop", "isb_osdrop"}
     warnings: List[str] = field(default_factory=list)
-    truncated_at: Optional[int] = None   # byte offset of a record cut by the end of the file
-    nonpacket_records: int = 0      # pcapng records without packet data that tshark counts as frames
-    size_bytes: int = 0             # decoded (decompressed) bytes
+    truncated_at: Optional[int] = None  # byte offset of a record cut by the end of the file
+    nonpacket_records: int = 0  # pcapng records without packet data that tshark counts as frames
+    size_bytes: int = 0  # decoded (decompressed) bytes
 
 
 def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[str]]:
@@ -112,7 +117,7 @@ def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[st
     """
     warnings: List[str] = []
     out = tempfile.TemporaryFile(prefix="spline-gunzip-")
-    inflater: Optional[Any] = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)   # gzip framing
+    inflater: Optional[Any] = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing
     member_has_input = False
     checked_magic = False
     pending = b""
@@ -131,11 +136,12 @@ def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[st
                 head = out.read(len(CAPTURE_MAGICS[0]))
                 out.seek(0, os.SEEK_END)
                 if head not in CAPTURE_MAGICS:
-                    error = CaptureError(path, 0, f"the gzip'd data is not a pcap or pcapng file "
-                                                  f"(it starts with {head.hex()})")
+                    error = CaptureError(
+                        path, 0, f"the gzip'd data is not a pcap or pcapng file (it starts with {head.hex()})"
+                    )
                     error.offset_in_decompressed = True
                     raise error
-            if inflater.eof:   # one gzip member done; another may follow
+            if inflater.eof:  # one gzip member done; another may follow
                 pending = inflater.unused_data
                 member_has_input = False
                 inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if pending[:2] == GZIP_MAGIC else None
@@ -147,8 +153,10 @@ def _decompress_to_temp(path: Path, source: BinaryIO) -> Tuple[BinaryIO, List[st
         raise
     if inflater is not None and member_has_input and not inflater.eof:
         out.write(inflater.flush())
-        warnings.append(f"gzip stream ends early at compressed byte offset {source.tell()} (file cut); "
-                        f"decoded the {out.tell()} bytes before the cut")
+        warnings.append(
+            f"gzip stream ends early at compressed byte offset {source.tell()} (file cut); "
+            f"decoded the {out.tell()} bytes before the cut"
+        )
     out.flush()
     out.seek(0)
     return out, warnings
@@ -168,13 +176,23 @@ def refuse_beyond_memory(path: Path, frames: int, frame_bytes: int, headroom: Op
     process may still take: one line now, instead of the OOM killer's SIGKILL later."""
     need = frames * frame_bytes
     if headroom is not None and need > headroom:
-        raise CaptureError(path, None, f"its {frames:,} frames need about {memory.human_bytes(need)} of memory, "
-                                       f"only {memory.human_bytes(headroom)} is available")
+        raise CaptureError(
+            path,
+            None,
+            f"its {frames:,} frames need about {memory.human_bytes(need)} of memory, "
+            f"only {memory.human_bytes(headroom)} is available",
+        )
 
 
-def _walk(path: Path, buffer: Any, size: int, strict: bool, progress: Optional[ProgressCallback], *,
-          frame_bytes: int = COLUMN_BYTES_PER_FRAME
-          ) -> Tuple[str, Dict[str, np.ndarray], bytearray, Optional[int], List[str]]:
+def _walk(
+    path: Path,
+    buffer: Any,
+    size: int,
+    strict: bool,
+    progress: Optional[ProgressCallback],
+    *,
+    frame_bytes: int = COLUMN_BYTES_PER_FRAME,
+) -> Tuple[str, Dict[str, np.ndarray], bytearray, Optional[int], List[str]]:
     """Two passes over the mapped file: count the records (and find a cut or damage), then
     decode them into columns allocated once at their final size, `CHUNK_PACKETS` at a time.
     Between them, a file whose frames need more than `frame_bytes` each beyond the memory
@@ -195,8 +213,10 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool, progress: Optional[P
         truncated_at = where
         if strict:
             raise CaptureCutError(path, where, "file cut mid-record")
-        warnings.append(f"file cut mid-record at byte offset {where} ({size - where} trailing bytes ignored); "
-                        f"analysed the {total_rows} complete records before it")
+        warnings.append(
+            f"file cut mid-record at byte offset {where} ({size - where} trailing bytes ignored); "
+            f"analysed the {total_rows} complete records before it"
+        )
     refuse_beyond_memory(path, total_rows, frame_bytes, memory.headroom_bytes())
     # Second pass: the same walk from a fresh state, now writing columns. (The first pass's state,
     # which saw every block to the end, keeps the interfaces and their statistics.)
@@ -213,8 +233,9 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool, progress: Optional[P
         status, middle_offset, rows, message = _decode.walk(middle_state, buffer, first_offset, half)
         if status == _decode.ERROR or rows != half:
             raise CaptureError(path, middle_offset, message or "decoder stopped early")
-        second_half = Background(_fill, path, middle_state, buffer, middle_offset, half, total_rows - half,
-                                 buffers, None, size)
+        second_half = Background(
+            _fill, path, middle_state, buffer, middle_offset, half, total_rows - half, buffers, None, size
+        )
         second_half.start()
         try:
             _fill(path, fill_state, buffer, first_offset, 0, half, buffers, None, size)
@@ -230,16 +251,25 @@ def _walk(path: Path, buffer: Any, size: int, strict: bool, progress: Optional[P
     return format_name, _wrap_columns(buffers), state, truncated_at, warnings
 
 
-def _fill(path: Path, state: Any, buffer: Any, offset: int, first_row: int, rows_wanted: int,
-          buffers: tuple, progress: Optional[ProgressCallback], size: int) -> None:
+def _fill(
+    path: Path,
+    state: Any,
+    buffer: Any,
+    offset: int,
+    first_row: int,
+    rows_wanted: int,
+    buffers: tuple,
+    progress: Optional[ProgressCallback],
+    size: int,
+) -> None:
     """Decode `rows_wanted` records from `offset` into rows [first_row, ...) of the columns,
     `CHUNK_PACKETS` at a time."""
     rows_done = 0
     while rows_done < rows_wanted:
-        status, offset, rows, message = _decode.walk(state, buffer, offset,
-                                                     min(CHUNK_PACKETS, rows_wanted - rows_done), buffers,
-                                                     first_row + rows_done)
-        if status == _decode.ERROR or rows == 0:   # cannot happen after the first pass; never loop on it
+        status, offset, rows, message = _decode.walk(
+            state, buffer, offset, min(CHUNK_PACKETS, rows_wanted - rows_done), buffers, first_row + rows_done
+        )
+        if status == _decode.ERROR or rows == 0:  # cannot happen after the first pass; never loop on it
             raise CaptureError(path, offset, message or "decoder stopped early")
         rows_done += rows
         if progress is not None:
@@ -287,9 +317,14 @@ def _open_source(path: Path) -> BinaryIO:
             source.close()
 
 
-def read(path: Union[str, os.PathLike], *, strict: bool = False,
-         progress: Optional[ProgressCallback] = None, frame_bytes: int = COLUMN_BYTES_PER_FRAME,
-         meta: Optional[Meta] = None) -> Capture:
+def read(
+    path: Union[str, os.PathLike],
+    *,
+    strict: bool = False,
+    progress: Optional[ProgressCallback] = None,
+    frame_bytes: int = COLUMN_BYTES_PER_FRAME,
+    meta: Optional[Meta] = None,
+) -> Capture:
     """Decode the capture at `path`.
 
     Raises `CaptureError` when the file cannot be read (and, with `strict`,
@@ -341,16 +376,29 @@ def read(path: Union[str, os.PathLike], *, strict: bool = False,
     for interface in interfaces:
         if interface["link_type_name"] not in link_types:
             link_types.append(interface["link_type_name"])
-    drops, drop_warnings = capture_drops(meta, interfaces, (counters["isb_ifdrop_by_local_id"],
-                                                            counters["isb_osdrop_by_local_id"]))
+    drops, drop_warnings = capture_drops(
+        meta, interfaces, (counters["isb_ifdrop_by_local_id"], counters["isb_osdrop_by_local_id"])
+    )
     warnings += drop_warnings
     if meta.unfinished:
         if strict:
-            raise CaptureCutError(path, None, "the capture did not finish (meta.json: trace_complete false, "
-                                              "an interrupted run)")
-        warnings.append("capture unfinished: meta.json says trace_complete false (an interrupted run); "
-                        "the transfer is not all there")
-    return Capture(path=path, format=format_name, compressed=compressed, packets=PacketTable(columns),
-                   interfaces=interfaces, link_types=link_types, capture_drops=drops, warnings=warnings,
-                   truncated_at=truncated_at, nonpacket_records=int(counters["nonpacket_records"]),
-                   size_bytes=size)
+            raise CaptureCutError(
+                path, None, "the capture did not finish (meta.json: trace_complete false, an interrupted run)"
+            )
+        warnings.append(
+            "capture unfinished: meta.json says trace_complete false (an interrupted run); "
+            "the transfer is not all there"
+        )
+    return Capture(
+        path=path,
+        format=format_name,
+        compressed=compressed,
+        packets=PacketTable(columns),
+        interfaces=interfaces,
+        link_types=link_types,
+        capture_drops=drops,
+        warnings=warnings,
+        truncated_at=truncated_at,
+        nonpacket_records=int(counters["nonpacket_records"]),
+        size_bytes=size,
+    )

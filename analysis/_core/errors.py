@@ -8,6 +8,7 @@ magic, unsupported version, damaged block header); problems it can read past
 (a record cut by the end of the file, a truncated gzip stream) are returned
 as warning strings instead, so callers decide what is fatal.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,7 +29,7 @@ class CaptureError(SplineError):
         self.path = str(path)
         self.offset = offset
         self.message = message
-        self.offset_in_decompressed = False   # set for gzip'd files: the offset counts decompressed bytes
+        self.offset_in_decompressed = False  # set for gzip'd files: the offset counts decompressed bytes
         super().__init__(path, offset, message)
 
     def __str__(self) -> str:

@@ -7,6 +7,7 @@ a hash table does the work; this module only wraps its buffers as numpy arrays.
     >>> flows = assign_streams(capture.packets)
     >>> flows.count, flows.stream[:5], flows.direction[:5]
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -132,8 +133,20 @@ class Flows:
 
 
 STREAM_COLUMNS = (
-    "a_addr", "a_port", "b_addr", "b_port", "first_frame", "last_frame", "packets_a2b", "packets_b2a",
-    "payload_bytes_a2b", "payload_bytes_b2a", "syn_seen", "window_scale", "mss", "sack_permitted",
+    "a_addr",
+    "a_port",
+    "b_addr",
+    "b_port",
+    "first_frame",
+    "last_frame",
+    "packets_a2b",
+    "packets_b2a",
+    "payload_bytes_a2b",
+    "payload_bytes_b2a",
+    "syn_seen",
+    "window_scale",
+    "mss",
+    "sack_permitted",
     "timestamps",
 )
 
@@ -179,5 +192,13 @@ def assign_streams(packets: Any) -> Flows:
     )
 
 
-__all__ = ["Flows", "STREAM_COLUMNS", "assign_streams", "address_to_str", "addresses_to_str",
-           "packet_columns", "native_column_tuple", "frame_count"]
+__all__ = [
+    "Flows",
+    "STREAM_COLUMNS",
+    "assign_streams",
+    "address_to_str",
+    "addresses_to_str",
+    "packet_columns",
+    "native_column_tuple",
+    "frame_count",
+]

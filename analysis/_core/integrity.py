@@ -6,6 +6,7 @@ when it concerns one flow direction. The codes are declared once, here, as data 
 code means and the fix a user can apply); the README's table is checked against them.
 Pure functions over what the stages produced; the CLI only prints.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,69 +20,147 @@ from .columns import DECODE_TRUNCATED
 @dataclass(frozen=True)
 class WarningCode:
     code: str
-    scope: str       # "file" or "direction"
+    scope: str  # "file" or "direction"
     meaning: str
     fix: str
 
 
 WARNING_CODES: Sequence[WarningCode] = (
-    WarningCode("file_truncated", "file", "the file ends in the middle of a record (capture still running, "
-                "or the copy was cut); the records before it are read",
-                "copy the file after tcpdump has exited"),
-    WarningCode("capture_unfinished", "file", "meta.json beside the capture says the capture did not finish "
-                "(`trace_complete` false: an interrupted or failed run); what it holds is read, but the "
-                "transfer is not all there (--strict refuses it)", "run the capture again to its end"),
-    WarningCode("gzip_truncated", "file", "the gzip stream ends early; what was decompressed is read",
-                "compress the file again from the original"),
-    WarningCode("sidecar_unreadable", "file", "meta.json beside the capture cannot be read; its drop counters "
-                "are not used", "rewrite or remove meta.json"),
-    WarningCode("capture_drops", "file", "tcpdump's counters say the kernel or the interface dropped packets "
-                "before they were written: the capture misses them (the network did not)",
-                "a larger buffer (`tcpdump -B 65536`), headers only (`-s 128`), a filter, a faster disk"),
-    WarningCode("snaplen_short", "file", "frames were cut before the end of their TCP header: those fields "
-                "are unknown", "capture at least the headers: `tcpdump -s 128`"),
-    WarningCode("time_backwards", "file", "timestamps step backwards by more than 1 ms in file order (clock "
-                "change, merged files): durations and rates may be off", "capture with one clock; merge files "
-                "with `mergecap`, which orders frames by time"),
-    WarningCode("time_jump", "file", "consecutive frames more than an hour apart: the file may hold "
-                "two captures", "keep one capture per file"),
-    WarningCode("super_segments", "direction", "frames longer than the segment size: segments coalesced "
-                "by the receiving NIC (GRO/LRO) or not yet split by the sender's (TSO/GSO); each is counted "
-                "as the segments it holds", "to see each segment on the wire: `ethtool -K IFACE gro off "
-                "lro off` on a receiver, `ethtool -K IFACE tso off gso off` on a sender"),
-    WarningCode("duplicate_frames", "direction", "the same packets were captured twice: coming in and "
-                "going out of a forwarding host (`tcpdump -i any`; the copies coming in are set aside), or on "
-                "two interfaces of a bridge or bond with one TTL (the later copy is set aside); never counted "
-                "as retransmissions", "capture on one interface: `tcpdump -i IFACE`"),
-    WarningCode("forwarding_drops", "direction", "packets came into the capturing host and never left it, "
-                "although later ones did: this host dropped them (queue or filter); they are part of the "
-                "loss", "none needed: this is the network's behaviour, reported as such"),
-    WarningCode("capture_gaps", "direction", "the receiver acknowledged data this capture never saw: the "
-                "capture missed it; loss and goodput count it as delivered",
-                "a larger buffer (`tcpdump -B 65536`), headers only (`-s 128`)"),
-    WarningCode("no_handshake", "direction", "the connection's SYN is not in the capture: window scaling and "
-                "the announced segment size are unknown (segment size estimated from the payloads)",
-                "start the capture before the connection"),
-    WarningCode("ip_id_unusable", "direction", "the sender does not number its IPv4 packets one by one per "
-                "connection (random, zero or shared IP IDs): loss is counted from sequence holes only",
-                "none needed; a capture at the sender counts loss exactly"),
-    WarningCode("ip_id_contradicted", "direction", "the loss counted from IPv4 IDs disagrees with the "
-                "sequence holes (a floor of the loss): the IDs are not trusted and loss is counted from "
-                "the holes", "none needed; a capture at the sender counts loss exactly"),
-    WarningCode("loss_estimated", "direction", "at the sender, on a path that reorders: a receiver drops a "
-                "late first copy that a retransmission overtook without a D-SACK (PAWS), so no ACK tells whether "
-                "some first copies arrived; their part of `lost_segments` is estimated (`lost_inferred`, spread "
-                "`lost_inferred_sd`)", "capture at the receiver as well: its loss count needs no estimate"),
-    WarningCode("one_direction_missing", "direction", "data in one direction and no packet at all in the "
-                "other: the return path bypasses this capture point (asymmetric routing), so ACK-based "
-                "figures are unknown", "capture where both directions pass, or on both paths"),
+    WarningCode(
+        "file_truncated",
+        "file",
+        "the file ends in the middle of a record (capture still running, "
+        "or the copy was cut); the records before it are read",
+        "copy the file after tcpdump has exited",
+    ),
+    WarningCode(
+        "capture_unfinished",
+        "file",
+        "meta.json beside the capture says the capture did not finish "
+        "(`trace_complete` false: an interrupted or failed run); what it holds is read, but the "
+        "transfer is not all there (--strict refuses it)",
+        "run the capture again to its end",
+    ),
+    WarningCode(
+        "gzip_truncated",
+        "file",
+        "the gzip stream ends early; what was decompressed is read",
+        "compress the file again from the original",
+    ),
+    WarningCode(
+        "sidecar_unreadable",
+        "file",
+        "meta.json beside the capture cannot be read; its drop counters are not used",
+        "rewrite or remove meta.json",
+    ),
+    WarningCode(
+        "capture_drops",
+        "file",
+        "tcpdump's counters say the kernel or the interface dropped packets "
+        "before they were written: the capture misses them (the network did not)",
+        "a larger buffer (`tcpdump -B 65536`), headers only (`-s 128`), a filter, a faster disk",
+    ),
+    WarningCode(
+        "snaplen_short",
+        "file",
+        "frames were cut before the end of their TCP header: those fields are unknown",
+        "capture at least the headers: `tcpdump -s 128`",
+    ),
+    WarningCode(
+        "time_backwards",
+        "file",
+        "timestamps step backwards by more than 1 ms in file order (clock "
+        "change, merged files): durations and rates may be off",
+        "capture with one clock; merge files with `mergecap`, which orders frames by time",
+    ),
+    WarningCode(
+        "time_jump",
+        "file",
+        "consecutive frames more than an hour apart: the file may hold two captures",
+        "keep one capture per file",
+    ),
+    WarningCode(
+        "super_segments",
+        "direction",
+        "frames longer than the segment size: segments coalesced "
+        "by the receiving NIC (GRO/LRO) or not yet split by the sender's (TSO/GSO); each is counted "
+        "as the segments it holds",
+        "to see each segment on the wire: `ethtool -K IFACE gro off "
+        "lro off` on a receiver, `ethtool -K IFACE tso off gso off` on a sender",
+    ),
+    WarningCode(
+        "duplicate_frames",
+        "direction",
+        "the same packets were captured twice: coming in and "
+        "going out of a forwarding host (`tcpdump -i any`; the copies coming in are set aside), or on "
+        "two interfaces of a bridge or bond with one TTL (the later copy is set aside); never counted "
+        "as retransmissions",
+        "capture on one interface: `tcpdump -i IFACE`",
+    ),
+    WarningCode(
+        "forwarding_drops",
+        "direction",
+        "packets came into the capturing host and never left it, "
+        "although later ones did: this host dropped them (queue or filter); they are part of the "
+        "loss",
+        "none needed: this is the network's behaviour, reported as such",
+    ),
+    WarningCode(
+        "capture_gaps",
+        "direction",
+        "the receiver acknowledged data this capture never saw: the "
+        "capture missed it; loss and goodput count it as delivered",
+        "a larger buffer (`tcpdump -B 65536`), headers only (`-s 128`)",
+    ),
+    WarningCode(
+        "no_handshake",
+        "direction",
+        "the connection's SYN is not in the capture: window scaling and "
+        "the announced segment size are unknown (segment size estimated from the payloads)",
+        "start the capture before the connection",
+    ),
+    WarningCode(
+        "ip_id_unusable",
+        "direction",
+        "the sender does not number its IPv4 packets one by one per "
+        "connection (random, zero or shared IP IDs): loss is counted from sequence holes only",
+        "none needed; a capture at the sender counts loss exactly",
+    ),
+    WarningCode(
+        "ip_id_contradicted",
+        "direction",
+        "the loss counted from IPv4 IDs disagrees with the "
+        "sequence holes (a floor of the loss): the IDs are not trusted and loss is counted from "
+        "the holes",
+        "none needed; a capture at the sender counts loss exactly",
+    ),
+    WarningCode(
+        "loss_estimated",
+        "direction",
+        "at the sender, on a path that reorders: a receiver drops a "
+        "late first copy that a retransmission overtook without a D-SACK (PAWS), so no ACK tells whether "
+        "some first copies arrived; their part of `lost_segments` is estimated (`lost_inferred`, spread "
+        "`lost_inferred_sd`)",
+        "capture at the receiver as well: its loss count needs no estimate",
+    ),
+    WarningCode(
+        "one_direction_missing",
+        "direction",
+        "data in one direction and no packet at all in the "
+        "other: the return path bypasses this capture point (asymmetric routing), so ACK-based "
+        "figures are unknown",
+        "capture where both directions pass, or on both paths",
+    ),
 )
 CODES = {w.code: w for w in WARNING_CODES}
 
 # Decoder messages (strings) and the code each starts with.
-_DECODE_MESSAGE_CODES = (("file cut mid-record", "file_truncated"), ("gzip stream ends early", "gzip_truncated"),
-                         ("meta.json: unreadable", "sidecar_unreadable"),
-                         ("capture unfinished", "capture_unfinished"))
+_DECODE_MESSAGE_CODES = (
+    ("file cut mid-record", "file_truncated"),
+    ("gzip stream ends early", "gzip_truncated"),
+    ("meta.json: unreadable", "sidecar_unreadable"),
+    ("capture unfinished", "capture_unfinished"),
+)
 TIME_JUMP_NS = 3600 * 1_000_000_000
 # A sender's estimated loss is worth a warning when it moves the count by at least this many
 # segments and by more than this many of its own standard deviations (a smaller estimate is
@@ -106,19 +185,28 @@ def decode_warnings(messages: Sequence[str]) -> List[Dict[str, Any]]:
     return out
 
 
-def file_warnings(packets: Mapping[str, np.ndarray], capture_drops: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+def file_warnings(
+    packets: Mapping[str, np.ndarray], capture_drops: Optional[Mapping[str, Any]]
+) -> List[Dict[str, Any]]:
     """Warnings about the file as a whole: counters, snaplen, clock."""
     out = []
     drops = capture_drops or {}
     kernel, interface = drops.get("kernel"), drops.get("interface")
     if (kernel or 0) > 0 or (interface or 0) > 0:
-        out.append(_warning("capture_drops", f"tcpdump's counters: {kernel or 0:,} packets dropped by the kernel, "
-                            f"{interface or 0:,} by the interface (from {drops.get('source')})",
-                            kernel_drops=kernel, interface_drops=interface))
+        out.append(
+            _warning(
+                "capture_drops",
+                f"tcpdump's counters: {kernel or 0:,} packets dropped by the kernel, "
+                f"{interface or 0:,} by the interface (from {drops.get('source')})",
+                kernel_drops=kernel,
+                interface_drops=interface,
+            )
+        )
     cut = int(np.count_nonzero(np.asarray(packets["decode_flags"]) & DECODE_TRUNCATED))
     if cut:
-        out.append(_warning("snaplen_short", f"{cut:,} frames end before their headers do (snaplen too short)",
-                            frames=cut))
+        out.append(
+            _warning("snaplen_short", f"{cut:,} frames end before their headers do (snaplen too short)", frames=cut)
+        )
     ts = np.asarray(packets["ts_ns"])
     if "ts_valid" in packets:
         ts = ts[np.asarray(packets["ts_valid"])]
@@ -126,14 +214,25 @@ def file_warnings(packets: Mapping[str, np.ndarray], capture_drops: Optional[Map
         step = np.diff(ts)
         backwards = int(np.count_nonzero(step < -TIME_BACKWARDS_TOLERANCE_NS))
         if backwards:
-            out.append(_warning("time_backwards", f"{backwards:,} timestamps step backwards, by up to "
-                                f"{-int(step.min()) / 1e9:.6f} s", steps=backwards,
-                                largest_step_s=-int(step.min()) / 1e9))
+            out.append(
+                _warning(
+                    "time_backwards",
+                    f"{backwards:,} timestamps step backwards, by up to {-int(step.min()) / 1e9:.6f} s",
+                    steps=backwards,
+                    largest_step_s=-int(step.min()) / 1e9,
+                )
+            )
         jumps = int(np.count_nonzero(step > TIME_JUMP_NS))
         if jumps:
-            out.append(_warning("time_jump", f"{jumps:,} gaps of more than an hour between consecutive frames, "
-                                f"the longest {int(step.max()) / 1e9:,.0f} s", gaps=jumps,
-                                largest_gap_s=int(step.max()) / 1e9))
+            out.append(
+                _warning(
+                    "time_jump",
+                    f"{jumps:,} gaps of more than an hour between consecutive frames, "
+                    f"the longest {int(step.max()) / 1e9:,.0f} s",
+                    gaps=jumps,
+                    largest_gap_s=int(step.max()) / 1e9,
+                )
+            )
     return out
 
 
@@ -145,42 +244,87 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
         where = {"stream": d["stream"], "direction": d["direction"]}
         flow = f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}"
         if d.get("super_segment_frames"):
-            out.append(_warning("super_segments", f"{flow}: {d['super_segment_frames']:,} of {d['data_packets']:,} "
-                                f"data frames hold several segments ({d['data_segments']:,} segments counted)",
-                                frames=d["super_segment_frames"], segments=d["data_segments"], **where))
+            out.append(
+                _warning(
+                    "super_segments",
+                    f"{flow}: {d['super_segment_frames']:,} of {d['data_packets']:,} "
+                    f"data frames hold several segments ({d['data_segments']:,} segments counted)",
+                    frames=d["super_segment_frames"],
+                    segments=d["data_segments"],
+                    **where,
+                )
+            )
         if d.get("duplicate_frames"):
-            out.append(_warning("duplicate_frames", f"{flow}: {d['duplicate_frames']:,} packets captured twice "
-                                f"(in and out of this host, or on two interfaces); one copy of each is analysed",
-                                frames=d["duplicate_frames"], **where))
+            out.append(
+                _warning(
+                    "duplicate_frames",
+                    f"{flow}: {d['duplicate_frames']:,} packets captured twice "
+                    f"(in and out of this host, or on two interfaces); one copy of each is analysed",
+                    frames=d["duplicate_frames"],
+                    **where,
+                )
+            )
         if d.get("forwarded_drops"):
-            out.append(_warning("forwarding_drops", f"{flow}: {d['forwarded_drops']:,} segments came into this "
-                                f"host and never left it", segments=d["forwarded_drops"], **where))
+            out.append(
+                _warning(
+                    "forwarding_drops",
+                    f"{flow}: {d['forwarded_drops']:,} segments came into this host and never left it",
+                    segments=d["forwarded_drops"],
+                    **where,
+                )
+            )
         if d.get("capture_gaps"):
-            out.append(_warning("capture_gaps", f"{flow}: {d['capture_gaps']:,} segments acknowledged by the "
-                                f"receiver are not in the capture", segments=d["capture_gaps"],
-                                bytes=d.get("capture_gap_bytes"), **where))
+            out.append(
+                _warning(
+                    "capture_gaps",
+                    f"{flow}: {d['capture_gaps']:,} segments acknowledged by the receiver are not in the capture",
+                    segments=d["capture_gaps"],
+                    bytes=d.get("capture_gap_bytes"),
+                    **where,
+                )
+            )
         if not d.get("handshake_seen", True):
             out.append(_warning("no_handshake", f"{flow}: no SYN captured; window scale unknown", **where))
         if d.get("ip_id_contradicted"):
-            out.append(_warning("ip_id_contradicted", f"{flow}: IP IDs say {d.get('ip_id_lost_segments')} segments "
-                                f"lost, sequence holes {d.get('hole_lost_segments')}: holes used",
-                                ip_id_lost_segments=d.get("ip_id_lost_segments"),
-                                hole_lost_segments=d.get("hole_lost_segments"), **where))
+            out.append(
+                _warning(
+                    "ip_id_contradicted",
+                    f"{flow}: IP IDs say {d.get('ip_id_lost_segments')} segments "
+                    f"lost, sequence holes {d.get('hole_lost_segments')}: holes used",
+                    ip_id_lost_segments=d.get("ip_id_lost_segments"),
+                    hole_lost_segments=d.get("hole_lost_segments"),
+                    **where,
+                )
+            )
         elif d.get("ip_id_unusable"):
-            out.append(_warning("ip_id_unusable", f"{flow}: IP IDs are not a per-connection counter "
-                                f"({d.get('ip_id_policy')}); loss from sequence holes",
-                                ip_id_policy=d.get("ip_id_policy"), **where))
+            out.append(
+                _warning(
+                    "ip_id_unusable",
+                    f"{flow}: IP IDs are not a per-connection counter "
+                    f"({d.get('ip_id_policy')}); loss from sequence holes",
+                    ip_id_policy=d.get("ip_id_policy"),
+                    **where,
+                )
+            )
         inferred = int(d.get("lost_inferred") or 0)
         spread = float(d.get("lost_inferred_sd") or 0.0)
         if abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread:
-            out.append(_warning("loss_estimated", f"{flow}: {d['lost_segments']:,} segments lost, of which "
-                                f"{inferred:+,} estimated (+-{spread:.1f}): the ACKs do not tell the fate of "
-                                f"every first copy a retransmission overtook", lost_inferred=inferred,
-                                lost_inferred_sd=round(spread, 3), **where))
+            out.append(
+                _warning(
+                    "loss_estimated",
+                    f"{flow}: {d['lost_segments']:,} segments lost, of which "
+                    f"{inferred:+,} estimated (+-{spread:.1f}): the ACKs do not tell the fate of "
+                    f"every first copy a retransmission overtook",
+                    lost_inferred=inferred,
+                    lost_inferred_sd=round(spread, 3),
+                    **where,
+                )
+            )
         peer = 2 * int(d["stream"]) + (1 - int(d["direction"]))
         if slot_packets.get(peer, 0) == 0:
-            out.append(_warning("one_direction_missing", f"{flow}: no packet of the reverse direction in the "
-                                f"capture", **where))
+            out.append(
+                _warning("one_direction_missing", f"{flow}: no packet of the reverse direction in the capture", **where)
+            )
     return out
 
 

@@ -14,6 +14,7 @@ interval (from the direction's first data segment for `end.sum_sent.seconds`),
 counted here (`window_counts`) and reported in one place (`report.direction_records`),
 beside the whole-capture figures; nothing is dropped.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,10 +32,11 @@ COOKIE_BYTES = 37
 @dataclass(frozen=True)
 class Iperf3Test:
     """The parts of one iperf3 JSON result that a capture can be checked against."""
+
     path: Path
-    data_ports: Tuple[Tuple[int, int], ...]   # (local_port, remote_port) per data connection
-    sender_seconds: float                      # length of the sender's measured interval, s
-    sender_retransmits: Optional[int]          # TCP_INFO total_retrans at the sender's timer end
+    data_ports: Tuple[Tuple[int, int], ...]  # (local_port, remote_port) per data connection
+    sender_seconds: float  # length of the sender's measured interval, s
+    sender_retransmits: Optional[int]  # TCP_INFO total_retrans at the sender's timer end
     sender_bytes: Optional[int]
     receiver_bps: Optional[float]
     sender_cca: Optional[str]
@@ -74,8 +76,11 @@ def load_test(path: Path) -> Optional[Iperf3Test]:
     end = doc.get("end") or {}
     sum_sent = end.get("sum_sent") or {}
     sum_received = end.get("sum_received") or {}
-    ports = tuple((int(c.get("local_port", 0)), int(c.get("remote_port", 0)))
-                  for c in start.get("connected") or [] if isinstance(c, dict))
+    ports = tuple(
+        (int(c.get("local_port", 0)), int(c.get("remote_port", 0)))
+        for c in start.get("connected") or []
+        if isinstance(c, dict)
+    )
     seconds = sum_sent.get("seconds")
     if not ports or not isinstance(seconds, (int, float)) or seconds <= 0:
         return None
@@ -87,8 +92,11 @@ def load_test(path: Path) -> Optional[Iperf3Test]:
         sender_seconds=float(seconds),
         sender_retransmits=int(retransmits) if isinstance(retransmits, (int, float)) else None,
         sender_bytes=int(sum_sent["bytes"]) if isinstance(sum_sent.get("bytes"), (int, float)) else None,
-        receiver_bps=(float(sum_received["bits_per_second"])
-                      if isinstance(sum_received.get("bits_per_second"), (int, float)) else None),
+        receiver_bps=(
+            float(sum_received["bits_per_second"])
+            if isinstance(sum_received.get("bits_per_second"), (int, float))
+            else None
+        ),
         sender_cca=end.get("sender_tcp_congestion"),
         reverse=bool(test_start.get("reverse", 0)),
     )
@@ -109,10 +117,15 @@ def match_direction(tests: Sequence[Iperf3Test], sport: int, dport: int) -> Opti
     return None
 
 
-def retransmissions_in_window(ts_ns: np.ndarray, is_retransmission: np.ndarray,
-                              segment_weight: np.ndarray, slot: np.ndarray,
-                              data_slot: int, window_s: float,
-                              payload_len: Optional[np.ndarray] = None) -> Tuple[int, int, float]:
+def retransmissions_in_window(
+    ts_ns: np.ndarray,
+    is_retransmission: np.ndarray,
+    segment_weight: np.ndarray,
+    slot: np.ndarray,
+    data_slot: int,
+    window_s: float,
+    payload_len: Optional[np.ndarray] = None,
+) -> Tuple[int, int, float]:
     """Retransmitted segments of one direction inside [first data, first data + window_s].
 
     Returns (inside, after, window_start_s). `segment_weight` counts a
@@ -142,14 +155,14 @@ def retransmissions_in_window(ts_ns: np.ndarray, is_retransmission: np.ndarray,
 @dataclass(frozen=True)
 class TestWindow:
     """One direction seen through the iperf3 test it carried."""
+
     test: Iperf3Test
     retransmissions_in_test: int
     retransmissions_after_test: int
-    start_s: float          # the direction's first data segment, s since the epoch
+    start_s: float  # the direction's first data segment, s since the epoch
 
 
-def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence[Iperf3Test]
-                  ) -> Dict[int, TestWindow]:
+def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence[Iperf3Test]) -> Dict[int, TestWindow]:
     """Per direction row whose ports match an iperf3 test: its retransmissions within and
     after the sender's measured interval."""
     table = directions.table
@@ -167,7 +180,13 @@ def window_counts(packets: Mapping[str, np.ndarray], directions, tests: Sequence
         test = match_direction(tests, int(table["sport"][r]), int(table["dport"][r]))
         if test is not None:
             inside, after, start_s = retransmissions_in_window(
-                ts_ns, is_retransmission, segment_weight, slot, int(table["slot"][r]), test.sender_seconds,
-                payload_len=payload)
+                ts_ns,
+                is_retransmission,
+                segment_weight,
+                slot,
+                int(table["slot"][r]),
+                test.sender_seconds,
+                payload_len=payload,
+            )
             windows[r] = TestWindow(test, inside, after, start_s)
     return windows

@@ -7,6 +7,7 @@ usage (v2 `memory.max`, v1 `memory.limit_in_bytes`), and the address-space and d
 minus what the process already maps. Each source that cannot be read is left out; with none,
 the headroom is unknown (None) and nothing is refused.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,16 +53,15 @@ def _cgroup_headroom_bytes() -> Optional[int]:
     text = _read(Path("/proc/self/cgroup")) or ""
     for line in text.splitlines():
         _, controllers, group = line.split(":", 2)
-        if controllers == "":                                            # v2
+        if controllers == "":  # v2
             limit = _read(CGROUP_ROOT / group.lstrip("/") / "memory.max")
             usage = _read(CGROUP_ROOT / group.lstrip("/") / "memory.current")
-        elif "memory" in controllers.split(","):                         # v1
+        elif "memory" in controllers.split(","):  # v1
             limit = _read(CGROUP_ROOT / "memory" / group.lstrip("/") / "memory.limit_in_bytes")
             usage = _read(CGROUP_ROOT / "memory" / group.lstrip("/") / "memory.usage_in_bytes")
         else:
             continue
-        if limit and usage and limit.strip().isdigit() and usage.strip().isdigit() \
-                and int(limit) < NO_LIMIT_BYTES:
+        if limit and usage and limit.strip().isdigit() and usage.strip().isdigit() and int(limit) < NO_LIMIT_BYTES:
             return int(limit) - int(usage)
     return None
 
@@ -77,8 +77,13 @@ def _rlimit_headroom_bytes(status_text: str) -> Iterable[Optional[int]]:
 def headroom_bytes() -> Optional[int]:
     """Bytes this process may still allocate, as far as the system says; None when unknown."""
     status = _read(Path("/proc/self/status")) or ""
-    return least_headroom([meminfo_available_bytes(_read(Path("/proc/meminfo")) or ""),
-                           _cgroup_headroom_bytes(), *_rlimit_headroom_bytes(status)])
+    return least_headroom(
+        [
+            meminfo_available_bytes(_read(Path("/proc/meminfo")) or ""),
+            _cgroup_headroom_bytes(),
+            *_rlimit_headroom_bytes(status),
+        ]
+    )
 
 
 def human_bytes(n_bytes: int) -> str:

@@ -4,6 +4,7 @@
 `to_dataframe()` renders it for people (pandas, imported only then):
 addresses as strings, time as float seconds `time_s`.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -11,7 +12,7 @@ from typing import Dict, Iterator, Mapping
 
 import numpy as np
 
-from .columns import (COLUMN_NAMES, DECODE_IP_FRAGMENT, DECODE_IP_MORE_FRAGMENTS, PACKET_COLUMNS)
+from .columns import COLUMN_NAMES, DECODE_IP_FRAGMENT, DECODE_IP_MORE_FRAGMENTS, PACKET_COLUMNS
 
 
 class PacketTable(Mapping[str, np.ndarray]):
@@ -98,8 +99,13 @@ def join_ip_fragments(columns: Dict[str, np.ndarray]) -> None:
         return
     groups: Dict[tuple, list] = {}
     for i in fragment_rows:
-        key = (int(columns["ip_version"][i]), bytes(columns["src_addr"][i]), bytes(columns["dst_addr"][i]),
-               int(columns["ip_id"][i]), int(columns["ip_proto"][i]))
+        key = (
+            int(columns["ip_version"][i]),
+            bytes(columns["src_addr"][i]),
+            bytes(columns["dst_addr"][i]),
+            int(columns["ip_id"][i]),
+            int(columns["ip_proto"][i]),
+        )
         groups.setdefault(key, []).append(int(i))
     for rows in groups.values():
         first = [i for i in rows if columns["ip_frag_offset"][i] == 0 and columns["tcp_header_len"][i] > 0]

@@ -10,6 +10,7 @@ truth-seeking directions, the files found beside the capture); `report.py` turns
 the JSON document, the CSV rows and the text, so the CLI, the notebooks and the testbed
 all read the same numbers. Library code: returns data, never prints.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,12 +31,13 @@ from .sidecar import Sidecars, read_sidecars
 @dataclass
 class Analysis:
     """All stage outputs of one capture, and the report made from them (`to_json`)."""
+
     capture: Capture
     flows: flows_stage.Flows
     wireshark: wireshark_stage.WiresharkAnalysis
     directions: truth_stage.Directions
     sidecars: Sidecars = field(default_factory=Sidecars)
-    name: str = ""          # how to label this run (defaults to the file's name)
+    name: str = ""  # how to label this run (defaults to the file's name)
 
     # the names plot.save_report_plots and notebooks look for
     @property
@@ -64,6 +66,7 @@ class Analysis:
     @cached_property
     def _document(self) -> Dict[str, Any]:
         from ..report import document
+
         return document(self)
 
     @property
@@ -80,6 +83,7 @@ class Analysis:
     def main_row(self) -> Optional[int]:
         """Index in `directions` of the direction that carried the most payload (None: none)."""
         from ..report import main_row
+
         return main_row(self.to_json()["directions"])
 
     def to_dataframe(self):
@@ -87,21 +91,25 @@ class Analysis:
         import pandas as pd
 
         from ..schema import DIRECTION_CSV_COLUMNS
+
         return pd.DataFrame(self.csv_rows(), columns=list(DIRECTION_CSV_COLUMNS))
 
     def csv_rows(self) -> List[Dict[str, Any]]:
         """The `--csv` rows of this capture, one per data-carrying direction."""
         from ..report import direction_rows
+
         return direction_rows(self.to_json())
 
     def text(self) -> str:
         """The terminal report of this capture."""
         from ..report import text
+
         return text([self.to_json()])
 
     def direction_packets(self, row: int):
         """Timestamps and capture bytes-in-flight of the packets of direction `row`."""
         import numpy as np
+
         d = self.directions
         slot = d.packet_slot
         of_row = np.where(slot >= 0, d.row_of_slot[np.maximum(slot, 0)], -1) == row
@@ -110,17 +118,24 @@ class Analysis:
     def kernel_events(self, row: int):
         """Indices into `probe` of the tcp_probe events of direction `row` (empty: none)."""
         import numpy as np
+
         if self.probe is None:
             return np.zeros(0, dtype=np.int64)
         table = self.directions.table
-        return kernel_probe.events_of(self.probe, str(table["src"][row]), int(table["sport"][row]),
-                                      str(table["dst"][row]), int(table["dport"][row]))
+        return kernel_probe.events_of(
+            self.probe,
+            str(table["src"][row]),
+            int(table["sport"][row]),
+            str(table["dst"][row]),
+            int(table["dport"][row]),
+        )
 
     def kernel_views(self) -> List[Optional[Dict[str, Any]]]:
         """Per direction (in `directions` order): the sending kernel's cwnd, ssthresh and srtt
         from probe.csv, and how the capture's in-flight estimate tracks it (sender vantage
         only); None for directions the probe did not see."""
         import numpy as np
+
         table = self.directions.table
         views: List[Optional[Dict[str, Any]]] = []
         probe = self.probe
@@ -136,13 +151,17 @@ class Analysis:
             packet_ns = capture_flight = None
             if table["vantage"][row] == "sender":
                 packet_ns, capture_flight = self.direction_packets(row)
-            views.append(kernel_probe.direction_summary(probe, events, int(table["mss"][row]), aligned_any,
-                                                        packet_ns, capture_flight))
+            views.append(
+                kernel_probe.direction_summary(
+                    probe, events, int(table["mss"][row]), aligned_any, packet_ns, capture_flight
+                )
+            )
         return views
 
     def timeseries(self, interval_s: float):
         """Per-interval throughput, goodput, retransmissions, RTT and in flight (DataFrame)."""
         from .timeseries import series
+
         frame = series(self.packets, self.flows, self.directions, interval_s)
         if self.probe is not None and len(frame):
             frame = self._with_kernel_columns(frame, interval_s)
@@ -151,6 +170,7 @@ class Analysis:
     def _with_kernel_columns(self, frame, interval_s: float):
         """The kernel's last cwnd, ssthresh and srtt per interval beside the capture's figures."""
         import numpy as np
+
         probe = self.probe
         assert probe is not None
         table = self.directions.table
@@ -163,7 +183,9 @@ class Analysis:
         streams, directions = frame["stream"].to_numpy(), frame["direction"].to_numpy()
         for row in range(len(self.directions)):
             mine = np.flatnonzero((streams == table["stream"][row]) & (directions == table["direction"][row]))
-            values = kernel_probe.interval_values(probe, self.kernel_events(row), start_ns, interval_s * 1e9, bins[mine])
+            values = kernel_probe.interval_values(
+                probe, self.kernel_events(row), start_ns, interval_s * 1e9, bins[mine]
+            )
             for name, column in values.items():
                 added[name][mine] = column
         for name, column in added.items():
@@ -187,15 +209,16 @@ def analyze_capture(capture: Capture, sidecars: Optional[Sidecars] = None) -> An
     return Analysis(capture=capture, flows=flows, wireshark=wireshark, directions=directions, sidecars=sidecars)
 
 
-def analyze(path: Union[str, os.PathLike], *, strict: bool = False,
-            progress: Optional[ProgressCallback] = None, name: str = "") -> Analysis:
+def analyze(
+    path: Union[str, os.PathLike], *, strict: bool = False, progress: Optional[ProgressCallback] = None, name: str = ""
+) -> Analysis:
     """Read the files beside `path` and decode it, then run every stage: the one way in for
     the CLI, the testbed and the notebooks (raises errors.CaptureError on unreadable input).
     `name` labels the run in its summary (default: the file's name)."""
     from .memory import ANALYSIS_BYTES_PER_FRAME
+
     sidecars = read_sidecars(Path(path))
-    capture = read(path, strict=strict, progress=progress, frame_bytes=ANALYSIS_BYTES_PER_FRAME,
-                   meta=sidecars.meta)
+    capture = read(path, strict=strict, progress=progress, frame_bytes=ANALYSIS_BYTES_PER_FRAME, meta=sidecars.meta)
     analysis = analyze_capture(capture, sidecars)
     analysis.name = name
     return analysis

@@ -3,6 +3,7 @@
 Library code takes a `progress(bytes_done, bytes_total)` callback; this
 module provides the one the CLI passes. It redraws at most every 0.1 s.
 """
+
 from __future__ import annotations
 
 import sys

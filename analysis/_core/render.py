@@ -3,16 +3,23 @@
 `report.text` is the way in; nothing here computes a metric: it only lays out what the
 document already holds.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
 WIRESHARK_SHORT_NAMES = (
-    ("retransmission", "retrans"), ("fast_retransmission", "fast"),
-    ("spurious_retransmission", "spurious"), ("out_of_order", "out-of-order"),
-    ("lost_segment", "lost segment"), ("ack_lost_segment", "ACKed unseen"),
-    ("duplicate_ack", "dup ACK"), ("zero_window", "zero window"), ("keep_alive", "keep-alive"),
-    ("window_update", "window update"), ("window_full", "window full"),
+    ("retransmission", "retrans"),
+    ("fast_retransmission", "fast"),
+    ("spurious_retransmission", "spurious"),
+    ("out_of_order", "out-of-order"),
+    ("lost_segment", "lost segment"),
+    ("ack_lost_segment", "ACKed unseen"),
+    ("duplicate_ack", "dup ACK"),
+    ("zero_window", "zero window"),
+    ("keep_alive", "keep-alive"),
+    ("window_update", "window update"),
+    ("window_full", "window full"),
 )
 
 
@@ -26,8 +33,10 @@ def _num(value: Optional[float], fmt: str, unit: str = "") -> str:
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+
     def line(cells: Sequence[str]) -> str:
         return "  ".join(f"{c:>{w}}" if r else f"{c:<{w}}" for c, w, r in zip(cells, widths, right)).rstrip()
+
     return "\n".join([line(header)] + [line(r) for r in rows])
 
 
@@ -42,12 +51,16 @@ def capture_line(report: Dict[str, Any]) -> str:
     if drops["kernel"] is None and drops["interface"] is None:
         drop_text = "capture drops unknown"
     else:
-        drop_text = (f"capture drops: kernel {_count(drops['kernel'])}, interface {_count(drops['interface'])}"
-                     f" (from {drops['source']})")
-    return (f"{report['file']}: {fmt}, {', '.join(report['link_types']) or 'no link type'}, "
-            f"{_plural(report['packets'], 'packet')} ({report['tcp_packets']:,} TCP in "
-            f"{_plural(report['tcp_streams'], 'stream')}, {report['tcp_payload_bytes']:,} payload bytes), "
-            f"{report['duration_s']:.3f} s, {drop_text}")
+        drop_text = (
+            f"capture drops: kernel {_count(drops['kernel'])}, interface {_count(drops['interface'])}"
+            f" (from {drops['source']})"
+        )
+    return (
+        f"{report['file']}: {fmt}, {', '.join(report['link_types']) or 'no link type'}, "
+        f"{_plural(report['packets'], 'packet')} ({report['tcp_packets']:,} TCP in "
+        f"{_plural(report['tcp_streams'], 'stream')}, {report['tcp_payload_bytes']:,} payload bytes), "
+        f"{report['duration_s']:.3f} s, {drop_text}"
+    )
 
 
 def summary_block(summary: Dict[str, Any]) -> str:
@@ -63,8 +76,10 @@ def summary_block(summary: Dict[str, Any]) -> str:
         ("Time", _num(summary["time_s"], ".3f", " s")),
         ("Packet loss", f"{_num(loss, '.2f', '%')} ({_count(summary['lost_segments'])})"),
         ("Retransmissions", f"{_num(retr, '.2f', '%')} ({_count(summary['retransmissions'])})"),
-        ("Kernel drops", "unknown" if kernel is None else
-         f"{kernel:,} ({_num(summary.get('kernel_drops_pct'), '.2f', '%')})"),
+        (
+            "Kernel drops",
+            "unknown" if kernel is None else f"{kernel:,} ({_num(summary.get('kernel_drops_pct'), '.2f', '%')})",
+        ),
         ("RTT median", _num(summary.get("rtt_median_ms"), ".3f", " ms")),
     ]
     width = max(len(k) for k, _ in rows)
@@ -73,21 +88,40 @@ def summary_block(summary: Dict[str, Any]) -> str:
 
 def directions_table(directions: Sequence[Dict[str, Any]]) -> str:
     """One row per data-carrying flow direction: truth-seeking figures."""
-    header = ("flow", "vantage", "data pkts", "payload B", "retrans", "spurious", "lost", "gaps",
-              "loss %", "Mbit/s", "goodput", "RTT ms min/med/p95")
+    header = (
+        "flow",
+        "vantage",
+        "data pkts",
+        "payload B",
+        "retrans",
+        "spurious",
+        "lost",
+        "gaps",
+        "loss %",
+        "Mbit/s",
+        "goodput",
+        "RTT ms min/med/p95",
+    )
     rows = []
     for d in directions:
         rtt = d.get("rtt_ms") or {}
         rtt_text = "/".join(_num(rtt.get(k), ".1f") for k in ("min", "median", "p95"))
-        rows.append((
-            f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}", str(d["vantage"]),
-            f"{d['data_packets']:,}", f"{d['payload_bytes']:,}", f"{d['retransmissions']:,}",
-            f"{d['spurious_retransmissions']:,}", f"{d['lost_segments']:,}", f"{d['capture_gaps']:,}",
-            _num(None if d.get("loss_rate") is None else 100 * d["loss_rate"], ".2f"),
-            _num(None if d.get("throughput_bps") is None else d["throughput_bps"] / 1e6, ".2f"),
-            _num(None if d.get("goodput_bps") is None else d["goodput_bps"] / 1e6, ".2f"),
-            rtt_text,
-        ))
+        rows.append(
+            (
+                f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}",
+                str(d["vantage"]),
+                f"{d['data_packets']:,}",
+                f"{d['payload_bytes']:,}",
+                f"{d['retransmissions']:,}",
+                f"{d['spurious_retransmissions']:,}",
+                f"{d['lost_segments']:,}",
+                f"{d['capture_gaps']:,}",
+                _num(None if d.get("loss_rate") is None else 100 * d["loss_rate"], ".2f"),
+                _num(None if d.get("throughput_bps") is None else d["throughput_bps"] / 1e6, ".2f"),
+                _num(None if d.get("goodput_bps") is None else d["goodput_bps"] / 1e6, ".2f"),
+                rtt_text,
+            )
+        )
     return _table(header, rows, (False, False) + (True,) * 10)
 
 
@@ -99,14 +133,18 @@ def wireshark_line(counts: Dict[str, int]) -> str:
 def iperf3_lines(report: Dict[str, Any]) -> List[str]:
     lines = []
     for test in report.get("iperf3") or []:
-        lines.append(f"iperf3 result beside the capture: {test['file']} (sender CCA {test['sender_cca'] or '?'}, "
-                     f"{_count(test['sender_retransmits'])} retransmits over its {test['sender_seconds']:.3f} s test)")
+        lines.append(
+            f"iperf3 result beside the capture: {test['file']} (sender CCA {test['sender_cca'] or '?'}, "
+            f"{_count(test['sender_retransmits'])} retransmits over its {test['sender_seconds']:.3f} s test)"
+        )
     for d in report.get("directions", []):
         window = d.get("iperf3")
         if window and window.get("retransmissions_after_test"):
-            lines.append(f"  {d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}: retransmissions "
-                         f"{window['retransmissions_in_test']:,} during the iperf3 test, "
-                         f"{window['retransmissions_after_test']:,} more during teardown")
+            lines.append(
+                f"  {d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}: retransmissions "
+                f"{window['retransmissions_in_test']:,} during the iperf3 test, "
+                f"{window['retransmissions_after_test']:,} more during teardown"
+            )
     return lines
 
 
@@ -119,8 +157,11 @@ def file_report(report: Dict[str, Any]) -> str:
     """Everything about one file, for a terminal."""
     parts = [capture_line(report)]
     if report.get("warnings"):
-        parts += ["", "Capture integrity: read these before the figures (codes explained in the README)",
-                  warnings_block(report["warnings"])]
+        parts += [
+            "",
+            "Capture integrity: read these before the figures (codes explained in the README)",
+            warnings_block(report["warnings"]),
+        ]
     parts.extend(iperf3_lines(report))
     if "summary" in report:
         parts += ["", "Run summary (main data direction, truth-seeking)", summary_block(report["summary"])]
@@ -147,8 +188,10 @@ ROWS = (
     ("Time (s)", lambda s: "-" if s["time_s"] is None else f"{s['time_s']:.3f}"),
     ("Packet loss", lambda s: _cell_count(s["packet_loss_pct"], s["lost_segments"])),
     ("Retransmissions", lambda s: _cell_count(s["retransmissions_pct"], s["retransmissions"])),
-    ("Kernel drops", lambda s: "unknown" if s["kernel_drops"] is None
-     else _cell_count(s["kernel_drops_pct"], s["kernel_drops"])),
+    (
+        "Kernel drops",
+        lambda s: "unknown" if s["kernel_drops"] is None else _cell_count(s["kernel_drops_pct"], s["kernel_drops"]),
+    ),
     ("RTT median (ms)", lambda s: "-" if s["rtt_median_ms"] is None else f"{s['rtt_median_ms']:.3f}"),
     ("Warnings", lambda s: " ".join(s.get("warning_codes") or []) or "-"),
 )

@@ -1,4 +1,5 @@
 """Summary statistics of RTT samples (milliseconds)."""
+
 from __future__ import annotations
 
 from typing import Dict, Optional
@@ -14,7 +15,7 @@ def rtt_stats(samples_ms: np.ndarray) -> Optional[Dict[str, float]]:
     if len(samples) == 0:
         return None
     jitter = float(np.mean(np.abs(np.diff(samples)))) if len(samples) > 1 else 0.0
-    median, p95 = np.percentile(samples, [50, 95])   # one partition for both quantiles
+    median, p95 = np.percentile(samples, [50, 95])  # one partition for both quantiles
     return {
         "min": float(samples.min()),
         "median": float(median),

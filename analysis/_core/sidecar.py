@@ -11,6 +11,7 @@ counters in Interface Statistics Blocks: dumpcap stores libpcap's ps_drop
 (kernel buffer drops) as `isb_ifdrop` and ps_ifdrop as `isb_osdrop`.
 The sidecar wins when present. Unknown is None, never 0.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,6 +49,7 @@ class Meta:
     """`meta.json` as read: its whole content (None: absent or unreadable), the drop
     counters decode takes from it (None: it has none), whether it says the capture did
     not finish, and why it could not be read."""
+
     content: Optional[Dict[str, Any]] = None
     drops: Optional[Dict[str, Optional[int]]] = None
     unfinished: bool = False
@@ -65,15 +67,18 @@ def read_meta(capture_path: Path) -> Meta:
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return Meta(warnings=(f"{meta_path.name}: unreadable ({exc.__class__.__name__}); drop counts not taken "
-                              f"from it",))
+        return Meta(
+            warnings=(f"{meta_path.name}: unreadable ({exc.__class__.__name__}); drop counts not taken from it",)
+        )
     if not isinstance(meta, dict):
         return NO_META
     capture = meta.get("capture")
     drops = None
     if isinstance(capture, dict) and {"kernel_drops", "interface_drops"} & capture.keys():
-        drops = {"kernel": _count_or_none(capture.get("kernel_drops")),
-                 "interface": _count_or_none(capture.get("interface_drops"))}
+        drops = {
+            "kernel": _count_or_none(capture.get("kernel_drops")),
+            "interface": _count_or_none(capture.get("interface_drops")),
+        }
     return Meta(content=meta, drops=drops, unfinished=meta.get("trace_complete") is False)
 
 
@@ -82,6 +87,7 @@ class Sidecars:
     """Every file beside a capture that the analysis reads, each read once: meta.json
     (decode's drop counters), iperf3 results (their test windows) and probe.csv (the
     sending kernel's cwnd, ssthresh and srtt)."""
+
     meta: Meta = NO_META
     iperf3_tests: Tuple["Iperf3Test", ...] = ()
     probe: Optional["KernelProbe"] = None
@@ -91,18 +97,22 @@ def read_sidecars(capture_path: Optional[Path]) -> Sidecars:
     """The sidecars beside `capture_path` (none for standard input or no path)."""
     from .iperf3 import find_tests
     from .kernel_probe import find_probe, read_probe
+
     if capture_path is None or str(capture_path) == STDIN_PATH:
         return Sidecars()
     capture_path = Path(capture_path)
     probe_path = find_probe(capture_path)
     probe = read_probe(probe_path) if probe_path is not None else None
-    return Sidecars(meta=read_meta(capture_path), iperf3_tests=tuple(find_tests(capture_path)),
-                    probe=probe if probe is not None and len(probe) else None)
+    return Sidecars(
+        meta=read_meta(capture_path),
+        iperf3_tests=tuple(find_tests(capture_path)),
+        probe=probe if probe is not None and len(probe) else None,
+    )
 
 
-def capture_drops(meta: Meta, interfaces: List[Dict[str, Any]],
-                  isb_by_local_id: Tuple[Optional[int], Optional[int]] = (None, None)
-                  ) -> Tuple[Dict[str, Any], List[str]]:
+def capture_drops(
+    meta: Meta, interfaces: List[Dict[str, Any]], isb_by_local_id: Tuple[Optional[int], Optional[int]] = (None, None)
+) -> Tuple[Dict[str, Any], List[str]]:
     """`{"kernel", "interface", "source", "isb_ifdrop", "isb_osdrop", "isb_*_per_interface"}` and warnings.
 
     `kernel`/`interface` come from meta.json when it has them, else from the

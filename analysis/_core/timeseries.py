@@ -1,4 +1,5 @@
 """Per-interval time series of each data direction (vectorised with bincount)."""
+
 from __future__ import annotations
 
 import re
@@ -7,14 +8,22 @@ from typing import Any, Mapping, Union
 
 import numpy as np
 
-from .truth import (KIND_NONE, KIND_ORIGINAL, KIND_REORDERED, KIND_SPURIOUS,
-                    RETRANSMISSION_KINDS, Directions)
+from .truth import KIND_NONE, KIND_ORIGINAL, KIND_REORDERED, KIND_SPURIOUS, RETRANSMISSION_KINDS, Directions
 
 _INTERVAL = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|ms|s|min)?\s*$")
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, None: 1.0}
 
-SERIES_COLUMNS = ("time_s", "stream", "direction", "throughput_bps", "goodput_bps",
-                  "retransmissions", "needed_retransmissions", "rtt_ms", "bytes_in_flight")
+SERIES_COLUMNS = (
+    "time_s",
+    "stream",
+    "direction",
+    "throughput_bps",
+    "goodput_bps",
+    "retransmissions",
+    "needed_retransmissions",
+    "rtt_ms",
+    "bytes_in_flight",
+)
 
 
 def parse_interval(text: Union[str, float, int]) -> float:
@@ -39,13 +48,13 @@ DENSE_CELLS_PER_PACKET = 8
 MIN_DENSE_CELLS = 1_000_000
 
 
-def series(packets: Mapping[str, np.ndarray], flows: Any, directions: Directions,
-           interval_s: float):
+def series(packets: Mapping[str, np.ndarray], flows: Any, directions: Directions, interval_s: float):
     """One row per interval per data direction, from its first to its last data packet,
     time measured from the capture's first packet (idle runs of a sparse capture: one zero
     row each, see DENSE_CELLS_PER_PACKET). Lost segments per interval: retransmissions that
     were needed (sender vantage) or holes filled by retransmission (downstream)."""
     import pandas as pd
+
     ts = np.asarray(packets["ts_ns"], dtype=np.int64)
     if len(ts) == 0 or len(directions) == 0:
         return pd.DataFrame({name: [] for name in SERIES_COLUMNS})
@@ -54,16 +63,13 @@ def series(packets: Mapping[str, np.ndarray], flows: Any, directions: Directions
     bin_of = ((ts - start_ns) // interval_ns).astype(np.int64)
     n_bins = int(bin_of.max()) + 1
     rows = len(directions)
-    row = np.where(directions.packet_slot >= 0,
-                   directions.row_of_slot[np.maximum(directions.packet_slot, 0)], -1)
+    row = np.where(directions.packet_slot >= 0, directions.row_of_slot[np.maximum(directions.packet_slot, 0)], -1)
     first_bin = np.maximum(((directions.table["first_data_ts_ns"] - start_ns) // interval_ns).astype(np.int64), 0)
-    last_bin = np.maximum(((directions.table["last_data_ts_ns"] - start_ns) // interval_ns).astype(np.int64),
-                          first_bin)
+    last_bin = np.maximum(((directions.table["last_data_ts_ns"] - start_ns) // interval_ns).astype(np.int64), first_bin)
     kind = directions.segment_kind
     payload = np.asarray(packets["tcp_payload_len"], dtype=np.int64)
     data = (row >= 0) & (kind != KIND_NONE)
-    rtt_row = np.where(directions.rtt_slot >= 0,
-                       directions.row_of_slot[np.maximum(directions.rtt_slot, 0)], -1)
+    rtt_row = np.where(directions.rtt_slot >= 0, directions.row_of_slot[np.maximum(directions.rtt_slot, 0)], -1)
     has_rtt = rtt_row >= 0
     has_flight = (directions.bytes_in_flight >= 0) & (row >= 0)
     cell = np.where(row >= 0, row * n_bins + bin_of, -1)
@@ -93,8 +99,9 @@ def series(packets: Mapping[str, np.ndarray], flows: Any, directions: Directions
         return np.where(found, at, n_cells)
 
     def per_cell(mask: np.ndarray, weights: Any = None) -> np.ndarray:
-        counted = np.bincount(index_of(cell[mask]), weights=None if weights is None else weights[mask],
-                              minlength=n_cells + 1)
+        counted = np.bincount(
+            index_of(cell[mask]), weights=None if weights is None else weights[mask], minlength=n_cells + 1
+        )
         return counted[:n_cells]
 
     payload_per = per_cell(data, payload)
@@ -129,17 +136,19 @@ def series(packets: Mapping[str, np.ndarray], flows: Any, directions: Directions
     sender_rows = np.array([v == "sender" for v in directions.table["vantage"]], dtype=bool)
     flight_max[~sender_rows[cell_row]] = -1.0
 
-    return pd.DataFrame({
-        "time_s": cell_bin * interval_s,
-        "stream": directions.table["stream"][cell_row],
-        "direction": directions.table["direction"][cell_row],
-        "throughput_bps": payload_per * 8 / interval_s,
-        "goodput_bps": unique_per * 8 / interval_s,
-        "retransmissions": retrans_per.astype(np.int64),
-        "needed_retransmissions": needed_per.astype(np.int64),
-        "rtt_ms": rtt_median,
-        "bytes_in_flight": np.where(flight_max >= 0, flight_max, np.nan),
-    })
+    return pd.DataFrame(
+        {
+            "time_s": cell_bin * interval_s,
+            "stream": directions.table["stream"][cell_row],
+            "direction": directions.table["direction"][cell_row],
+            "throughput_bps": payload_per * 8 / interval_s,
+            "goodput_bps": unique_per * 8 / interval_s,
+            "retransmissions": retrans_per.astype(np.int64),
+            "needed_retransmissions": needed_per.astype(np.int64),
+            "rtt_ms": rtt_median,
+            "bytes_in_flight": np.where(flight_max >= 0, flight_max, np.nan),
+        }
+    )
 
 
 def write_csv(frame, path: Union[str, Path]) -> None:

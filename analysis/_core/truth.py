@@ -7,6 +7,7 @@ is vectorised numpy over the per-packet and per-direction arrays it returns.
 
 A "slot" is one flow direction: stream * 2 + direction.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,38 +30,79 @@ KIND_RETRANS_OTHER = 5
 KIND_SPURIOUS = 6
 KIND_REORDERED = 7
 KIND_WINDOW_PROBE = 8
-KIND_NAMES = ("none", "original", "retransmission_fast", "retransmission_rto",
-              "retransmission_tlp", "retransmission_other", "spurious", "reordered",
-              "window_probe")
-RETRANSMISSION_KINDS = (KIND_RETRANS_FAST, KIND_RETRANS_RTO, KIND_RETRANS_TLP,
-                        KIND_RETRANS_OTHER, KIND_SPURIOUS)
+KIND_NAMES = (
+    "none",
+    "original",
+    "retransmission_fast",
+    "retransmission_rto",
+    "retransmission_tlp",
+    "retransmission_other",
+    "spurious",
+    "reordered",
+    "window_probe",
+)
+RETRANSMISSION_KINDS = (KIND_RETRANS_FAST, KIND_RETRANS_RTO, KIND_RETRANS_TLP, KIND_RETRANS_OTHER, KIND_SPURIOUS)
 
 # Per-slot statistics from the C pass, in its order.
 STAT_FIELDS = (
-    "packets", "data_packets", "data_segments", "payload_bytes", "unique_bytes",
-    "retransmissions", "retrans_fast", "retrans_rto", "retrans_tlp", "retrans_other",
-    "retransmitted_bytes", "spurious_retransmissions", "reordered_segments",
-    "hole_fill_retransmissions", "capture_gaps", "capture_gap_bytes", "dup_acks",
-    "sack_blocks", "dsack_blocks", "zero_window_events", "window_probes",
-    "first_data_ts_ns", "last_data_ts_ns", "forward_jumps", "syn_ts_ns", "synack_ts_ns",
-    "first_ack_ts_ns", "ttl_min", "ttl_max", "ip_id_steps_of_one", "ip_id_steps",
-    "unfilled_hole_bytes", "max_payload_bytes", "super_segment_frames",
-    "downstream_retransmissions", "ip_id_forward_steps", "ip_id_zero", "lost_repairs", "acked_bytes",
-    "spurious_without_dsack", "discard_dupacks", "lost_inferred_milli", "lost_inferred_sd_milli",
-    "idle_ns", "first_acked_ts_ns",
+    "packets",
+    "data_packets",
+    "data_segments",
+    "payload_bytes",
+    "unique_bytes",
+    "retransmissions",
+    "retrans_fast",
+    "retrans_rto",
+    "retrans_tlp",
+    "retrans_other",
+    "retransmitted_bytes",
+    "spurious_retransmissions",
+    "reordered_segments",
+    "hole_fill_retransmissions",
+    "capture_gaps",
+    "capture_gap_bytes",
+    "dup_acks",
+    "sack_blocks",
+    "dsack_blocks",
+    "zero_window_events",
+    "window_probes",
+    "first_data_ts_ns",
+    "last_data_ts_ns",
+    "forward_jumps",
+    "syn_ts_ns",
+    "synack_ts_ns",
+    "first_ack_ts_ns",
+    "ttl_min",
+    "ttl_max",
+    "ip_id_steps_of_one",
+    "ip_id_steps",
+    "unfilled_hole_bytes",
+    "max_payload_bytes",
+    "super_segment_frames",
+    "downstream_retransmissions",
+    "ip_id_forward_steps",
+    "ip_id_zero",
+    "lost_repairs",
+    "acked_bytes",
+    "spurious_without_dsack",
+    "discard_dupacks",
+    "lost_inferred_milli",
+    "lost_inferred_sd_milli",
+    "idle_ns",
+    "first_acked_ts_ns",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
-MODE_SENDER = 0      # classification as seen next to the sender
-MODE_RECEIVER = 1    # classification with holes (at the receiver)
-MODE_IN_PATH = 2     # holes for loss upstream, repeats of data that passed for loss downstream
+MODE_SENDER = 0  # classification as seen next to the sender
+MODE_RECEIVER = 1  # classification with holes (at the receiver)
+MODE_IN_PATH = 2  # holes for loss upstream, repeats of data that passed for loss downstream
 # IP-ID gap counting uses a bitmap of each slot's ID span while the spans total at most
 # this many IDs per packet (plus a floor); sparser IDs fall back to sorting.
 ID_BITMAP_MAX_FACTOR = 8
 ID_BITMAP_MIN_BITS = 1 << 20
-MODE_EVIDENCE = -1   # first pass: vantage evidence only (TTLs, handshake, IP IDs, jumps, repeats)
+MODE_EVIDENCE = -1  # first pass: vantage evidence only (TTLs, handshake, IP IDs, jumps, repeats)
 
-INITIAL_TTLS = (64, 128, 255)   # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
+INITIAL_TTLS = (64, 128, 255)  # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
 # A direction whose consecutive IP IDs step by exactly one this often numbers packets per flow.
 IP_ID_PER_PACKET_FRACTION = 0.8
 # IP-ID policies: a shared counter still rises (other flows take IDs in between) at least
@@ -100,6 +142,7 @@ class Directions:
     sample belongs to, -1), `bytes_in_flight` (-1 unknown), `packet_slot`
     (stream * 2 + direction, -1 non-TCP), `row_of_slot` (slot -> row, -1).
     """
+
     table: Dict[str, np.ndarray]
     rtt_ms: List[Optional[Dict[str, float]]]
     bytes_in_flight_stats: List[Optional[Dict[str, float]]]
@@ -124,10 +167,12 @@ class Directions:
         """One plain dict per row: the truth-seeking keys of the report's `directions`
         (schema.DIRECTION_TABLE_KEYS), with `rtt_ms` and `bytes_in_flight`."""
         from ..report import table_records
+
         return table_records(self)
 
     def to_dataframe(self):
         import pandas as pd
+
         records = self.to_records()
         for record in records:
             for key in ("rtt_ms", "bytes_in_flight"):
@@ -137,8 +182,7 @@ class Directions:
         return pd.DataFrame.from_records(records)
 
 
-def _slot_first_packet_addresses(packets: Mapping[str, np.ndarray], slot: np.ndarray,
-                                 n_slots: int) -> np.ndarray:
+def _slot_first_packet_addresses(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int) -> np.ndarray:
     """Index of the first packet of each slot (-1 when the slot has none)."""
     none = len(slot)
     first = np.full(n_slots, none, dtype=np.int64)
@@ -156,7 +200,7 @@ def _split_by_row(values: np.ndarray, owner: np.ndarray, n_rows: int) -> List[np
     order = _group_order(owner[keep])
     grouped = values[keep][order]
     bounds = np.searchsorted(owner[keep][order], np.arange(n_rows + 1))
-    return [grouped[bounds[r]:bounds[r + 1]] for r in range(n_rows)]
+    return [grouped[bounds[r] : bounds[r + 1]] for r in range(n_rows)]
 
 
 def _group_order(owner: np.ndarray) -> np.ndarray:
@@ -175,8 +219,7 @@ def _mss_from_payloads(payload: np.ndarray, slot: np.ndarray, n_slots: int) -> n
     used = (slot >= 0) & (payload >= MIN_SEGMENT_BYTES)
     if not used.any():
         return mss
-    keys, counts = np.unique((slot[used].astype(np.int64) << 32) | payload[used].astype(np.int64),
-                             return_counts=True)
+    keys, counts = np.unique((slot[used].astype(np.int64) << 32) | payload[used].astype(np.int64), return_counts=True)
     key_slot, key_len = keys >> 32, keys & 0xFFFFFFFF
     frames = np.bincount(key_slot, weights=counts, minlength=n_slots)
     common = counts >= np.maximum(2, MSS_CANDIDATE_SHARE * frames[key_slot])
@@ -197,15 +240,17 @@ def _mss_from_payloads(payload: np.ndarray, slot: np.ndarray, n_slots: int) -> n
     c = candidate_of[key_slot]
     longer = key_len > c
     longer_frames = np.bincount(key_slot, weights=counts * longer, minlength=n_slots)
-    multiple_frames = np.bincount(key_slot, weights=counts * (longer & (key_len % np.maximum(c, 1) == 0)),
-                                  minlength=n_slots)
+    multiple_frames = np.bincount(
+        key_slot, weights=counts * (longer & (key_len % np.maximum(c, 1) == 0)), minlength=n_slots
+    )
     holds = multiple_frames >= MSS_MULTIPLE_SHARE * longer_frames
     mss[holds] = candidate_of[holds]
     return mss
 
 
-def _mss_per_slot(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
-                  first_syn_index: np.ndarray) -> np.ndarray:
+def _mss_per_slot(
+    packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int, first_syn_index: np.ndarray
+) -> np.ndarray:
     """Segment size each slot sends with: the peer's announced MSS less the timestamps
     option when used, else the one its payload lengths show, else the largest payload
     seen (0 unknown)."""
@@ -232,20 +277,38 @@ def _mss_per_slot(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: 
     return mss
 
 
-def _run_pass(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
-              mode: np.ndarray, mss: np.ndarray, id_per_packet: np.ndarray):
+def _run_pass(
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    mode: np.ndarray,
+    mss: np.ndarray,
+    id_per_packet: np.ndarray,
+):
     c = np.ascontiguousarray
     n = len(slot)
     out = _truth.analyze(
-        n_slots, c(slot, np.int32), c(packets["ts_ns"], np.int64), c(packets["seq"], np.uint32),
-        c(packets["ack"], np.uint32), c(packets["tcp_flags"], np.uint16),
-        c(packets["tcp_payload_len"], np.uint32), c(packets["window"], np.uint16),
-        c(packets["ip_id"], np.uint32), c(packets["decode_flags"], np.uint8),
-        c(packets["ttl"], np.uint8), c(packets["opt_has_ts"], np.uint8),
-        c(packets["opt_tsval"], np.uint32), c(packets["opt_tsecr"], np.uint32),
-        c(packets["sack_count"], np.uint8), c(packets["sack_left"], np.uint32),
-        c(packets["sack_right"], np.uint32), c(mode, np.int8), c(mss, np.int64),
-        c(id_per_packet, np.uint8))
+        n_slots,
+        c(slot, np.int32),
+        c(packets["ts_ns"], np.int64),
+        c(packets["seq"], np.uint32),
+        c(packets["ack"], np.uint32),
+        c(packets["tcp_flags"], np.uint16),
+        c(packets["tcp_payload_len"], np.uint32),
+        c(packets["window"], np.uint16),
+        c(packets["ip_id"], np.uint32),
+        c(packets["decode_flags"], np.uint8),
+        c(packets["ttl"], np.uint8),
+        c(packets["opt_has_ts"], np.uint8),
+        c(packets["opt_tsval"], np.uint32),
+        c(packets["opt_tsecr"], np.uint32),
+        c(packets["sack_count"], np.uint8),
+        c(packets["sack_left"], np.uint32),
+        c(packets["sack_right"], np.uint32),
+        c(mode, np.int8),
+        c(mss, np.int64),
+        c(id_per_packet, np.uint8),
+    )
     kind = np.frombuffer(out[0], dtype=np.uint8)
     rtt_us = np.frombuffer(out[1], dtype=np.float64)
     rtt_slot = np.frombuffer(out[2], dtype=np.int32)
@@ -275,7 +338,7 @@ def _vantage(stats: np.ndarray, n_slots: int) -> np.ndarray:
         syn, synack, ack = stats[a, col["syn_ts_ns"]], stats[b, col["synack_ts_ns"]], stats[a, col["first_ack_ts_ns"]]
         handshake = None
         if syn >= 0 and synack >= syn and ack >= synack:
-            leg_client, leg_server = synack - syn, ack - synack   # RTT seen at the client / server leg
+            leg_client, leg_server = synack - syn, ack - synack  # RTT seen at the client / server leg
             big = max(leg_client, leg_server)
             if big > 0 and min(leg_client, leg_server) / big > IN_PATH_HANDSHAKE_RATIO:
                 handshake = "in-path"
@@ -289,11 +352,11 @@ def _vantage(stats: np.ndarray, n_slots: int) -> np.ndarray:
         elif handshake is not None:
             vantage[k] = handshake
         elif src_local and dst_local:
-            vantage[k] = "sender"          # both ends on this host (loopback)
+            vantage[k] = "sender"  # both ends on this host (loopback)
         elif stats[k, col["forward_jumps"]] > 0:
-            vantage[k] = "receiver"        # holes appear only downstream of loss
+            vantage[k] = "receiver"  # holes appear only downstream of loss
         elif stats[k, col["retransmissions"]] > 0:
-            vantage[k] = "sender"          # repeats without holes: the sender's side
+            vantage[k] = "sender"  # repeats without holes: the sender's side
     return vantage
 
 
@@ -308,8 +371,9 @@ def _ids_per_packet(packets: Mapping[str, np.ndarray], slot: np.ndarray, mss: np
     return count
 
 
-def _ip_id_gaps(id64: np.ndarray, id_count: Optional[np.ndarray], slot: np.ndarray, slots_wanted: np.ndarray,
-                n_slots: int) -> np.ndarray:
+def _ip_id_gaps(
+    id64: np.ndarray, id_count: Optional[np.ndarray], slot: np.ndarray, slots_wanted: np.ndarray, n_slots: int
+) -> np.ndarray:
     """Per slot: IDs missing between the lowest and highest seen (packets lost
     before the capture point when the sender numbers its packets one by one).
     `id_count`: IDs each packet stands for (`_ids_per_packet`; None: one each)."""
@@ -327,7 +391,7 @@ def _ip_id_gaps(id64: np.ndarray, id_count: Optional[np.ndarray], slot: np.ndarr
         offsets = np.arange(int(repeat.sum())) - np.repeat(np.cumsum(repeat) - repeat, repeat) + 1
         more_rows = np.repeat(rows[many], repeat)
         rows = np.concatenate([rows, more_rows])
-        ids_all = np.concatenate([id64[rows[:len(rows) - len(more_rows)]], id64[more_rows] + offsets])
+        ids_all = np.concatenate([id64[rows[: len(rows) - len(more_rows)]], id64[more_rows] + offsets])
     else:
         ids_all = id64[rows]
     row_slot = slot[rows].astype(np.int64)
@@ -357,9 +421,15 @@ def _ip_id_gaps(id64: np.ndarray, id_count: Optional[np.ndarray], slot: np.ndarr
     return gaps
 
 
-def _ids_per_packet_reordered(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int,
-                              mss: np.ndarray, id64: np.ndarray, stats1: np.ndarray,
-                              id_per_packet: np.ndarray) -> np.ndarray:
+def _ids_per_packet_reordered(
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    mss: np.ndarray,
+    id64: np.ndarray,
+    stats1: np.ndarray,
+    id_per_packet: np.ndarray,
+) -> np.ndarray:
     """Per slot: a sender that numbers packets one by one, seen after reordering. Reordering
     breaks the steps of one in capture order, but not the count: the IDs present cover the
     span between the lowest and highest as densely as consecutive steps would (the same
@@ -385,8 +455,9 @@ def _ids_per_packet_reordered(packets: Mapping[str, np.ndarray], slot: np.ndarra
     return candidates & (span >= IP_ID_MIN_STEPS) & (distinct >= IP_ID_PER_PACKET_FRACTION * np.maximum(span, 1))
 
 
-def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
-                       capture_drops: Optional[Dict[str, Any]] = None) -> Directions:
+def analyze_directions(
+    packets: Mapping[str, np.ndarray], flows: Any, *, capture_drops: Optional[Dict[str, Any]] = None
+) -> Directions:
     """Truth-seeking numbers for every flow direction that carries data.
 
     `packets`: the packet table (columns.py); `flows`: an object with
@@ -394,8 +465,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     """
     stream = np.asarray(flows.stream, dtype=np.int32)
     n = len(stream)
-    is_tcp = (stream >= 0) & (np.asarray(packets["ip_proto"]) == 6) & \
-        (np.asarray(packets["tcp_header_len"]) > 0)
+    is_tcp = (stream >= 0) & (np.asarray(packets["ip_proto"]) == 6) & (np.asarray(packets["tcp_header_len"]) > 0)
     # int32 throughout: a slot fits, and int64 temporaries cost 4 ms per million packets
     slot = stream * 2
     slot += np.asarray(flows.direction)
@@ -409,8 +479,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
 
     # pass 1: evidence, sender-style everywhere
     evidence_only = np.full(n_slots, MODE_EVIDENCE, dtype=np.int8)
-    _, _, _, _, id64, _, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
-                                         np.zeros(n_slots, np.uint8))
+    _, _, _, _, id64, _, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8))
     col = STAT_INDEX
     # a forwarding host capturing on every interface: analyse what left it, count its drops
     copies = None
@@ -420,25 +489,35 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     # the same packet on two interfaces with one TTL (bridges, bonds): set the copies aside
     same_ttl = find_interface_copies(packets, slot, n_slots, ~candidates & (stats1[:, col["packets"]] > 1))
     if same_ttl.hidden.any():
-        copies = same_ttl if copies is None else ForwardedCopies(
-            copies.hidden | same_ttl.hidden, copies.duplicate_frames + same_ttl.duplicate_frames,
-            copies.forwarded_drops)
+        copies = (
+            same_ttl
+            if copies is None
+            else ForwardedCopies(
+                copies.hidden | same_ttl.hidden,
+                copies.duplicate_frames + same_ttl.duplicate_frames,
+                copies.forwarded_drops,
+            )
+        )
     if copies is not None:
         if copies.hidden.any():
             slot = np.where(copies.hidden, -1, slot).astype(np.int32)
-            _, _, _, _, id64, _, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss,
-                                                 np.zeros(n_slots, np.uint8))
+            _, _, _, _, id64, _, stats1 = _run_pass(
+                packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8)
+            )
     steps = stats1[:, col["ip_id_steps"]]
-    id_per_packet = (steps > 0) & (stats1[:, col["ip_id_steps_of_one"]] >=
-                                   IP_ID_PER_PACKET_FRACTION * np.maximum(steps, 1))
+    id_per_packet = (steps > 0) & (
+        stats1[:, col["ip_id_steps_of_one"]] >= IP_ID_PER_PACKET_FRACTION * np.maximum(steps, 1)
+    )
     id_per_packet |= _ids_per_packet_reordered(packets, slot, n_slots, mss, id64, stats1, id_per_packet)
     vantage = _vantage(stats1, n_slots)
-    mode = np.select([vantage == "receiver", vantage == "in-path"], [MODE_RECEIVER, MODE_IN_PATH],
-                     MODE_SENDER).astype(np.int8)
+    mode = np.select([vantage == "receiver", vantage == "in-path"], [MODE_RECEIVER, MODE_IN_PATH], MODE_SENDER).astype(
+        np.int8
+    )
 
     # pass 2: classification with the vantage known
     kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats = _run_pass(
-        packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8))
+        packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8)
+    )
 
     data_slots = np.flatnonzero(stats[:, col["data_packets"]] > 0) if n_slots else np.zeros(0, int)
     # super-segments stand for several IDs; most captures have none and skip the work
@@ -465,6 +544,7 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     # addresses of each slot's sender, from the slot's first packet
     first = _slot_first_packet_addresses(packets, slot, n_slots)[data_slots]
     from .packets import addresses_to_strings
+
     ipv = np.asarray(packets["ip_version"])[first] if len(first) else np.zeros(0, np.uint8)
     table["src"] = addresses_to_strings(np.asarray(packets["src_addr"])[first], ipv)
     table["dst"] = addresses_to_strings(np.asarray(packets["dst_addr"])[first], ipv)
@@ -490,21 +570,24 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     # IDs missing from the capture, less those the peer ACKed
     id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0)
     # IDs number every packet, pure ACKs too: they count data loss where data dominates
-    ids_count_data = table["ip_id_per_packet"] & \
-        (table["data_packets"] >= IP_ID_DATA_FRACTION * table["packets"])
+    ids_count_data = table["ip_id_per_packet"] & (table["data_packets"] >= IP_ID_DATA_FRACTION * table["packets"])
     table["hole_lost_segments"] = hole_based.astype(np.int64)
     table["ip_id_lost_segments"] = np.where(ids_count_data, id_based, -1).astype(np.int64)
     # The ID count is used where the sender numbers each connection's packets and the holes
     # do not contradict it: the holes seen are a floor (every hole is a loss), and with the
     # lost repairs they miss little.
-    contradicted = ids_count_data & ~is_sender_mode & (
-        (id_based < IP_ID_BELOW_HOLES_FRACTION * holes_seen - IP_ID_SLACK_SEGMENTS) |
-        (id_based > IP_ID_ABOVE_HOLES_FACTOR * hole_based + IP_ID_SLACK_SEGMENTS))
+    contradicted = (
+        ids_count_data
+        & ~is_sender_mode
+        & (
+            (id_based < IP_ID_BELOW_HOLES_FRACTION * holes_seen - IP_ID_SLACK_SEGMENTS)
+            | (id_based > IP_ID_ABOVE_HOLES_FACTOR * hole_based + IP_ID_SLACK_SEGMENTS)
+        )
+    )
     table["ip_id_contradicted"] = contradicted
     use_ids = ids_count_data & ~contradicted
     # a warning only where the policy is known and is not per connection (too few packets: no)
-    table["ip_id_unusable"] = np.isin(table["ip_id_policy"], ("shared", "random", "zero")) & \
-        ~is_sender_mode
+    table["ip_id_unusable"] = np.isin(table["ip_id_policy"], ("shared", "random", "zero")) & ~is_sender_mode
     upstream = np.where(use_ids, id_based, hole_based)
     # A file holding both sides of a forwarding host counts that host's drops exactly; the
     # holes seen (a floor: they miss a repair lost again) or the IDs may add loss before it,
@@ -514,10 +597,13 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
     # at the sender: retransmissions needed, plus the inferred part (first copies whose fate
     # no ACK told, by their loss probability, and copies not needed lost on the way)
-    table["lost_inferred"] = np.where(is_sender_mode, np.rint(table["lost_inferred_milli"] / 1000.0), 0).astype(np.int64)
+    table["lost_inferred"] = np.where(is_sender_mode, np.rint(table["lost_inferred_milli"] / 1000.0), 0).astype(
+        np.int64
+    )
     table["lost_inferred_sd"] = np.where(is_sender_mode, table["lost_inferred_sd_milli"] / 1000.0, 0.0)
-    lost = np.where(is_sender_mode, retrans - spurious + table["lost_inferred"],
-                    upstream + table["downstream_retransmissions"])
+    lost = np.where(
+        is_sender_mode, retrans - spurious + table["lost_inferred"], upstream + table["downstream_retransmissions"]
+    )
     lost = np.maximum(lost, 0)
     table["lost_segments"] = lost.astype(np.int64)
     table["loss_method"] = np.where(is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", "holes"))
@@ -526,7 +612,8 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     with np.errstate(divide="ignore", invalid="ignore"):
         table["loss_rate"] = np.where(originals > 0, lost / np.maximum(originals, 1), np.nan)
         table["retransmission_rate"] = np.where(
-            table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan)
+            table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan
+        )
         # first to last data segment, less a wait after the first message (nothing
         # unacknowledged and nothing sent for over the minimum RTO) before the transfer began.
         # At the sender, data lost before any was delivered (iperf3's cookie, waiting out a
@@ -535,9 +622,11 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
         handshake_us = _handshake_rtt_us(stats, n_slots)
         handshake_ns = np.round(handshake_us[data_slots] * 1000.0).astype(np.int64)
         first_acked = table["first_acked_ts_ns"]
-        start_ns = np.where(is_sender_mode & (first_acked >= 0),
-                            np.maximum(table["first_data_ts_ns"], first_acked - handshake_ns),
-                            table["first_data_ts_ns"])
+        start_ns = np.where(
+            is_sender_mode & (first_acked >= 0),
+            np.maximum(table["first_data_ts_ns"], first_acked - handshake_ns),
+            table["first_data_ts_ns"],
+        )
         duration_s = (table["last_data_ts_ns"] - start_ns - table["idle_ns"]) / 1e9
         table["duration_s"] = duration_s
         table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
@@ -553,21 +642,29 @@ def analyze_directions(packets: Mapping[str, np.ndarray], flows: Any, *,
     flight_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)
     if len(data_slots):
         sample_rows = np.flatnonzero(rtt_slot >= 0)
-        for r, s in enumerate(_split_by_row(rtt_us[sample_rows], row_of_slot[rtt_slot[sample_rows]],
-                                            len(data_slots))):
+        for r, s in enumerate(_split_by_row(rtt_us[sample_rows], row_of_slot[rtt_slot[sample_rows]], len(data_slots))):
             if mode[data_slots[r]] == MODE_RECEIVER and handshake_us[data_slots[r]] > 0:
                 s = np.concatenate([[handshake_us[data_slots[r]]], s])
             rtt_rows[r] = rtt_stats(s / 1000.0)
         flight_packets = np.flatnonzero((in_flight >= 0) & (slot >= 0))
-        for r, v in enumerate(_split_by_row(in_flight[flight_packets], row_of_slot[slot[flight_packets]],
-                                            len(data_slots))):
+        for r, v in enumerate(
+            _split_by_row(in_flight[flight_packets], row_of_slot[slot[flight_packets]], len(data_slots))
+        ):
             if table["vantage"][r] == "sender" and len(v):
                 flight_rows[r] = {"max": int(v.max()), "median": float(np.median(v))}
 
-    return Directions(table=table, rtt_ms=rtt_rows, bytes_in_flight_stats=flight_rows,
-                      segment_kind=kind, rtt_sample_us=rtt_us, rtt_slot=rtt_slot,
-                      bytes_in_flight=in_flight, packet_slot=slot, row_of_slot=row_of_slot,
-                      capture_drops=capture_drops)
+    return Directions(
+        table=table,
+        rtt_ms=rtt_rows,
+        bytes_in_flight_stats=flight_rows,
+        segment_kind=kind,
+        rtt_sample_us=rtt_us,
+        rtt_slot=rtt_slot,
+        bytes_in_flight=in_flight,
+        packet_slot=slot,
+        row_of_slot=row_of_slot,
+        capture_drops=capture_drops,
+    )
 
 
 def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np.ndarray:
@@ -589,8 +686,11 @@ def _handshake_rtt_us(stats: np.ndarray, n_slots: int) -> np.ndarray:
     col = STAT_INDEX
     out = np.zeros(n_slots, dtype=np.float64)
     for k in range(0, n_slots, 2):
-        syn, synack, ack = stats[k, col["syn_ts_ns"]], stats[k + 1, col["synack_ts_ns"]], \
-            stats[k, col["first_ack_ts_ns"]]
+        syn, synack, ack = (
+            stats[k, col["syn_ts_ns"]],
+            stats[k + 1, col["synack_ts_ns"]],
+            stats[k, col["first_ack_ts_ns"]],
+        )
         if syn >= 0 and synack >= syn and ack >= synack:
             out[k] = out[k + 1] = max(synack - syn, ack - synack) / 1000.0
     return out

@@ -9,6 +9,7 @@ filters: `retransmission` also counts fast and spurious retransmissions, as
 These numbers are Wireshark's heuristics, kept for comparison with published figures; they
 are not the truth-seeking numbers of `truth.py`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,12 +23,12 @@ from .columns import DECODE_TRUNCATED
 from .flows import Flows, frame_count, native_column_tuple, packet_columns
 
 # Bits of WiresharkAnalysis.flags (mirrors WS_* in _native/tcp/tcp_native.h).
-RETRANSMISSION = 1 << 0            # generic retransmission only (see counts() for the filter's meaning)
+RETRANSMISSION = 1 << 0  # generic retransmission only (see counts() for the filter's meaning)
 FAST_RETRANSMISSION = 1 << 1
 SPURIOUS_RETRANSMISSION = 1 << 2
 OUT_OF_ORDER = 1 << 3
-LOST_SEGMENT = 1 << 4              # "previous segment not captured"
-ACK_LOST_SEGMENT = 1 << 5          # "ACKed unseen segment"
+LOST_SEGMENT = 1 << 4  # "previous segment not captured"
+ACK_LOST_SEGMENT = 1 << 5  # "ACKed unseen segment"
 DUPLICATE_ACK = 1 << 6
 ZERO_WINDOW = 1 << 7
 ZERO_WINDOW_PROBE = 1 << 8
@@ -59,9 +60,20 @@ FLAG_FILTERS: Dict[str, int] = {
 
 # The flags of the issue's JSON schema (`wireshark` object), in display order.
 REPORTED_FLAGS: Tuple[str, ...] = (
-    "retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
-    "lost_segment", "ack_lost_segment", "duplicate_ack", "zero_window", "zero_window_probe",
-    "zero_window_probe_ack", "keep_alive", "keep_alive_ack", "window_update", "window_full",
+    "retransmission",
+    "fast_retransmission",
+    "spurious_retransmission",
+    "out_of_order",
+    "lost_segment",
+    "ack_lost_segment",
+    "duplicate_ack",
+    "zero_window",
+    "zero_window_probe",
+    "zero_window_probe_ack",
+    "keep_alive",
+    "keep_alive_ack",
+    "window_update",
+    "window_full",
 )
 
 
@@ -147,11 +159,12 @@ def analyze(packets: Any, flows: Flows) -> WiresharkAnalysis:
     columns = packet_columns(packets)
     n_frames = frame_count(columns)
     native = native_column_tuple(columns, n_frames)
-    raw = _tcp.wireshark_analyze(n_frames, native, np.ascontiguousarray(flows.conversation),
-                                 np.ascontiguousarray(flows.direction), flows.count)
+    raw = _tcp.wireshark_analyze(
+        n_frames, native, np.ascontiguousarray(flows.conversation), np.ascontiguousarray(flows.direction), flows.count
+    )
     flags = np.frombuffer(raw["flags"], dtype=np.uint32)
     reused = reused_port_frames(flows)
-    if len(reused):     # a SYN whose header the snaplen cut shows no analysis (tshark throws first)
+    if len(reused):  # a SYN whose header the snaplen cut shows no analysis (tshark throws first)
         cut = (np.asarray(columns["decode_flags"])[reused] & DECODE_TRUNCATED) != 0
         reused = reused[~cut]
     if len(reused):
@@ -168,4 +181,5 @@ def analyze(packets: Any, flows: Flows) -> WiresharkAnalysis:
 
 
 __all__ = ["WiresharkAnalysis", "analyze", "reused_port_frames", "matches", "FLAG_FILTERS", "REPORTED_FLAGS"] + [
-    name.upper() for name in FLAG_FILTERS]
+    name.upper() for name in FLAG_FILTERS
+]

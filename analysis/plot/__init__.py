@@ -17,14 +17,40 @@ matplotlib is imported inside the functions, so importing this package is free.
 Figures by what they show: `capture` (one capture), `compare` (runs side by side),
 `testbed` (a testbed results table); `figure` holds what they share.
 """
+
 from __future__ import annotations
 
-from .capture import (SEQUENCE_MAX_POINTS, TIMESERIES_PANELS, choose_interval_s, plot_kernel_window, plot_rtt_cdf,
-                      plot_sequence, plot_timeseries, rtt_samples_ms, save_report_plots)
+from .capture import (
+    SEQUENCE_MAX_POINTS,
+    TIMESERIES_PANELS,
+    choose_interval_s,
+    plot_kernel_window,
+    plot_rtt_cdf,
+    plot_sequence,
+    plot_timeseries,
+    rtt_samples_ms,
+    save_report_plots,
+)
 from .compare import plot_compare
 from .figure import flow_label, flow_labels, save_figure_atomically, with_warning_codes
 from .testbed import jain_index, plot_fairness, plot_throughput_vs_loss
 
-__all__ = ["plot_timeseries", "plot_kernel_window", "plot_sequence", "plot_rtt_cdf", "plot_compare", "plot_throughput_vs_loss",
-           "plot_fairness", "save_report_plots", "flow_label", "flow_labels", "rtt_samples_ms",
-           "choose_interval_s", "jain_index", "with_warning_codes", "save_figure_atomically", "SEQUENCE_MAX_POINTS", "TIMESERIES_PANELS"]
+__all__ = [
+    "plot_timeseries",
+    "plot_kernel_window",
+    "plot_sequence",
+    "plot_rtt_cdf",
+    "plot_compare",
+    "plot_throughput_vs_loss",
+    "plot_fairness",
+    "save_report_plots",
+    "flow_label",
+    "flow_labels",
+    "rtt_samples_ms",
+    "choose_interval_s",
+    "jain_index",
+    "with_warning_codes",
+    "save_figure_atomically",
+    "SEQUENCE_MAX_POINTS",
+    "TIMESERIES_PANELS",
+]

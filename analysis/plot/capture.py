@@ -1,5 +1,6 @@
 """Figures of one capture: throughput/retransmission/RTT/in-flight time series, the sequence
 graph, the RTT distribution, the kernel's congestion window, and the PNGs of a report."""
+
 from __future__ import annotations
 
 import math
@@ -8,8 +9,19 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .figure import (BITS_PER_MBIT, BYTES_PER_KB, NS_PER_S, US_PER_MS, FlowKey, _colors, _figure, flow_label,
-                     flow_labels, save_figure_atomically, with_warning_codes)
+from .figure import (
+    BITS_PER_MBIT,
+    BYTES_PER_KB,
+    NS_PER_S,
+    US_PER_MS,
+    FlowKey,
+    _colors,
+    _figure,
+    flow_label,
+    flow_labels,
+    save_figure_atomically,
+    with_warning_codes,
+)
 
 # Beyond this many markers the sequence graph thins original segments and ACKs
 # (every k-th one); retransmissions are always drawn, they are what one looks for.
@@ -23,6 +35,7 @@ TIMESERIES_MIN_SHARE = 0.01
 TARGET_INTERVALS = 200
 TIMESERIES_PANELS = ("throughput", "retransmissions", "rtt", "bytes_in_flight")
 
+
 def choose_interval_s(duration_s: float, target_intervals: int = TARGET_INTERVALS) -> float:
     """An interval of 1, 2 or 5 x 10^k seconds giving about `target_intervals`
     intervals over `duration_s` (at least 1 ms; 1 s for an empty capture)."""
@@ -31,7 +44,7 @@ def choose_interval_s(duration_s: float, target_intervals: int = TARGET_INTERVAL
     raw = duration_s / max(target_intervals, 1)
     exponent = math.floor(math.log10(raw))
     for step in (1.0, 2.0, 5.0, 10.0):
-        candidate = step * 10.0 ** exponent
+        candidate = step * 10.0**exponent
         if candidate >= raw * 0.75:
             return max(round(candidate, 9), 1e-3)
     return max(10.0 ** (exponent + 1), 1e-3)
@@ -49,10 +62,13 @@ def _series_interval_s(series_df: Any) -> Optional[float]:
         return None
     return float(np.min(np.diff(times)))
 
+
 # ----------------------------------------------------------------------------- time series
 
-def _series_groups(series_df: Any, labels: Optional[Mapping[FlowKey, str]],
-                   min_share: float) -> Tuple[List[Tuple[str, Any]], int]:
+
+def _series_groups(
+    series_df: Any, labels: Optional[Mapping[FlowKey, str]], min_share: float
+) -> Tuple[List[Tuple[str, Any]], int]:
     """[(legend label, rows)] ordered by bytes carried, and how many groups were left out."""
     if "label" in series_df.columns:
         keys = list(dict.fromkeys(series_df["label"]))
@@ -75,10 +91,14 @@ def _series_groups(series_df: Any, labels: Optional[Mapping[FlowKey, str]],
     return kept, len(groups) - len(kept)
 
 
-def plot_timeseries(series_df: Any, title: str = "", *,
-                    labels: Optional[Mapping[FlowKey, str]] = None,
-                    panels: Sequence[str] = TIMESERIES_PANELS,
-                    min_share: float = TIMESERIES_MIN_SHARE):
+def plot_timeseries(
+    series_df: Any,
+    title: str = "",
+    *,
+    labels: Optional[Mapping[FlowKey, str]] = None,
+    panels: Sequence[str] = TIMESERIES_PANELS,
+    min_share: float = TIMESERIES_MIN_SHARE,
+):
     """Stacked panels over a shared time axis, one colour per flow direction:
     throughput (solid) and goodput (dashed) in Mbit/s, retransmissions per
     interval, median RTT in ms, peak bytes in flight in KB.
@@ -104,13 +124,20 @@ def plot_timeseries(series_df: Any, title: str = "", *,
         t = np.asarray(rows["time_s"], dtype=float)
         for ax, panel in zip(axes, panels):
             if panel == "throughput":
-                ax.plot(t, np.asarray(rows["throughput_bps"], float) / BITS_PER_MBIT, color=color,
-                        linewidth=1.2, label=name)
-                ax.plot(t, np.asarray(rows["goodput_bps"], float) / BITS_PER_MBIT, color=color,
-                        linewidth=1.0, linestyle="--")
+                ax.plot(
+                    t, np.asarray(rows["throughput_bps"], float) / BITS_PER_MBIT, color=color, linewidth=1.2, label=name
+                )
+                ax.plot(
+                    t,
+                    np.asarray(rows["goodput_bps"], float) / BITS_PER_MBIT,
+                    color=color,
+                    linewidth=1.0,
+                    linestyle="--",
+                )
             elif panel == "retransmissions":
-                ax.step(t, np.asarray(rows["retransmissions"], float), where="post", color=color,
-                        linewidth=1.0, label=name)
+                ax.step(
+                    t, np.asarray(rows["retransmissions"], float), where="post", color=color, linewidth=1.0, label=name
+                )
             elif panel == "rtt":
                 rtt = np.asarray(rows["rtt_ms"], float)
                 ax.plot(t, rtt, color=color, linewidth=1.0, marker=".", markersize=3, label=name)
@@ -118,55 +145,74 @@ def plot_timeseries(series_df: Any, title: str = "", *,
                 flight = np.asarray(rows["bytes_in_flight"], float) / BYTES_PER_KB
                 ax.plot(t, flight, color=color, linewidth=1.0, marker=".", markersize=2, label=name)
 
-    ylabels = {"throughput": "Throughput (Mbit/s)", "retransmissions": "Retransmissions\nper interval",
-               "rtt": "RTT, median (ms)", "bytes_in_flight": "Bytes in flight\n(KB, peak)"}
-    empty_notes = {"rtt": "no RTT samples", "bytes_in_flight":
-                   "bytes in flight are measured at the sender's side only"}
+    ylabels = {
+        "throughput": "Throughput (Mbit/s)",
+        "retransmissions": "Retransmissions\nper interval",
+        "rtt": "RTT, median (ms)",
+        "bytes_in_flight": "Bytes in flight\n(KB, peak)",
+    }
+    empty_notes = {"rtt": "no RTT samples", "bytes_in_flight": "bytes in flight are measured at the sender's side only"}
     for ax, panel in zip(axes, panels):
         ax.set_ylabel(ylabels[panel])
         ax.grid(True, alpha=0.3)
         values = [line.get_ydata() for line in ax.get_lines()]
         top = max((float(np.nanmax(v)) for v in values if np.isfinite(v).any()), default=0.0)
-        ax.set_ylim(0, top * 1.1 if top > 0 else 1.0)     # headroom: a line at the top stays visible
-        if panel in empty_notes and not any(line.get_xydata()[:, 1][~np.isnan(line.get_xydata()[:, 1])].size
-                                            for line in ax.get_lines()):
-            ax.text(0.5, 0.5, empty_notes[panel], transform=ax.transAxes, ha="center", va="center",
-                    color="0.4")
+        ax.set_ylim(0, top * 1.1 if top > 0 else 1.0)  # headroom: a line at the top stays visible
+        if panel in empty_notes and not any(
+            line.get_xydata()[:, 1][~np.isnan(line.get_xydata()[:, 1])].size for line in ax.get_lines()
+        ):
+            ax.text(0.5, 0.5, empty_notes[panel], transform=ax.transAxes, ha="center", va="center", color="0.4")
             ax.set_yticks([])
         if panel == "retransmissions":
             from matplotlib.ticker import MaxNLocator
+
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     xlabel = "Time since the capture's first packet (s)"
     if interval_s is not None:
         xlabel += f"; {_interval_text(interval_s)} intervals"
     axes[-1].set_xlabel(xlabel)
     if not groups:
-        axes[0].text(0.5, 0.5, "no data-carrying flow direction", transform=axes[0].transAxes,
-                     ha="center", va="center", color="0.4")
+        axes[0].text(
+            0.5,
+            0.5,
+            "no data-carrying flow direction",
+            transform=axes[0].transAxes,
+            ha="center",
+            va="center",
+            color="0.4",
+        )
 
     handles, names = axes[0].get_legend_handles_labels()
     if "throughput" in panels and groups:
         from matplotlib.lines import Line2D
-        handles += [Line2D([], [], color="0.3", linewidth=1.2),
-                    Line2D([], [], color="0.3", linewidth=1.0, linestyle="--")]
+
+        handles += [
+            Line2D([], [], color="0.3", linewidth=1.2),
+            Line2D([], [], color="0.3", linewidth=1.0, linestyle="--"),
+        ]
         names += ["throughput (all payload)", "goodput (unique payload)"]
     if handles:
-        fig.legend(handles, names, loc="outside lower center", ncol=min(4, len(handles)), fontsize="small",
-                   frameon=False)
+        fig.legend(
+            handles, names, loc="outside lower center", ncol=min(4, len(handles)), fontsize="small", frameon=False
+        )
     heading = title or "Per-interval time series"
     if left_out:
-        heading += f"\n({left_out} direction{'s' if left_out > 1 else ''} carrying under "\
-                   f"{min_share:.0%} of the busiest one's bytes not shown)"
+        heading += (
+            f"\n({left_out} direction{'s' if left_out > 1 else ''} carrying under "
+            f"{min_share:.0%} of the busiest one's bytes not shown)"
+        )
     fig.suptitle(heading)
     return fig
 
 
 # ----------------------------------------------------------------------------- sequence graph
 
+
 def _signed32(values: np.ndarray) -> np.ndarray:
     """uint32 differences as signed offsets (sequence arithmetic modulo 2^32)."""
-    return np.asarray(values, dtype=np.uint32).astype(np.int64) - \
-        np.where(np.asarray(values, dtype=np.uint32) >= 2 ** 31, 2 ** 32, 0)
+    return np.asarray(values, dtype=np.uint32).astype(np.int64) - np.where(
+        np.asarray(values, dtype=np.uint32) >= 2**31, 2**32, 0
+    )
 
 
 def _thin(index: np.ndarray, keep: int) -> Tuple[np.ndarray, int]:
@@ -185,11 +231,18 @@ def _sequence_unit(span_bytes: float) -> Tuple[float, str]:
     return 1.0, "bytes"
 
 
-def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any,
-                  direction_index: Optional[int] = None, *, title: str = "",
-                  time_range_s: Optional[Tuple[float, float]] = None,
-                  max_points: int = SEQUENCE_MAX_POINTS, show_sack: bool = True,
-                  show_window: bool = True):
+def plot_sequence(
+    packets: Mapping[str, np.ndarray],
+    flows: Any,
+    directions: Any,
+    direction_index: Optional[int] = None,
+    *,
+    title: str = "",
+    time_range_s: Optional[Tuple[float, float]] = None,
+    max_points: int = SEQUENCE_MAX_POINTS,
+    show_sack: bool = True,
+    show_window: bool = True,
+):
     """The Stevens time-sequence graph of one flow direction.
 
     Each data segment is a point at (time, relative end sequence number);
@@ -216,8 +269,9 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
     if direction_index is None:
         direction_index = main_direction(directions)
     if direction_index is None:
-        ax.text(0.5, 0.5, "no data-carrying flow direction", transform=ax.transAxes, ha="center",
-                va="center", color="0.4")
+        ax.text(
+            0.5, 0.5, "no data-carrying flow direction", transform=ax.transAxes, ha="center", va="center", color="0.4"
+        )
         fig.suptitle(title or "Time-sequence graph")
         return fig
     if not 0 <= direction_index < len(directions):
@@ -244,8 +298,15 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
         data = data[(ts_ns[data] >= low_ns) & (ts_ns[data] <= high_ns)]
         acks = acks[(ts_ns[acks] >= low_ns) & (ts_ns[acks] <= high_ns)]
     if len(data) == 0:
-        ax.text(0.5, 0.5, "no data segments in this direction" + (" and time range" if time_range_s else ""),
-                transform=ax.transAxes, ha="center", va="center", color="0.4")
+        ax.text(
+            0.5,
+            0.5,
+            "no data segments in this direction" + (" and time range" if time_range_s else ""),
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="0.4",
+        )
         fig.suptitle((title + "\n" if title else "") + flow_label(directions, direction_index))
         return fig
 
@@ -265,32 +326,50 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
     budget = max(max_points - len(retrans) - len(spurious) - len(reordered), 0)
     share = len(originals) / max(len(originals) + len(acks), 1)
     originals, step_originals = _thin(originals, int(budget * share))
-    ack_lines = 2 if show_window else 1      # the window limit line has a vertex per ACK too
+    ack_lines = 2 if show_window else 1  # the window limit line has a vertex per ACK too
     acks_drawn, step_acks = _thin(acks, (budget - len(originals)) // ack_lines)
 
     from matplotlib.lines import Line2D
-    legend = [(Line2D([], [], linestyle="none", marker="o", markersize=4, color="tab:blue"),
-               f"data segment ({len(data):,})")]
-    ax.plot(seconds(originals), seg_end[originals] / scale, linestyle="none", marker=".",
-            markersize=2.0, color="tab:blue", rasterized=len(originals) > 20_000)
+
+    legend = [
+        (Line2D([], [], linestyle="none", marker="o", markersize=4, color="tab:blue"), f"data segment ({len(data):,})")
+    ]
+    ax.plot(
+        seconds(originals),
+        seg_end[originals] / scale,
+        linestyle="none",
+        marker=".",
+        markersize=2.0,
+        color="tab:blue",
+        rasterized=len(originals) > 20_000,
+    )
     if len(acks_drawn):
         ack_y = (ack64[acks_drawn] - base) / scale
-        legend += [(ax.step(seconds(acks_drawn), ack_y, where="post", color="tab:green",
-                            linewidth=1.0)[0], "cumulative ACK")]
+        legend += [
+            (ax.step(seconds(acks_drawn), ack_y, where="post", color="tab:green", linewidth=1.0)[0], "cumulative ACK")
+        ]
         if show_window:
-            legend += _draw_window_limit(ax, packets, flows, directions, direction_index, acks_drawn, base,
-                                         scale, seconds)
+            legend += _draw_window_limit(
+                ax, packets, flows, directions, direction_index, acks_drawn, base, scale, seconds
+            )
     if show_sack and len(acks_drawn):
         legend += _draw_sack(ax, packets, ack64, acks_drawn, base, scale, seconds, max_points)
     for index, marker, color, size, name in (
-            (retrans, "x", "tab:red", 6, "retransmission"),
-            (spurious, "+", "tab:orange", 7, "spurious retransmission"),
-            (reordered, "^", "tab:purple", 4, "reordered (late original)")):
+        (retrans, "x", "tab:red", 6, "retransmission"),
+        (spurious, "+", "tab:orange", 7, "spurious retransmission"),
+        (reordered, "^", "tab:purple", 4, "reordered (late original)"),
+    ):
         if len(index):
             # thousands of big crosses would hide the originals: shrink them as they multiply
             marker_size = size if len(index) <= 300 else size * (0.7 if len(index) <= 3000 else 0.45)
-            line = ax.plot(seconds(index), seg_end[index] / scale, linestyle="none", marker=marker,
-                           markersize=marker_size, color=color)[0]
+            line = ax.plot(
+                seconds(index),
+                seg_end[index] / scale,
+                linestyle="none",
+                marker=marker,
+                markersize=marker_size,
+                color=color,
+            )[0]
             legend.append((line, f"{name} ({len(index):,})"))
 
     # the window line may run far above the data: the y axis follows data and ACKs
@@ -310,8 +389,17 @@ def plot_sequence(packets: Mapping[str, np.ndarray], flows: Any, directions: Any
     return fig
 
 
-def _draw_window_limit(ax: Any, packets: Mapping[str, np.ndarray], flows: Any, directions: Any,
-                       row: int, acks: np.ndarray, base: int, scale: float, seconds: Any) -> List[Any]:
+def _draw_window_limit(
+    ax: Any,
+    packets: Mapping[str, np.ndarray],
+    flows: Any,
+    directions: Any,
+    row: int,
+    acks: np.ndarray,
+    base: int,
+    scale: float,
+    seconds: Any,
+) -> List[Any]:
     """ACK + the peer's advertised window, when the handshake told the window scale."""
     streams = getattr(flows, "streams", None) or {}
     if "window_scale" not in streams:
@@ -327,10 +415,19 @@ def _draw_window_limit(ax: Any, packets: Mapping[str, np.ndarray], flows: Any, d
     return [(line, "receive window limit (ACK + window)")]
 
 
-def _draw_sack(ax: Any, packets: Mapping[str, np.ndarray], ack64: np.ndarray, acks: np.ndarray,
-               base: int, scale: float, seconds: Any, max_blocks: int) -> List[Any]:
+def _draw_sack(
+    ax: Any,
+    packets: Mapping[str, np.ndarray],
+    ack64: np.ndarray,
+    acks: np.ndarray,
+    base: int,
+    scale: float,
+    seconds: Any,
+    max_blocks: int,
+) -> List[Any]:
     """SACK blocks as vertical bars at the time of the ACK that carried them."""
     from matplotlib.collections import LineCollection
+
     count = np.asarray(packets["sack_count"])[acks]
     with_sack = acks[count > 0]
     if len(with_sack) == 0:
@@ -355,9 +452,11 @@ def _draw_sack(ax: Any, packets: Mapping[str, np.ndarray], ack64: np.ndarray, ac
 
 # ----------------------------------------------------------------------------- RTT distribution
 
+
 def rtt_samples_ms(directions: Any, direction_index: Optional[int] = None) -> np.ndarray:
     """The RTT samples (ms) of one data direction (default: the main one), in packet order."""
     from .._core.truth import main_direction
+
     if direction_index is None:
         direction_index = main_direction(directions)
     if direction_index is None:
@@ -386,8 +485,14 @@ def plot_rtt_cdf(samples_ms: Mapping[str, Any], title: str = "", *, log_x: bool 
             continue
         cdf = np.arange(1, len(values) + 1) / len(values)
         median = float(np.median(values))
-        ax.step(np.r_[values[0], values], np.r_[0.0, cdf], where="post", color=color, linewidth=1.5,
-                label=f"{name} (n={len(values):,}, median {median:.3g} ms)")
+        ax.step(
+            np.r_[values[0], values],
+            np.r_[0.0, cdf],
+            where="post",
+            color=color,
+            linewidth=1.5,
+            label=f"{name} (n={len(values):,}, median {median:.3g} ms)",
+        )
         ax.axvline(median, color=color, linestyle=":", linewidth=0.8)
         drawn += 1
     if log_x and drawn:
@@ -403,7 +508,9 @@ def plot_rtt_cdf(samples_ms: Mapping[str, Any], title: str = "", *, log_x: bool 
     fig.suptitle(title or "RTT distribution")
     return fig
 
+
 # ----------------------------------------------------------------------------- one capture's PNGs
+
 
 def _busy_rows(directions: Any, min_share: float) -> List[int]:
     """Rows carrying at least `min_share` of the busiest row's payload, busiest first."""
@@ -419,11 +526,19 @@ def _part(parts: Any, name: str) -> Any:
         return parts.get(name)
     return getattr(parts, name, None)
 
-def plot_kernel_window(probe: Any, events: np.ndarray, packet_ns: Optional[np.ndarray] = None,
-                       capture_in_flight: Optional[np.ndarray] = None, mss_bytes: int = 1448, title: str = ""):
+
+def plot_kernel_window(
+    probe: Any,
+    events: np.ndarray,
+    packet_ns: Optional[np.ndarray] = None,
+    capture_in_flight: Optional[np.ndarray] = None,
+    mss_bytes: int = 1448,
+    title: str = "",
+):
     """The sending kernel's cwnd and ssthresh (segments, from probe.csv) over time, with the
     capture's bytes in flight in segments beside them, and the kernel's srtt below."""
     from .._core.kernel_probe import SSTHRESH_INFINITE
+
     fig = _figure(9.0, 5.5)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
     start_ns = int(probe.time_ns[events].min()) if len(events) else 0
@@ -433,8 +548,14 @@ def plot_kernel_window(probe: Any, events: np.ndarray, packet_ns: Optional[np.nd
     colors = _colors()
     if packet_ns is not None and capture_in_flight is not None:
         known = capture_in_flight >= 0
-        top.plot((packet_ns[known] - start_ns) / NS_PER_S, capture_in_flight[known] / max(mss_bytes, 1),
-                 color=colors[7], linewidth=0.6, alpha=0.8, label="in flight (capture)")
+        top.plot(
+            (packet_ns[known] - start_ns) / NS_PER_S,
+            capture_in_flight[known] / max(mss_bytes, 1),
+            color=colors[7],
+            linewidth=0.6,
+            alpha=0.8,
+            label="in flight (capture)",
+        )
     top.step(t_s, probe.cwnd_segments[events], where="post", color=colors[0], linewidth=1.2, label="cwnd (kernel)")
     ssthresh = probe.ssthresh_segments[events].astype(np.float64)
     ssthresh[ssthresh >= SSTHRESH_INFINITE] = np.nan
@@ -449,8 +570,7 @@ def plot_kernel_window(probe: Any, events: np.ndarray, packet_ns: Optional[np.nd
     return fig
 
 
-def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str, *,
-                      dpi: int = 120) -> List[Path]:
+def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str, *, dpi: int = 120) -> List[Path]:
     """Write the PNGs of one capture into `out_dir` and return their paths:
     `<stem>.timeseries.png`, `<stem>.sequence.png` (main direction) and
     `<stem>.rtt_cdf.png` (directions with RTT samples that carried at least
@@ -488,17 +608,25 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
     main = main_direction(directions)
     if main is not None:
         save(plot_sequence(packets, flows, directions, main, title=title), "sequence")
-        samples = {flow_label(directions, r): rtt_samples_ms(directions, r)
-                   for r in _busy_rows(directions, TIMESERIES_MIN_SHARE)}
+        samples = {
+            flow_label(directions, r): rtt_samples_ms(directions, r)
+            for r in _busy_rows(directions, TIMESERIES_MIN_SHARE)
+        }
         samples = {name: values for name, values in samples.items() if len(values)}
         if samples:
             save(plot_rtt_cdf(samples, title=title), "rtt_cdf")
         probe = _part(analysis_parts, "probe")
         if probe is not None:
             from .._core.kernel_probe import events_of
+
             table = directions.table
-            events = events_of(probe, str(table["src"][main]), int(table["sport"][main]),
-                               str(table["dst"][main]), int(table["dport"][main]))
+            events = events_of(
+                probe,
+                str(table["src"][main]),
+                int(table["sport"][main]),
+                str(table["dst"][main]),
+                int(table["dport"][main]),
+            )
             if len(events):
                 packet_ns = capture_flight = None
                 if table["vantage"][main] == "sender":
@@ -506,6 +634,8 @@ def save_report_plots(analysis_parts: Any, out_dir: Union[str, Path], stem: str,
                     of_main = np.where(slot >= 0, directions.row_of_slot[np.maximum(slot, 0)], -1) == main
                     packet_ns = np.asarray(packets["ts_ns"], dtype=np.int64)[of_main]
                     capture_flight = directions.bytes_in_flight[of_main]
-                save(plot_kernel_window(probe, events, packet_ns, capture_flight, int(table["mss"][main]),
-                                        title=title), "kernel")
+                save(
+                    plot_kernel_window(probe, events, packet_ns, capture_flight, int(table["mss"][main]), title=title),
+                    "kernel",
+                )
     return written

@@ -1,4 +1,5 @@
 """Runs side by side: one bar per run for each summary figure."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -28,13 +29,11 @@ def plot_compare(summaries: Sequence[Mapping[str, Any]], title: str = ""):
     for ax, (key, label, fmt) in zip(axes, COMPARE_PANELS):
         values = [s.get(key) for s in summaries]
         heights = [float(v) if v is not None else 0.0 for v in values]
-        bars = ax.bar(positions, heights, color=[colors[k % len(colors)] for k in range(len(summaries))],
-                      width=0.6)
+        bars = ax.bar(positions, heights, color=[colors[k % len(colors)] for k in range(len(summaries))], width=0.6)
         texts = [fmt.format(v) if v is not None else "n/a" for v in values]
         ax.bar_label(bars, labels=texts, padding=2, fontsize="small")
         ax.set_title(label, fontsize="medium")
-        ax.set_xticks(positions, names, rotation=30 if long_names else 0,
-                      ha="right" if long_names else "center")
+        ax.set_xticks(positions, names, rotation=30 if long_names else 0, ha="right" if long_names else "center")
         top = max(heights, default=0.0)
         ax.set_ylim(0, top * 1.18 if top > 0 else 1.0)
         ax.grid(True, axis="y", alpha=0.3)

@@ -1,5 +1,6 @@
 """What every figure shares: units, an empty matplotlib Figure without pyplot, the colour cycle,
 flow labels, capture-warning titles and an atomic PNG write."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,15 +15,18 @@ FlowKey = Tuple[int, int]
 
 def _figure(width_in: float, height_in: float):
     from matplotlib.figure import Figure
+
     return Figure(figsize=(width_in, height_in), layout="constrained")
 
 
 def _colors() -> List[Tuple[float, float, float, float]]:
     from matplotlib import colormaps
+
     return [colormaps["tab10"](k) for k in range(10)]
 
 
 # ----------------------------------------------------------------------------- labels and intervals
+
 
 def flow_label(directions: Any, row: int) -> str:
     """'src:port -> dst:port' of one row of a `Directions` table (IPv6 in brackets)."""
@@ -31,20 +35,22 @@ def flow_label(directions: Any, row: int) -> str:
     def endpoint(address: Any, port: Any) -> str:
         text = str(address)
         return f"[{text}]:{int(port)}" if ":" in text else f"{text}:{int(port)}"
+
     return f"{endpoint(t['src'][row], t['sport'][row])} -> {endpoint(t['dst'][row], t['dport'][row])}"
 
 
 def flow_labels(directions: Any) -> Dict[FlowKey, str]:
     """{(stream, direction): 'src:port -> dst:port'} for every data direction."""
     t = directions.table
-    return {(int(t["stream"][r]), int(t["direction"][r])): flow_label(directions, r)
-            for r in range(len(directions))}
+    return {(int(t["stream"][r]), int(t["direction"][r])): flow_label(directions, r) for r in range(len(directions))}
+
 
 def save_figure_atomically(fig: Any, path: Union[str, Path], **savefig_kwargs: Any) -> Path:
     """Write a figure to `path` through a temporary name in the same folder, renamed when
     complete: an interrupt or a full disk never leaves a half-written PNG under `path`."""
     import os
     import tempfile
+
     path = Path(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:

@@ -1,4 +1,5 @@
 """Figures of a testbed results table: throughput against loss, and fairness per run."""
+
 from __future__ import annotations
 
 from typing import Any, List, Sequence
@@ -37,8 +38,13 @@ def plot_throughput_vs_loss(results_df: Any, title: str = ""):
         ax.plot(mean.index, mean.values, marker="o", color=color, linewidth=1.5, label=f"{cca} (mean)")
     shares = _fair_shares_bps(frame)
     if len(shares) == 1:
-        ax.axhline(shares[0] / BITS_PER_MBIT, color="0.5", linestyle=":", linewidth=1.0,
-                   label="fair share (bottleneck rate / flows)")
+        ax.axhline(
+            shares[0] / BITS_PER_MBIT,
+            color="0.5",
+            linestyle=":",
+            linewidth=1.0,
+            label="fair share (bottleneck rate / flows)",
+        )
     ax.set_xlabel("Configured random loss (%)")
     ax.set_ylabel("Throughput per flow (Mbit/s)")
     ax.set_ylim(bottom=0)
@@ -77,21 +83,32 @@ def plot_fairness(results_df: Any, title: str = ""):
         colors = _colors()
         ccas = list(dict.fromkeys(r[3] for r in rows))
         positions = np.arange(len(rows))
-        bars = ax.bar(positions, [r[1] for r in rows], width=0.6,
-                      color=[colors[ccas.index(r[3]) % len(colors)] for r in rows])
+        bars = ax.bar(
+            positions, [r[1] for r in rows], width=0.6, color=[colors[ccas.index(r[3]) % len(colors)] for r in rows]
+        )
         ax.bar_label(bars, labels=[f"{r[1]:.2f}" for r in rows], padding=2, fontsize="small")
-        ax.hlines([1.0 / r[2] for r in rows], positions - 0.3, positions + 0.3, colors="black",
-                  linestyles=":", linewidth=1.2, zorder=3)
+        ax.hlines(
+            [1.0 / r[2] for r in rows],
+            positions - 0.3,
+            positions + 0.3,
+            colors="black",
+            linestyles=":",
+            linewidth=1.2,
+            zorder=3,
+        )
         ax.set_xticks(positions, [r[0] for r in rows], rotation=30, ha="right", fontsize="small")
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
+
         handles: List[Any] = [Patch(color=colors[k % len(colors)]) for k in range(len(ccas))]
         handles.append(Line2D([], [], color="black", linestyle=":", linewidth=1.2))
-        fig.legend(handles, ccas + ["1/n: one flow\ntakes all"], loc="outside right upper", fontsize="small",
-                   frameon=False)
+        fig.legend(
+            handles, ccas + ["1/n: one flow\ntakes all"], loc="outside right upper", fontsize="small", frameon=False
+        )
     else:
-        ax.text(0.5, 0.5, "no run with two or more flows", transform=ax.transAxes, ha="center",
-                va="center", color="0.4")
+        ax.text(
+            0.5, 0.5, "no run with two or more flows", transform=ax.transAxes, ha="center", va="center", color="0.4"
+        )
     ax.set_ylim(0, 1.12)
     ax.set_ylabel("Jain's fairness index")
     ax.grid(True, axis="y", alpha=0.3)

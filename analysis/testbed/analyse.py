@@ -1,4 +1,5 @@
 """Analyse a testbed capture with the library and pick out one flow's data direction."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,6 +16,7 @@ def analyse_capture(pcap_path: Path) -> Tuple[Optional[List[Dict[str, Any]]], Op
     the run's rows, so one bad capture does not stop a matrix. Any other exception is a bug in
     the analysis and propagates: a note would hide it behind empty columns."""
     from .. import analyze
+
     try:
         document = analyze(str(pcap_path)).to_json()
     except CaptureError as exc:

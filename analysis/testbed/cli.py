@@ -12,6 +12,7 @@ Exit status: 0 done, 1 (realhost) a capture missed its tolerances, 2 refused (op
 what `run` wrote stays in OUT/.spline-testbed-PID-XXXXXX), 130 interrupted (Ctrl-C,
 SIGTERM, SIGHUP). A reader that has gone (`| head -1`) is not an error: the run goes on.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,11 @@ EXIT_INTERRUPTED = 130
 # Signals that end a run as Ctrl-C does: namespaces removed, finished runs kept, status 130.
 INTERRUPT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 BAR_WIDTH_CHARS = 30
-NO_NETEM_MESSAGE = ("spline-testbed: this kernel has no netem qdisc: delay, jitter and reordering cannot be "
-                    "emulated here and are NOT applied (runs record delay_applied=false); rate is shaped with tbf "
-                    "and loss is a random drop in the router's FORWARD chain (iptables statistic)")
+NO_NETEM_MESSAGE = (
+    "spline-testbed: this kernel has no netem qdisc: delay, jitter and reordering cannot be "
+    "emulated here and are NOT applied (runs record delay_applied=false); rate is shaped with tbf "
+    "and loss is a random drop in the router's FORWARD chain (iptables statistic)"
+)
 
 
 def available_ccas() -> List[str]:
@@ -57,14 +60,17 @@ def check_host(ccas: Sequence[str]) -> None:
         raise TestbedError("spline-testbed needs root (network namespaces, tc, iptables, tcpdump)")
     missing = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
     if missing:
-        raise TestbedError(f"missing tools: {', '.join(missing)} (Debian: apt-get install iproute2 iptables "
-                           f"ethtool tcpdump iperf3)")
+        raise TestbedError(
+            f"missing tools: {', '.join(missing)} (Debian: apt-get install iproute2 iptables ethtool tcpdump iperf3)"
+        )
     available = available_ccas()
     unknown = [cca for cca in ccas if cca not in available]
     if unknown:
-        raise TestbedError(f"congestion control not available: {', '.join(unknown)}; available here: "
-                           f"{' '.join(available) or 'none'} (for spline, load the module or register its "
-                           f"eBPF struct_ops first)")
+        raise TestbedError(
+            f"congestion control not available: {', '.join(unknown)}; available here: "
+            f"{' '.join(available) or 'none'} (for spline, load the module or register its "
+            f"eBPF struct_ops first)"
+        )
 
 
 def detect_netem(prefix: str) -> bool:
@@ -122,7 +128,7 @@ class ReaderMayLeave:
         except BrokenPipeError:
             self._gone()
             try:
-                self._stream.flush()        # the buffered rest, into /dev/null now
+                self._stream.flush()  # the buffered rest, into /dev/null now
             except OSError:
                 pass
 
@@ -141,8 +147,16 @@ def build_matrix(args: argparse.Namespace) -> MatrixSpec:
     spec = MatrixSpec()
     if args.config:
         spec = matrix_from_mapping(load_toml(Path(args.config)), spec)
-    flags = {"cca": args.cca, "rate": args.rate, "delay": args.delay, "jitter": args.jitter,
-             "loss": args.loss, "reorder": args.reorder, "flows": args.flows, "duration_s": args.duration}
+    flags = {
+        "cca": args.cca,
+        "rate": args.rate,
+        "delay": args.delay,
+        "jitter": args.jitter,
+        "loss": args.loss,
+        "reorder": args.reorder,
+        "flows": args.flows,
+        "duration_s": args.duration,
+    }
     return matrix_from_mapping({k: v for k, v in flags.items() if v is not None}, spec)
 
 
@@ -186,7 +200,7 @@ def publish(staging: Path, out_dir: Path) -> None:
             if os.path.islink(target) or os.path.isfile(target):
                 os.unlink(target)
             elif target.is_dir():
-                shutil.rmtree(target)       # --force: the earlier run of this id
+                shutil.rmtree(target)  # --force: the earlier run of this id
             os.rename(run_dir, target)
         (staging / "runs").rmdir()
     for name in OUTPUT_TABLES:
@@ -201,11 +215,13 @@ def leftovers_of_killed_runs(out_dir: Optional[Path]) -> List[str]:
     notes = []
     for name in netns.orphaned_namespaces(NAMESPACE_PREFIX):
         pids = netns.remove_namespace(name)
-        notes.append(f"removed namespace {name} of a killed run"
-                     + (f" and stopped its processes {', '.join(map(str, pids))}" if pids else ""))
+        notes.append(
+            f"removed namespace {name} of a killed run"
+            + (f" and stopped its processes {', '.join(map(str, pids))}" if pids else "")
+        )
     if out_dir is not None and out_dir.is_dir():
         for staging in sorted(out_dir.glob(f"{STAGING_PREFIX}*")):
-            pid = staging.name[len(STAGING_PREFIX):].split("-")[0]
+            pid = staging.name[len(STAGING_PREFIX) :].split("-")[0]
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
                 notes.append(f"{staging} holds the files of a killed run (captures marked unfinished)")
     return notes
@@ -224,8 +240,11 @@ def vm_choice(args: argparse.Namespace, runs: Sequence[RunSpec]) -> Optional[str
         return None
     if detect_netem(f"{NAMESPACE_PREFIX}-{os.getpid()}"):
         return None
-    if not vm.usable_kernels() or shutil.which("vng", path=vm.tool_path()) is None \
-            or shutil.which("qemu-system-x86_64") is None:
+    if (
+        not vm.usable_kernels()
+        or shutil.which("vng", path=vm.tool_path()) is None
+        or shutil.which("qemu-system-x86_64") is None
+    ):
         return None
     return "this host's kernel has no netem, so delay, jitter and reordering need one that has (--no-vm: run here without them)"
 
@@ -257,8 +276,15 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
     warning = vm.tcg_rate_warning([spec.rate.value for spec in runs], vm.kvm_usable())
     if warning:
         print(f"spline-testbed: {warning}", file=sys.stderr)
-    summary = vm.run_in_vm(args, [spec.run_id for spec in runs], runs[0].duration_s if runs else 0.0, out_dir, publish,
-                           STAGING_PREFIX, reason)
+    summary = vm.run_in_vm(
+        args,
+        [spec.run_id for spec in runs],
+        runs[0].duration_s if runs else 0.0,
+        out_dir,
+        publish,
+        STAGING_PREFIX,
+        reason,
+    )
     parquet_note = write_parquet_beside_csv(out_dir)
     if parquet_note:
         print(f"spline-testbed: {parquet_note}", file=sys.stderr)
@@ -268,26 +294,47 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
     except (OSError, ValueError):
         document = {"runs_planned": len(runs), "runs_finished": summary["runs_recovered"]}
     document["interrupted"] = bool(document.get("interrupted")) or summary["interrupted"]
-    document["vm"] = {key: summary[key] for key in ("kernel", "accel", "cpus", "boot_s", "run_costs_s",
-                                                    "wall_time_s", "status", "boots", "guest_faults")}
+    document["vm"] = {
+        key: summary[key]
+        for key in (
+            "kernel",
+            "accel",
+            "cpus",
+            "boot_s",
+            "run_costs_s",
+            "wall_time_s",
+            "status",
+            "boots",
+            "guest_faults",
+        )
+    }
     if not os.path.islink(testbed_json):
         testbed_json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     costs = summary["run_costs_s"]
     boot = f"{summary['boot_s']:.1f} s" if summary["boot_s"] is not None else "unknown"
     per_run = f"{sum(costs) / len(costs):.1f} s per run" if costs else "no run finished"
-    print(f"spline-testbed: VM ({summary['kernel']}, {summary['accel']}): boot and set-up {boot}, {per_run}, "
-          f"{summary['wall_time_s']:.1f} s in all", file=sys.stderr)
+    print(
+        f"spline-testbed: VM ({summary['kernel']}, {summary['accel']}): boot and set-up {boot}, {per_run}, "
+        f"{summary['wall_time_s']:.1f} s in all",
+        file=sys.stderr,
+    )
     if summary["interrupted"]:
-        print(f"spline-testbed: interrupted; the VM is stopped; results of the {summary['runs_recovered']} "
-              f"finished run(s) kept in {out_dir}", file=sys.stderr)
+        print(
+            f"spline-testbed: interrupted; the VM is stopped; results of the {summary['runs_recovered']} "
+            f"finished run(s) kept in {out_dir}",
+            file=sys.stderr,
+        )
         return 130
     # The guest publishes testbed.json last: every planned run finished there is success,
     # whatever status virtme-ng passes on for the guest's poweroff.
     if document.get("runs_finished") == len(runs) and not document.get("interrupted"):
         return 0
     fault = f" ({'; '.join(summary['guest_faults'])})" if summary["guest_faults"] else ""
-    print(f"spline-testbed: {document.get('runs_finished', 0)} of {len(runs)} runs finished in the VM{fault}; "
-          f"its console: {out_dir / 'vm-console.log'}", file=sys.stderr)
+    print(
+        f"spline-testbed: {document.get('runs_finished', 0)} of {len(runs)} runs finished in the VM{fault}; "
+        f"its console: {out_dir / 'vm-console.log'}",
+        file=sys.stderr,
+    )
     return 2
 
 
@@ -324,22 +371,31 @@ def command_run(args: argparse.Namespace) -> int:
                 continue
             draw_progress(number - 1, len(runs), f"running {spec.run_id}", started_s, redraw)
             tracer.clear()
-            record = execute_run(spec, staging / "runs" / spec.run_id, f"{prefix}-{spec.index}",
-                                 netem_available, snaplen_bytes=args.snaplen)
+            record = execute_run(
+                spec,
+                staging / "runs" / spec.run_id,
+                f"{prefix}-{spec.index}",
+                netem_available,
+                snaplen_bytes=args.snaplen,
+            )
             tracer.save(record.sender_pcap.with_name("probe.csv"))
             rows.extend(rows_for_run(record, staging))
-            write_csv(rows, staging / "results.csv")    # finished runs survive a killed VM
+            write_csv(rows, staging / "results.csv")  # finished runs survive a killed VM
             draw_progress(number, len(runs), f"{spec.run_id} ({record.wall_time_s:.1f} s)", started_s, redraw)
             if args.guest and args.guest_crash_after == len({row["run_id"] for row in rows}):
                 Path("/proc/sysrq-trigger").write_text("c\n")
     except KeyboardInterrupt:
         interrupted = True
-        print("\nspline-testbed: interrupted; namespaces, rules and processes removed; "
-              f"results of the {len({r['run_id'] for r in rows})} finished run(s) kept", file=sys.stderr)
+        print(
+            "\nspline-testbed: interrupted; namespaces, rules and processes removed; "
+            f"results of the {len({r['run_id'] for r in rows})} finished run(s) kept",
+            file=sys.stderr,
+        )
     except (TestbedError, OSError):
-        if disk_is_full(staging):     # a run that failed for want of space: say that, not its symptom
-            raise OutputError(f"cannot write into {out_dir}: No space left on device; what was written "
-                              f"is in {staging}") from None
+        if disk_is_full(staging):  # a run that failed for want of space: say that, not its symptom
+            raise OutputError(
+                f"cannot write into {out_dir}: No space left on device; what was written is in {staging}"
+            ) from None
         raise
     finally:
         probe_overruns = tracer.overruns()
@@ -349,15 +405,27 @@ def command_run(args: argparse.Namespace) -> int:
             write_csv(rows, staging / "results.csv")
             # a guest leaves Parquet to the host: importing pyarrow under QEMU TCG takes ~2 min
             parquet_note = write_parquet(rows, staging / "results.parquet") if rows and not args.guest else None
-            (staging / "testbed.json").write_text(json.dumps({
-                "netem_available": netem_available, "runs_planned": len(runs),
-                "runs_finished": len({r["run_id"] for r in rows}), "interrupted": interrupted,
-                "wall_time_s": round(time.monotonic() - started_s, 3), "kernel": os.uname().release,
-                "probe_trace_recorded": probe_recorded, "probe_overrun_events": probe_overruns,
-            }, indent=2) + "\n", encoding="utf-8")
+            (staging / "testbed.json").write_text(
+                json.dumps(
+                    {
+                        "netem_available": netem_available,
+                        "runs_planned": len(runs),
+                        "runs_finished": len({r["run_id"] for r in rows}),
+                        "interrupted": interrupted,
+                        "wall_time_s": round(time.monotonic() - started_s, 3),
+                        "kernel": os.uname().release,
+                        "probe_trace_recorded": probe_recorded,
+                        "probe_overrun_events": probe_overruns,
+                    },
+                    indent=2,
+                )
+                + "\n",
+                encoding="utf-8",
+            )
         except OSError as exc:
-            raise OutputError(f"cannot write the results into {out_dir}: {exc.strerror or exc}; what was "
-                              f"written is in {staging}") from None
+            raise OutputError(
+                f"cannot write the results into {out_dir}: {exc.strerror or exc}; what was written is in {staging}"
+            ) from None
         publish(staging, out_dir)
     if parquet_note:
         print(f"spline-testbed: {parquet_note}", file=sys.stderr)
@@ -373,7 +441,9 @@ def command_check(args: argparse.Namespace) -> int:  # noqa: ARG001
         raise TestbedError("spline-testbed check needs root")
     print(f"congestion controls: {' '.join(available_ccas())}")
     print(f"missing tools: {' '.join(t for t in REQUIRED_TOOLS if shutil.which(t) is None) or 'none'}")
-    print(f"netem: {'available' if detect_netem(f'{NAMESPACE_PREFIX}-{os.getpid()}') else 'NOT available (no delay/jitter/reorder)'}")
+    print(
+        f"netem: {'available' if detect_netem(f'{NAMESPACE_PREFIX}-{os.getpid()}') else 'NOT available (no delay/jitter/reorder)'}"
+    )
     notes = leftovers_of_killed_runs(Path(args.out) if getattr(args, "out", None) else None)
     print(f"leftovers of killed runs: {'; '.join(notes) if notes else 'none'}")
     return 0
@@ -382,12 +452,18 @@ def command_check(args: argparse.Namespace) -> int:  # noqa: ARG001
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spline-testbed", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run an emulation matrix (needs root)",
-                              description="Every combination of the lists is one run; lists are comma-separated. "
-                                          "Flags override the TOML file's [matrix] table.")
+    run = commands.add_parser(
+        "run",
+        help="run an emulation matrix (needs root)",
+        description="Every combination of the lists is one run; lists are comma-separated. "
+        "Flags override the TOML file's [matrix] table.",
+    )
     run.add_argument("--config", help="TOML file with a [matrix] table (keys as the flags, lists allowed)")
-    run.add_argument("--cca", help="congestion controls, e.g. cubic,bbr; 'cubic+bbr' mixes them across flows, "
-                                    "'bbr+cubic@10s' starts the cubic flows 10 s after the bbr ones")
+    run.add_argument(
+        "--cca",
+        help="congestion controls, e.g. cubic,bbr; 'cubic+bbr' mixes them across flows, "
+        "'bbr+cubic@10s' starts the cubic flows 10 s after the bbr ones",
+    )
     run.add_argument("--rate", help="bottleneck rates, tc syntax: 10mbit,50mbit (default 10mbit)")
     run.add_argument("--delay", help="one-way delays at the router: 0,50ms (needs netem)")
     run.add_argument("--jitter", help="delay jitter: 10ms (needs netem)")
@@ -398,16 +474,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--snaplen", type=int, default=128, help="capture snaplen in bytes (default 128)")
     run.add_argument("--out", required=True, help="output directory (results.csv, results.parquet, runs/)")
     run.add_argument("--force", action="store_true", help="overwrite an existing results.csv in --out")
-    run.add_argument("--vm", action="store_true",
-                     help="run the matrix inside an installed stock kernel under QEMU (virtme-ng): netem, every "
-                          "CCA the kernel ships and spline from tcp_spline.ko built for it (chosen by itself, and "
-                          "said so, when this host has no netem and delay, jitter or reordering is asked for)")
+    run.add_argument(
+        "--vm",
+        action="store_true",
+        help="run the matrix inside an installed stock kernel under QEMU (virtme-ng): netem, every "
+        "CCA the kernel ships and spline from tcp_spline.ko built for it (chosen by itself, and "
+        "said so, when this host has no netem and delay, jitter or reordering is asked for)",
+    )
     run.add_argument("--no-vm", action="store_true", help="never boot a VM, even when this host has no netem")
-    run.add_argument("--kernel", help="with --vm: the kernel version to boot (default: the newest installed with "
-                                      "headers and modules, e.g. 6.12.117+deb12-amd64)")
-    run.add_argument("--vm-cpus", type=int, choices=range(1, 9), metavar="N",
-                     help=f"with --vm: the guest's virtual CPUs (default {vm.GUEST_CPUS}; under TCG each is a host "
-                          "thread)")
+    run.add_argument(
+        "--kernel",
+        help="with --vm: the kernel version to boot (default: the newest installed with "
+        "headers and modules, e.g. 6.12.117+deb12-amd64)",
+    )
+    run.add_argument(
+        "--vm-cpus",
+        type=int,
+        choices=range(1, 9),
+        metavar="N",
+        help=f"with --vm: the guest's virtual CPUs (default {vm.GUEST_CPUS}; under TCG each is a host thread)",
+    )
     run.add_argument("--no-module", action="store_true", help="with --vm: do not build and load tcp_spline.ko")
     run.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--guest-resume", action="store_true", help=argparse.SUPPRESS)
@@ -420,6 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--out", help="also name killed runs' unfinished files in this output folder")
     check.set_defaults(handler=command_check)
     from .realhost_cli import add_parser as add_realhost_parser
+
     add_realhost_parser(commands)
     return parser
 
@@ -437,7 +524,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OutputError as exc:
         print(f"spline-testbed: error: {exc}", file=sys.stderr)
         return EXIT_OUTPUT
-    except OSError as exc:        # a file the run writes or reads (realhost's tables on a full disk)
+    except OSError as exc:  # a file the run writes or reads (realhost's tables on a full disk)
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"spline-testbed: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_OUTPUT

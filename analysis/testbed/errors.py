@@ -1,4 +1,5 @@
 """The one exception type the testbed raises for conditions a user can fix."""
+
 from __future__ import annotations
 
 from .._core.errors import SplineError

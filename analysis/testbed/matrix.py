@@ -8,6 +8,7 @@ is how fairness runs are declared. A CCA in such an entry may join late: `bbr+cu
 starts the bbr flows at once and the cubic flows 10 s later (whole seconds, a bare number is
 seconds), so the first CCA is the incumbent; every flow ends when the run does.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,8 +20,17 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import TestbedError
 
-RATE_UNITS_BPS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12,
-                  "bps": 8, "kbps": 8 * 10**3, "mbps": 8 * 10**6, "gbps": 8 * 10**9}
+RATE_UNITS_BPS = {
+    "bit": 1,
+    "kbit": 10**3,
+    "mbit": 10**6,
+    "gbit": 10**9,
+    "tbit": 10**12,
+    "bps": 8,
+    "kbps": 8 * 10**3,
+    "mbps": 8 * 10**6,
+    "gbps": 8 * 10**9,
+}
 TIME_UNITS_MS = {"us": 1e-3, "usec": 1e-3, "ms": 1.0, "msec": 1.0, "s": 1000.0, "sec": 1000.0}
 
 
@@ -37,15 +47,15 @@ class RunSpec:
     """One run of the matrix: the link, the flows and their CCAs."""
 
     index: int
-    cca: str                       # as given, e.g. "cubic" or "cubic+bbr"
-    flow_ccas: Tuple[str, ...]     # one per flow
-    rate: Quantity                 # bit/s
-    delay: Quantity                # ms (one way, added at the router)
-    jitter: Quantity               # ms
-    loss: Quantity                 # probability 0..1 per data packet of each flow
-    reorder: Quantity              # probability 0..1 (netem only)
+    cca: str  # as given, e.g. "cubic" or "cubic+bbr"
+    flow_ccas: Tuple[str, ...]  # one per flow
+    rate: Quantity  # bit/s
+    delay: Quantity  # ms (one way, added at the router)
+    jitter: Quantity  # ms
+    loss: Quantity  # probability 0..1 per data packet of each flow
+    reorder: Quantity  # probability 0..1 (netem only)
     duration_s: float
-    flow_start_s: Tuple[float, ...] = ()   # one per flow: seconds after the run's first flow; () = all at 0
+    flow_start_s: Tuple[float, ...] = ()  # one per flow: seconds after the run's first flow; () = all at 0
 
     def start_s(self, flow: int) -> float:
         """When flow `flow` starts, in seconds after the run's first flow."""
@@ -63,8 +73,10 @@ class RunSpec:
     def run_id(self) -> str:
         """A directory-safe name saying what the run is."""
         loss_text = self.loss.text.replace("%", "pct")
-        name = (f"{self.index:03d}-{self.cca}-{self.rate.text}-d{self.delay.text}-"
-                f"j{self.jitter.text}-l{loss_text}-f{self.flows}")
+        name = (
+            f"{self.index:03d}-{self.cca}-{self.rate.text}-d{self.delay.text}-"
+            f"j{self.jitter.text}-l{loss_text}-f{self.flows}"
+        )
         return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
 
 
@@ -121,8 +133,11 @@ def parse_cca_name(part: str) -> Tuple[str, float]:
         return name, 0.0
     start_text = start_text.strip()
     try:
-        start_s = float(start_text) if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", start_text) \
+        start_s = (
+            float(start_text)
+            if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", start_text)
             else parse_time_ms(start_text).value / 1000.0
+        )
     except TestbedError:
         raise TestbedError(f"{part!r}: the start after '@' must be a time such as 10s") from None
     if not start_s.is_integer():
@@ -234,14 +249,27 @@ def expand(spec: MatrixSpec) -> List[RunSpec]:
         starts_s = tuple(start_s for _, start_s in named)
         late_s = max(starts_s)
         if late_s >= spec.duration_s:
-            raise TestbedError(f"{cca!r}: a flow starting at {late_s:g} s would not run within the "
-                               f"{spec.duration_s:g} s duration")
+            raise TestbedError(
+                f"{cca!r}: a flow starting at {late_s:g} s would not run within the {spec.duration_s:g} s duration"
+            )
         if min(starts_s) > 0:
-            raise TestbedError(f"{cca!r}: every flow starts late; the first CCA of an entry is the incumbent, "
-                               "give it no '@'")
-        runs.append(RunSpec(index=index, cca=cca, flow_ccas=tuple(name for name, _ in named), rate=rate,
-                            delay=delay, jitter=jitter, loss=loss, reorder=reorder,
-                            duration_s=spec.duration_s, flow_start_s=starts_s if late_s > 0 else ()))
+            raise TestbedError(
+                f"{cca!r}: every flow starts late; the first CCA of an entry is the incumbent, give it no '@'"
+            )
+        runs.append(
+            RunSpec(
+                index=index,
+                cca=cca,
+                flow_ccas=tuple(name for name, _ in named),
+                rate=rate,
+                delay=delay,
+                jitter=jitter,
+                loss=loss,
+                reorder=reorder,
+                duration_s=spec.duration_s,
+                flow_start_s=starts_s if late_s > 0 else (),
+            )
+        )
     return runs
 
 

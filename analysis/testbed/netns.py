@@ -5,6 +5,7 @@ deleting those namespaces removes the veths, qdiscs and iptables rules with
 them; processes started in them are stopped first. Cleanup runs on any exit
 (exceptions, KeyboardInterrupt) through `contextlib.ExitStack`.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,9 @@ from typing import IO, Callable, Dict, Iterator, List, Optional, Sequence, Set, 
 from .errors import TestbedError
 
 
-def run_command(argv: Sequence[str], namespace: Optional[str] = None, check: bool = True,
-                timeout_s: float = 30.0) -> subprocess.CompletedProcess:
+def run_command(
+    argv: Sequence[str], namespace: Optional[str] = None, check: bool = True, timeout_s: float = 30.0
+) -> subprocess.CompletedProcess:
     """Run `argv` (inside `namespace` when given) and return the completed process.
 
     Raises TestbedError with the command's stderr when it fails and `check` is set.
@@ -28,8 +30,10 @@ def run_command(argv: Sequence[str], namespace: Optional[str] = None, check: boo
     full_argv = list(argv) if namespace is None else in_namespace(argv, namespace)
     completed = subprocess.run(full_argv, capture_output=True, text=True, timeout=timeout_s)
     if check and completed.returncode != 0:
-        raise TestbedError(f"command failed ({completed.returncode}): {' '.join(full_argv)}: "
-                           f"{completed.stderr.strip() or completed.stdout.strip()}")
+        raise TestbedError(
+            f"command failed ({completed.returncode}): {' '.join(full_argv)}: "
+            f"{completed.stderr.strip() or completed.stdout.strip()}"
+        )
     return completed
 
 
@@ -96,26 +100,43 @@ def namespace(name: str) -> Iterator[str]:
 
 def add_veth_pair(namespace_a: str, device_a: str, namespace_b: str, device_b: str) -> None:
     """Join two namespaces with a veth pair (removed when either namespace is deleted)."""
-    run_command(["ip", "link", "add", device_a, "netns", namespace_a, "type", "veth",
-                 "peer", "name", device_b, "netns", namespace_b])
+    run_command(
+        [
+            "ip",
+            "link",
+            "add",
+            device_a,
+            "netns",
+            namespace_a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            device_b,
+            "netns",
+            namespace_b,
+        ]
+    )
 
 
 def ip_batch(commands: Sequence[Sequence[str]], namespace: Optional[str] = None) -> None:
     """Run `ip` commands (each without the leading `ip`) with one `ip -batch` process."""
     argv = ["ip", "-batch", "-"] if namespace is None else ["ip", "-n", namespace, "-batch", "-"]
-    completed = subprocess.run(argv, input="".join(" ".join(c) + "\n" for c in commands), capture_output=True,
-                               text=True, timeout=30.0)
+    completed = subprocess.run(
+        argv, input="".join(" ".join(c) + "\n" for c in commands), capture_output=True, text=True, timeout=30.0
+    )
     if completed.returncode != 0:
-        raise TestbedError(f"command failed ({completed.returncode}): {' '.join(argv)}: "
-                           f"{completed.stderr.strip() or completed.stdout.strip()}")
+        raise TestbedError(
+            f"command failed ({completed.returncode}): {' '.join(argv)}: "
+            f"{completed.stderr.strip() or completed.stdout.strip()}"
+        )
 
 
 def configure_devices(namespace_name: str, addresses: Dict[str, str], gateway: Optional[str] = None) -> None:
     """Turn segmentation offloads off on each device (captures then hold real segments), address
     it and bring it up; add the default route via `gateway` when given."""
     for device in addresses:
-        run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"],
-                    namespace=namespace_name)
+        run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"], namespace=namespace_name)
     commands = [["addr", "add", cidr, "dev", device] for device, cidr in addresses.items()]
     commands += [["link", "set", device, "up"] for device in addresses]
     if gateway is not None:
@@ -138,8 +159,9 @@ def reserve_client_ports(namespace_name: str, ports: List[int]) -> None:
 
 def kernel_has_netem(scratch_namespace: str) -> bool:
     """Whether the netem qdisc can be created (tried on loopback of a namespace we own)."""
-    added = run_command(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
-                        namespace=scratch_namespace, check=False)
+    added = run_command(
+        ["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"], namespace=scratch_namespace, check=False
+    )
     if added.returncode == 0:
         run_command(["tc", "qdisc", "del", "dev", "lo", "root"], namespace=scratch_namespace, check=False)
         return True
@@ -156,19 +178,29 @@ def tbf_limit_bytes(rate_bps: int, queue_ms: float) -> int:
     return max(15140, int(rate_bps / 8 * queue_ms / 1000))
 
 
-def shape_egress(namespace_name: str, device: str, rate_bps: int, queue_ms: float,
-                 netem_args: Sequence[str] = ()) -> None:
+def shape_egress(
+    namespace_name: str, device: str, rate_bps: int, queue_ms: float, netem_args: Sequence[str] = ()
+) -> None:
     """Shape `device` egress: tbf at `rate_bps` (queue of `queue_ms`), below netem when `netem_args`."""
-    tbf = ["tbf", "rate", f"{rate_bps}bit", "burst", str(tbf_burst_bytes(rate_bps)),
-           "limit", str(tbf_limit_bytes(rate_bps, queue_ms))]
+    tbf = [
+        "tbf",
+        "rate",
+        f"{rate_bps}bit",
+        "burst",
+        str(tbf_burst_bytes(rate_bps)),
+        "limit",
+        str(tbf_limit_bytes(rate_bps, queue_ms)),
+    ]
     if netem_args:
-        run_command(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "netem",
-                     *netem_args], namespace=namespace_name)
-        run_command(["tc", "qdisc", "add", "dev", device, "parent", "1:", "handle", "2:", *tbf],
-                    namespace=namespace_name)
+        run_command(
+            ["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "netem", *netem_args],
+            namespace=namespace_name,
+        )
+        run_command(
+            ["tc", "qdisc", "add", "dev", device, "parent", "1:", "handle", "2:", *tbf], namespace=namespace_name
+        )
     else:
-        run_command(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", *tbf],
-                    namespace=namespace_name)
+        run_command(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", *tbf], namespace=namespace_name)
 
 
 def add_iptables_rules(namespace_name: str, rules: Sequence[Sequence[str]]) -> None:
@@ -180,8 +212,10 @@ def add_iptables_rules(namespace_name: str, rules: Sequence[Sequence[str]]) -> N
     full_argv = in_namespace(["iptables-restore", "-w", "--noflush"], namespace_name)
     completed = subprocess.run(full_argv, input="\n".join(lines), capture_output=True, text=True, timeout=30.0)
     if completed.returncode != 0:
-        raise TestbedError(f"command failed ({completed.returncode}): {' '.join(full_argv)}: "
-                           f"{completed.stderr.strip() or completed.stdout.strip()}")
+        raise TestbedError(
+            f"command failed ({completed.returncode}): {' '.join(full_argv)}: "
+            f"{completed.stderr.strip() or completed.stdout.strip()}"
+        )
 
 
 def iptables_counters(namespace_name: str, chain: str) -> dict:
@@ -217,6 +251,7 @@ def die_with_parent() -> None:
     """In the child before exec: SIGTERM when the process that started it dies, even by
     SIGKILL (prctl PR_SET_PDEATHSIG; kept across `ip netns exec`'s exec)."""
     import ctypes
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
@@ -237,8 +272,9 @@ class Process:
 
     def __init__(self, argv: Sequence[str], namespace_name: str, stdout: IO, stderr: IO) -> None:
         self.argv, preexec = dying_with_parent(["ip", "netns", "exec", namespace_name, *argv])
-        self.popen = subprocess.Popen(self.argv, stdout=stdout, stderr=stderr, start_new_session=True,
-                                      preexec_fn=preexec)
+        self.popen = subprocess.Popen(
+            self.argv, stdout=stdout, stderr=stderr, start_new_session=True, preexec_fn=preexec
+        )
 
     def running(self) -> bool:
         return self.popen.poll() is None
@@ -261,8 +297,9 @@ class Process:
 
 
 @contextmanager
-def process(argv: Sequence[str], namespace_name: str, stdout_path: Path, stderr_path: Path,
-            stop_signal: int = signal.SIGINT) -> Iterator[Process]:
+def process(
+    argv: Sequence[str], namespace_name: str, stdout_path: Path, stderr_path: Path, stop_signal: int = signal.SIGINT
+) -> Iterator[Process]:
     """Run `argv` in `namespace_name`, output to files; stopped with `stop_signal` (then SIGKILL) on exit."""
     with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
         proc = Process(argv, namespace_name, stdout, stderr)

@@ -7,6 +7,7 @@ unless something set it), so a trace lines up with the run's captures. Each run 
 the buffer first and writes `probe.csv` beside the sender's capture afterwards, in the
 columns `capture/record.sh --probe` writes.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,13 +18,34 @@ from typing import Dict, Iterable, List, Optional
 
 TRACEFS_MOUNTS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
 INSTANCE_PREFIX = "spline-testbed-"
-BUFFER_KIB_PER_CPU = 16384          # ~10 s of per-ACK events at 100 Mbit/s (about 100 bytes each)
-PROBE_COLUMNS = ["time_s", "src", "dst", "data_len_bytes", "snd_nxt", "snd_una", "snd_cwnd_segments",
-                 "ssthresh_segments", "snd_wnd_bytes", "srtt_us", "rcv_wnd_bytes", "sock_cookie"]
-FIELD_OF_COLUMN = {"src": "src", "dst": "dest", "data_len_bytes": "data_len", "snd_nxt": "snd_nxt",
-                   "snd_una": "snd_una", "snd_cwnd_segments": "snd_cwnd", "ssthresh_segments": "ssthresh",
-                   "snd_wnd_bytes": "snd_wnd", "srtt_us": "srtt", "rcv_wnd_bytes": "rcv_wnd",
-                   "sock_cookie": "sock_cookie"}
+BUFFER_KIB_PER_CPU = 16384  # ~10 s of per-ACK events at 100 Mbit/s (about 100 bytes each)
+PROBE_COLUMNS = [
+    "time_s",
+    "src",
+    "dst",
+    "data_len_bytes",
+    "snd_nxt",
+    "snd_una",
+    "snd_cwnd_segments",
+    "ssthresh_segments",
+    "snd_wnd_bytes",
+    "srtt_us",
+    "rcv_wnd_bytes",
+    "sock_cookie",
+]
+FIELD_OF_COLUMN = {
+    "src": "src",
+    "dst": "dest",
+    "data_len_bytes": "data_len",
+    "snd_nxt": "snd_nxt",
+    "snd_una": "snd_una",
+    "snd_cwnd_segments": "snd_cwnd",
+    "ssthresh_segments": "ssthresh",
+    "snd_wnd_bytes": "snd_wnd",
+    "srtt_us": "srtt",
+    "rcv_wnd_bytes": "rcv_wnd",
+    "sock_cookie": "sock_cookie",
+}
 EVENT_LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: (.*)$")
 MAPPED_IPV4 = re.compile(r"^\[::ffff:([0-9.]+)\]:(\d+)$")
 
@@ -75,7 +97,7 @@ def remove_orphaned_instances(root: Path) -> List[str]:
     cannot remove theirs, and an instance left enabled keeps tracing); their names."""
     removed = []
     for instance in sorted((root / "instances").glob(f"{INSTANCE_PREFIX}*")):
-        pid = instance.name[len(INSTANCE_PREFIX):]
+        pid = instance.name[len(INSTANCE_PREFIX) :]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             ProbeTrace._remove(instance)
             if not instance.exists():

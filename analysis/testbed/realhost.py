@@ -35,6 +35,7 @@ Ground truth, in segments:
 Every capture point writes `<vantage>/trace.pcap` and `<vantage>/meta.json`; iperf3's
 JSON sits in the run folder as `iperf3.json`, where `spline-analyze` finds it.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,27 +56,30 @@ from .run import parse_tcpdump_counters, utc_now
 SERVER_PORT = 5201
 CLIENT_PORT = 41001
 MTU_BYTES = 1500
-TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32      # Linux sends timestamps on every data segment here
+TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32  # Linux sends timestamps on every data segment here
 IP_HEADER_BYTES = {4: 20, 6: 40}
-MAX_SEGMENTS_PER_PACKET = 46               # a 64 KiB GSO packet of 1,428-byte segments
-PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}    # IP + TCP header with every option (SACK blocks)
+MAX_SEGMENTS_PER_PACKET = 46  # a 64 KiB GSO packet of 1,428-byte segments
+PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}  # IP + TCP header with every option (SACK blocks)
 ROUTER_QUEUE_MS = 100.0
 SNAPLEN_BYTES = 128
 IPERF3_GRACE_S = 25.0
 LOSS_CHAIN = "RHLOSS"
-LOSS_ENDS_BEFORE_TEST_END_S = 0.5   # the last flight is never dropped: see run_transfer
-CAPTURE_TAIL_S = 1.5                # > tcpdump's 1 s buffer timeout, so its last block is written
+LOSS_ENDS_BEFORE_TEST_END_S = 0.5  # the last flight is never dropped: see run_transfer
+CAPTURE_TAIL_S = 1.5  # > tcpdump's 1 s buffer timeout, so its last block is written
 
 ADDRESSES: Dict[int, Dict[str, Any]] = {
-    4: {"sender": "10.72.1.1", "router_s": "10.72.1.2", "router_r": "10.72.2.2", "receiver": "10.72.2.1",
-        "prefix": 24},
-    6: {"sender": "fd72:1::1", "router_s": "fd72:1::2", "router_r": "fd72:2::2", "receiver": "fd72:2::1",
-        "prefix": 64},
+    4: {"sender": "10.72.1.1", "router_s": "10.72.1.2", "router_r": "10.72.2.2", "receiver": "10.72.2.1", "prefix": 24},
+    6: {"sender": "fd72:1::1", "router_s": "fd72:1::2", "router_r": "fd72:2::2", "receiver": "fd72:2::1", "prefix": 64},
 }
 DEVICES = {"sender": "rhs0", "router_s": "rhr0", "router_r": "rhr1", "receiver": "rhc0"}
 # capture point -> (namespace role, tcpdump -i)
-CAPTURE_POINTS = {"sender": ("snd", "rhs0"), "receiver": ("rcv", "rhc0"), "router-any": ("rtr", "any"),
-                  "router-out": ("rtr", "rhr1"), "router-in": ("rtr", "rhr0")}
+CAPTURE_POINTS = {
+    "sender": ("snd", "rhs0"),
+    "receiver": ("rcv", "rhc0"),
+    "router-any": ("rtr", "any"),
+    "router-out": ("rtr", "rhr1"),
+    "router-in": ("rtr", "rhr0"),
+}
 
 
 def sum_of_all(values: List[Optional[int]]) -> Optional[int]:
@@ -108,8 +112,7 @@ def segment_buckets(family: int) -> List[Tuple[int, int, int]]:
 
 def segments_from_buckets(counters: Dict[str, int]) -> int:
     """Segments dropped, from the `seg<k>` bucket counters."""
-    return sum(int(name[3:]) * packets for name, packets in counters.items()
-               if re.fullmatch(r"seg\d+", name))
+    return sum(int(name[3:]) * packets for name, packets in counters.items() if re.fullmatch(r"seg\d+", name))
 
 
 @dataclass
@@ -126,18 +129,18 @@ class CaptureRecord:
 class TransferTruth:
     """What the hosts themselves counted during one transfer."""
 
-    sent_segments: int                      # data segments that left the sender (its OUTPUT chain)
-    arrived_segments: int                   # data segments that reached the receiver (its INPUT chain)
-    data_drop_packets: int                  # the router's random drops of data, packets
-    data_drop_segments: int                 # ... in segments
+    sent_segments: int  # data segments that left the sender (its OUTPUT chain)
+    arrived_segments: int  # data segments that reached the receiver (its INPUT chain)
+    data_drop_packets: int  # the router's random drops of data, packets
+    data_drop_segments: int  # ... in segments
     ack_drop_packets: int
-    qdisc_drops: int                        # `tc -s qdisc` of the router's egress (packets, not segments)
+    qdisc_drops: int  # `tc -s qdisc` of the router's egress (packets, not segments)
     sent_packets: int
     arrived_packets: int
-    tcpinfo_retransmissions: int            # iperf3, summed over streams (sender's timer end)
-    tcpinfo_per_stream: Dict[int, int]      # client port -> iperf3 retransmissions
-    tcpinfo_at_close: Dict[int, Dict[str, int]]   # client port -> `ss -ti` as the socket was destroyed
-    delivered_bytes: int                    # iperf3 receiver, summed over streams
+    tcpinfo_retransmissions: int  # iperf3, summed over streams (sender's timer end)
+    tcpinfo_per_stream: Dict[int, int]  # client port -> iperf3 retransmissions
+    tcpinfo_at_close: Dict[int, Dict[str, int]]  # client port -> `ss -ti` as the socket was destroyed
+    delivered_bytes: int  # iperf3 receiver, summed over streams
     delivered_seconds: float
     delivered_bps: float
     sent_bytes: int
@@ -198,8 +201,9 @@ def add_rule(namespace_name: str, family: int, rule: List[str]) -> None:
 
 def rule_counters(namespace_name: str, family: int, chain: str) -> Tuple[Dict[str, int], str]:
     """`{comment: packets}` for the rules of `chain` that carry a comment, and the listing."""
-    text = netns.run_command([firewall_binary(family), "-w", "-L", chain, "-v", "-x", "-n"],
-                             namespace=namespace_name).stdout
+    text = netns.run_command(
+        [firewall_binary(family), "-w", "-L", chain, "-v", "-x", "-n"], namespace=namespace_name
+    ).stdout
     counters: Dict[str, int] = {}
     for line in text.splitlines():
         words = line.split()
@@ -218,15 +222,19 @@ def build_hosts(stack: ExitStack, tag: str) -> Dict[str, str]:
         ns = names[placement[role]]
         for family, addresses in ADDRESSES.items():
             extra = ["nodad"] if family == 6 else []
-            netns.run_command(["ip", f"-{family}", "addr", "add", f"{addresses[role]}/{addresses['prefix']}",
-                               "dev", device, *extra], namespace=ns)
+            netns.run_command(
+                ["ip", f"-{family}", "addr", "add", f"{addresses[role]}/{addresses['prefix']}", "dev", device, *extra],
+                namespace=ns,
+            )
         netns.run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"], namespace=ns)
         netns.run_command(["ip", "link", "set", device, "up"], namespace=ns)
     for family, addresses in ADDRESSES.items():
-        netns.run_command(["ip", f"-{family}", "route", "add", "default", "via", addresses["router_s"]],
-                          namespace=names["snd"])
-        netns.run_command(["ip", f"-{family}", "route", "add", "default", "via", addresses["router_r"]],
-                          namespace=names["rcv"])
+        netns.run_command(
+            ["ip", f"-{family}", "route", "add", "default", "via", addresses["router_s"]], namespace=names["snd"]
+        )
+        netns.run_command(
+            ["ip", f"-{family}", "route", "add", "default", "via", addresses["router_r"]], namespace=names["rcv"]
+        )
     netns.run_command(["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"], namespace=names["rtr"])
     netns.run_command(["sysctl", "-q", "-w", "net.ipv6.conf.all.forwarding=1"], namespace=names["rtr"])
     return names
@@ -243,16 +251,32 @@ def add_segment_chain(namespace_name: str, family: int, chain: str, final: List[
     """A chain counting each packet in the bucket of its segment count, ending in `final` (e.g. DROP)."""
     add_rule(namespace_name, family, ["-N", chain])
     for k, low, high in segment_buckets(family):
-        add_rule(namespace_name, family, ["-A", chain, "-m", "length", "--length", f"{low}:{high}",
-                                          "-m", "comment", "--comment", f"seg{k}"])
+        add_rule(
+            namespace_name,
+            family,
+            ["-A", chain, "-m", "length", "--length", f"{low}:{high}", "-m", "comment", "--comment", f"seg{k}"],
+        )
     add_rule(namespace_name, family, ["-A", chain, "-m", "comment", "--comment", "packets", *final])
 
 
 def data_match(family: int, client_ports: List[int]) -> List[str]:
     """The transfer's data packets, sender -> receiver: its data connections, payload > 0, no SYN or RST."""
     header = IP_HEADER_BYTES[family] + TCP_HEADER_WITH_TIMESTAMPS_BYTES
-    return ["-p", "tcp", "--sport", f"{client_ports[0]}:{client_ports[-1]}", "--dport", str(SERVER_PORT),
-            "--tcp-flags", "SYN,RST", "NONE", "-m", "length", "--length", f"{header + 1}:65535"]
+    return [
+        "-p",
+        "tcp",
+        "--sport",
+        f"{client_ports[0]}:{client_ports[-1]}",
+        "--dport",
+        str(SERVER_PORT),
+        "--tcp-flags",
+        "SYN,RST",
+        "NONE",
+        "-m",
+        "length",
+        "--length",
+        f"{header + 1}:65535",
+    ]
 
 
 def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[int]) -> None:
@@ -275,16 +299,64 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
     add_rule(names["rtr"], family, ["-N", LOSS_CHAIN])
     add_rule(names["rtr"], family, ["-A", "FORWARD", "-j", LOSS_CHAIN])
     if transfer.data_loss > 0:
-        add_rule(names["rtr"], family, ["-A", LOSS_CHAIN, "-i", DEVICES["router_s"], "-o", DEVICES["router_r"],
-                                        *data, "-m", "statistic", "--mode", "random",
-                                        "--probability", f"{transfer.data_loss:.6f}", "-j", "RHDROP"])
+        add_rule(
+            names["rtr"],
+            family,
+            [
+                "-A",
+                LOSS_CHAIN,
+                "-i",
+                DEVICES["router_s"],
+                "-o",
+                DEVICES["router_r"],
+                *data,
+                "-m",
+                "statistic",
+                "--mode",
+                "random",
+                "--probability",
+                f"{transfer.data_loss:.6f}",
+                "-j",
+                "RHDROP",
+            ],
+        )
     if transfer.ack_loss > 0:
-        acks = ["-p", "tcp", "--sport", str(SERVER_PORT), "--dport", f"{client_ports[0]}:{client_ports[-1]}",
-                "--tcp-flags", "SYN,RST,FIN", "NONE", "-m", "length", "--length",
-                f"0:{PURE_ACK_MAX_IP_BYTES[family]}"]
-        add_rule(names["rtr"], family, ["-A", LOSS_CHAIN, "-i", DEVICES["router_r"], "-o", DEVICES["router_s"],
-                                        *acks, "-m", "statistic", "--mode", "random",
-                                        "--probability", f"{transfer.ack_loss:.6f}", "-j", "RHACKDROP"])
+        acks = [
+            "-p",
+            "tcp",
+            "--sport",
+            str(SERVER_PORT),
+            "--dport",
+            f"{client_ports[0]}:{client_ports[-1]}",
+            "--tcp-flags",
+            "SYN,RST,FIN",
+            "NONE",
+            "-m",
+            "length",
+            "--length",
+            f"0:{PURE_ACK_MAX_IP_BYTES[family]}",
+        ]
+        add_rule(
+            names["rtr"],
+            family,
+            [
+                "-A",
+                LOSS_CHAIN,
+                "-i",
+                DEVICES["router_r"],
+                "-o",
+                DEVICES["router_s"],
+                *acks,
+                "-m",
+                "statistic",
+                "--mode",
+                "random",
+                "--probability",
+                f"{transfer.ack_loss:.6f}",
+                "-j",
+                "RHACKDROP",
+            ],
+        )
 
 
 def stop_loss(router: str, family: int) -> None:
@@ -292,13 +364,31 @@ def stop_loss(router: str, family: int) -> None:
     netns.run_command([firewall_binary(family), "-w", "-F", LOSS_CHAIN], namespace=router)
 
 
-def start_capture(stack: ExitStack, namespace_name: str, interface: str, pcap: Path,
-                  buffer_kib: int) -> netns.Process:
+def start_capture(stack: ExitStack, namespace_name: str, interface: str, pcap: Path, buffer_kib: int) -> netns.Process:
     """tcpdump as users run it (no immediate mode), TCP only; returns once it listens."""
     log = pcap.with_name("tcpdump.log")
-    proc = stack.enter_context(netns.process(
-        ["tcpdump", "-i", interface, "-n", "-s", str(SNAPLEN_BYTES), "-B", str(buffer_kib), "-Z", "root",
-         "-w", str(pcap), "tcp"], namespace_name, pcap.with_name("tcpdump.stdout"), log))
+    proc = stack.enter_context(
+        netns.process(
+            [
+                "tcpdump",
+                "-i",
+                interface,
+                "-n",
+                "-s",
+                str(SNAPLEN_BYTES),
+                "-B",
+                str(buffer_kib),
+                "-Z",
+                "root",
+                "-w",
+                str(pcap),
+                "tcp",
+            ],
+            namespace_name,
+            pcap.with_name("tcpdump.stdout"),
+            log,
+        )
+    )
     if not netns.wait_until(lambda: "listening on" in log.read_text(errors="replace") or not proc.running(), 10):
         raise TestbedError(f"tcpdump did not start on {interface} in {namespace_name}")
     if not proc.running():
@@ -337,28 +427,64 @@ def iperf3_truth(document: Dict) -> Dict[str, Any]:
     for stream in end.get("streams") or []:
         sender = stream.get("sender") or {}
         if isinstance(sender.get("retransmits"), int):
-            port = next((c["local_port"] for c in (document.get("start") or {}).get("connected") or []
-                         if c.get("socket") == sender.get("socket")), sender.get("socket"))
+            port = next(
+                (
+                    c["local_port"]
+                    for c in (document.get("start") or {}).get("connected") or []
+                    if c.get("socket") == sender.get("socket")
+                ),
+                sender.get("socket"),
+            )
             if port is not None:
                 per_stream[int(port)] = int(sender["retransmits"])
     received = end.get("sum_received") or {}
     sent = end.get("sum_sent") or {}
-    return {"tcpinfo_retransmissions": int(sent.get("retransmits") or 0), "tcpinfo_per_stream": per_stream,
-            "delivered_bytes": int(received.get("bytes") or 0),
-            "delivered_seconds": float(received.get("seconds") or 0.0),
-            "delivered_bps": float(received.get("bits_per_second") or 0.0),
-            "sent_bytes": int(sent.get("bytes") or 0), "cca_reported": end.get("sender_tcp_congestion")}
+    return {
+        "tcpinfo_retransmissions": int(sent.get("retransmits") or 0),
+        "tcpinfo_per_stream": per_stream,
+        "delivered_bytes": int(received.get("bytes") or 0),
+        "delivered_seconds": float(received.get("seconds") or 0.0),
+        "delivered_bps": float(received.get("bits_per_second") or 0.0),
+        "sent_bytes": int(sent.get("bytes") or 0),
+        "cca_reported": end.get("sender_tcp_congestion"),
+    }
 
 
-def write_meta(path: Path, vantage: str, interface: str, transfer: Transfer, buffer_kib: int,
-               counters: Dict[str, Optional[int]], start_utc: str, end_utc: str, server: str) -> None:
+def write_meta(
+    path: Path,
+    vantage: str,
+    interface: str,
+    transfer: Transfer,
+    buffer_kib: int,
+    counters: Dict[str, Optional[int]],
+    start_utc: str,
+    end_utc: str,
+    server: str,
+) -> None:
     """meta.json in the schema capture/record.sh writes (spline-analyze reads its drop counters)."""
-    path.write_text(json.dumps({
-        "schema": "spline-capture-meta/1", "tool": "spline-testbed realhost", "interface": interface,
-        "namespace": vantage, "server": server, "filter": "tcp", "cca": transfer.cca,
-        "snaplen_bytes": SNAPLEN_BYTES, "buffer_kib": buffer_kib, "start_utc": start_utc, "end_utc": end_utc,
-        "trace_file": "trace.pcap", "trace_complete": counters.get("captured") is not None,
-        "capture": counters}, indent=2) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "schema": "spline-capture-meta/1",
+                "tool": "spline-testbed realhost",
+                "interface": interface,
+                "namespace": vantage,
+                "server": server,
+                "filter": "tcp",
+                "cca": transfer.cca,
+                "snaplen_bytes": SNAPLEN_BYTES,
+                "buffer_kib": buffer_kib,
+                "start_utc": start_utc,
+                "end_utc": end_utc,
+                "trace_file": "trace.pcap",
+                "trace_complete": counters.get("captured") is not None,
+                "capture": counters,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
@@ -383,21 +509,52 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
             role, interface = CAPTURE_POINTS[vantage]
             folder = run_dir / vantage
             folder.mkdir(exist_ok=True)
-            processes[vantage] = start_capture(stack, names[role], interface, folder / "trace.pcap",
-                                               transfer.buffer_at(vantage))
-        stack.enter_context(netns.process(["iperf3", "-s", "-1", "-p", str(SERVER_PORT), "-J"], names["rcv"],
-                                          run_dir / "server.json", run_dir / "server.stderr",
-                                          stop_signal=signal.SIGTERM))
+            processes[vantage] = start_capture(
+                stack, names[role], interface, folder / "trace.pcap", transfer.buffer_at(vantage)
+            )
+        stack.enter_context(
+            netns.process(
+                ["iperf3", "-s", "-1", "-p", str(SERVER_PORT), "-J"],
+                names["rcv"],
+                run_dir / "server.json",
+                run_dir / "server.stderr",
+                stop_signal=signal.SIGTERM,
+            )
+        )
         if not netns.wait_until(lambda: netns.tcp_port_listening(names["rcv"], SERVER_PORT), 10):
             raise TestbedError("iperf3 server did not start")
         # `ss -E` prints each socket as the kernel destroys it, with its TCP_INFO at that moment
-        closing = stack.enter_context(netns.process(
-            ["stdbuf", "-oL", "ss", "-tinEH", f"dport = :{SERVER_PORT}"], names["snd"],
-            run_dir / "ss-closed.txt", run_dir / "ss-closed.stderr"))
-        client = stack.enter_context(netns.process(
-            ["iperf3", "-c", addresses["receiver"], "-p", str(SERVER_PORT), "-P", str(transfer.flows),
-             "--cport", str(client_ports[0]), "-C", transfer.cca, "-t", f"{transfer.duration_s:g}", "-J"],
-            names["snd"], run_dir / "iperf3.json", run_dir / "iperf3.stderr"))
+        closing = stack.enter_context(
+            netns.process(
+                ["stdbuf", "-oL", "ss", "-tinEH", f"dport = :{SERVER_PORT}"],
+                names["snd"],
+                run_dir / "ss-closed.txt",
+                run_dir / "ss-closed.stderr",
+            )
+        )
+        client = stack.enter_context(
+            netns.process(
+                [
+                    "iperf3",
+                    "-c",
+                    addresses["receiver"],
+                    "-p",
+                    str(SERVER_PORT),
+                    "-P",
+                    str(transfer.flows),
+                    "--cport",
+                    str(client_ports[0]),
+                    "-C",
+                    transfer.cca,
+                    "-t",
+                    f"{transfer.duration_s:g}",
+                    "-J",
+                ],
+                names["snd"],
+                run_dir / "iperf3.json",
+                run_dir / "iperf3.stderr",
+            )
+        )
         # iperf3's receiver closes its sockets when the test ends, resetting the connection
         # while a window of data is still in flight; a segment dropped there is never
         # retransmitted and no capture point but the router could know it was lost. So the
@@ -416,8 +573,11 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         forward, forward_text = rule_counters(names["rtr"], family, "RHACKDROP")
         sent, sent_text = rule_counters(names["snd"], family, "RHSENT")
         arrived, arrived_text = rule_counters(names["rcv"], family, "RHARRIVED")
-        qdisc: Dict[str, Any] = (netns.qdisc_statistics(names["rtr"], DEVICES["router_r"]) if transfer.rate_bps > 0
-                 else {"dropped": 0, "text": ""})
+        qdisc: Dict[str, Any] = (
+            netns.qdisc_statistics(names["rtr"], DEVICES["router_r"])
+            if transfer.rate_bps > 0
+            else {"dropped": 0, "text": ""}
+        )
 
     try:
         document = json.loads((run_dir / "iperf3.json").read_text(encoding="utf-8"))
@@ -429,22 +589,45 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         role, interface = CAPTURE_POINTS[vantage]
         folder = run_dir / vantage
         counters = parse_tcpdump_counters((folder / "tcpdump.log").read_text(errors="replace"))
-        write_meta(folder / "meta.json", vantage, interface, transfer, transfer.buffer_at(vantage), counters,
-                   start_utc, end_utc, addresses["receiver"])
+        write_meta(
+            folder / "meta.json",
+            vantage,
+            interface,
+            transfer,
+            transfer.buffer_at(vantage),
+            counters,
+            start_utc,
+            end_utc,
+            addresses["receiver"],
+        )
         captures[vantage] = CaptureRecord(vantage, str(folder / "trace.pcap"), transfer.buffer_at(vantage), counters)
     truth = TransferTruth(
-        sent_segments=segments_from_buckets(sent), arrived_segments=segments_from_buckets(arrived),
-        data_drop_packets=drops.get("packets", 0), data_drop_segments=segments_from_buckets(drops),
-        ack_drop_packets=forward.get("ack-drop", 0), qdisc_drops=int(qdisc["dropped"]),
-        sent_packets=sent.get("packets", 0), arrived_packets=arrived.get("packets", 0), 
-        tcpinfo_at_close={port: sample for port, sample in
-                          parse_ss_info((run_dir / "ss-closed.txt").read_text(errors="replace")).items()
-                          if port in client_ports},
-        **iperf3_truth(document))
-    record = TransferRecord(transfer=transfer, run_dir=str(run_dir), sender_address=addresses["sender"],
-                            client_ports=client_ports, captures=captures, truth=truth,
-                            rules_text="\n".join((sent_text, forward_text, rules_text, arrived_text)), qdisc_text=str(qdisc["text"]),
-                            wall_time_s=time.monotonic() - started_s)
+        sent_segments=segments_from_buckets(sent),
+        arrived_segments=segments_from_buckets(arrived),
+        data_drop_packets=drops.get("packets", 0),
+        data_drop_segments=segments_from_buckets(drops),
+        ack_drop_packets=forward.get("ack-drop", 0),
+        qdisc_drops=int(qdisc["dropped"]),
+        sent_packets=sent.get("packets", 0),
+        arrived_packets=arrived.get("packets", 0),
+        tcpinfo_at_close={
+            port: sample
+            for port, sample in parse_ss_info((run_dir / "ss-closed.txt").read_text(errors="replace")).items()
+            if port in client_ports
+        },
+        **iperf3_truth(document),
+    )
+    record = TransferRecord(
+        transfer=transfer,
+        run_dir=str(run_dir),
+        sender_address=addresses["sender"],
+        client_ports=client_ports,
+        captures=captures,
+        truth=truth,
+        rules_text="\n".join((sent_text, forward_text, rules_text, arrived_text)),
+        qdisc_text=str(qdisc["text"]),
+        wall_time_s=time.monotonic() - started_s,
+    )
     (run_dir / "truth.json").write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
     return record
 

@@ -8,6 +8,7 @@
 Writes DIR/runs/<transfer>/ (captures, iperf3.json, truth.json), DIR/results.csv and
 DIR/results.json; prints the agreement table on stdout, progress on stderr.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ def check_realhost_host(matrix: Matrix) -> None:
     import shutil
 
     from .cli import available_ccas
+
     if os.geteuid() != 0:
         raise TestbedError("spline-testbed realhost needs root (network namespaces, iptables, tcpdump)")
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
@@ -70,17 +72,21 @@ def command_realhost(args: argparse.Namespace) -> int:
         for number, transfer in enumerate(matrix.transfers, start=1):
             record = run_transfer(transfer, out_dir / "runs" / transfer.name, transfer_tag(number)).to_json()
             record["order"] = number
-            (Path(record["run_dir"]) / "truth.json").write_text(json.dumps(record, indent=2) + "\n",
-                                                               encoding="utf-8")
+            (Path(record["run_dir"]) / "truth.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
             records.append(record)
-            print(f"[{number}/{len(matrix.transfers)}] {transfer.name}: {record['wall_time_s']:.1f} s "
-                  f"({time.monotonic() - started_s:.0f} s in all)", file=sys.stderr, flush=True)
+            print(
+                f"[{number}/{len(matrix.transfers)}] {transfer.name}: {record['wall_time_s']:.1f} s "
+                f"({time.monotonic() - started_s:.0f} s in all)",
+                file=sys.stderr,
+                flush=True,
+            )
     rows = []
     for record in records:
         rows.extend(compare_record(record))
     write_csv(rows, out_dir / "results.csv")
-    (out_dir / "results.json").write_text(json.dumps({"rows": rows, "transfers": records}, indent=2) + "\n",
-                                          encoding="utf-8")
+    (out_dir / "results.json").write_text(
+        json.dumps({"rows": rows, "transfers": records}, indent=2) + "\n", encoding="utf-8"
+    )
     print(format_table(rows))
     by_name = {r["transfer"]["name"]: r for r in records}
     cases = [r for r in rows if by_name[r["transfer"]]["transfer"].get("issue_case")]
@@ -95,8 +101,10 @@ def command_realhost(args: argparse.Namespace) -> int:
 def add_parser(commands) -> None:
     """The `realhost` subcommand of spline-testbed."""
     parser = commands.add_parser(
-        "realhost", help="captures as real hosts make them (offloads, -i any, capture drops) against truth",
-        description=__doc__.split("\n\n")[0])
+        "realhost",
+        help="captures as real hosts make them (offloads, -i any, capture drops) against truth",
+        description=__doc__.split("\n\n")[0],
+    )
     parser.add_argument("--matrix", help="real-host matrix file (TOML: [defaults] and [[transfer]] tables)")
     parser.add_argument("--out", required=True, help="output directory (runs/, results.csv, results.json)")
     parser.add_argument("--only", action="append", help="run only transfers whose name matches (regex; repeatable)")

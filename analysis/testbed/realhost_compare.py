@@ -11,6 +11,7 @@ delivered bytes against what the receiver acknowledged (the sender's bytes_acked
 socket closed); warnings against what the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
 compared again after the analyzer changes (`spline-testbed realhost --reanalyse`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -19,8 +20,13 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .realhost_spec import (GOODPUT_TOLERANCE, LOST_TOLERANCE, RETRANSMISSION_TOLERANCE_AT_SENDER, Transfer,
-                            expected_warnings)
+from .realhost_spec import (
+    GOODPUT_TOLERANCE,
+    LOST_TOLERANCE,
+    RETRANSMISSION_TOLERANCE_AT_SENDER,
+    Transfer,
+    expected_warnings,
+)
 
 Analyser = Callable[[Path], Dict[str, Any]]
 
@@ -28,6 +34,7 @@ Analyser = Callable[[Path], Dict[str, Any]]
 def analyse_with_library(pcap: Path) -> Dict[str, Any]:
     """The per-file JSON document `spline-analyze --json` prints for `pcap`."""
     from .. import analyze
+
     return analyze(pcap).to_json()
 
 
@@ -38,12 +45,14 @@ def same_address(a: Any, b: Any) -> bool:
         return str(a) == str(b)
 
 
-def data_directions(document: Dict[str, Any], sender_address: str, client_ports: Sequence[int]
-                    ) -> List[Dict[str, Any]]:
+def data_directions(document: Dict[str, Any], sender_address: str, client_ports: Sequence[int]) -> List[Dict[str, Any]]:
     """The directions carrying the transfer's data (sender -> receiver on a data connection)."""
     ports = set(int(p) for p in client_ports)
-    return [d for d in document.get("directions") or []
-            if same_address(d.get("src"), sender_address) and int(d.get("sport", -1)) in ports]
+    return [
+        d
+        for d in document.get("directions") or []
+        if same_address(d.get("src"), sender_address) and int(d.get("sport", -1)) in ports
+    ]
 
 
 def relative_error(measured: Optional[float], truth: Optional[float]) -> Optional[float]:
@@ -67,8 +76,9 @@ def total(directions: List[Dict[str, Any]], key: str) -> Optional[float]:
     return sum(known)
 
 
-def per_flow_retransmission_errors(directions: List[Dict[str, Any]], at_close: Dict[Any, Dict[str, int]]
-                                   ) -> List[float]:
+def per_flow_retransmission_errors(
+    directions: List[Dict[str, Any]], at_close: Dict[Any, Dict[str, int]]
+) -> List[float]:
     """Each data direction's whole-capture retransmissions against its own socket's total_retrans."""
     errors = []
     for d in directions:
@@ -104,44 +114,72 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
     missing = sorted(must - set(codes))
     unexpected = sorted(set(codes) - must - may)
     lost_ok = within(lost_error, LOST_TOLERANCE[vantage])
-    retransmissions_ok = (within(retransmission_error, RETRANSMISSION_TOLERANCE_AT_SENDER)
-                          and (at_close is None or within(in_capture_error, RETRANSMISSION_TOLERANCE_AT_SENDER))
-                          ) if vantage == "sender" else None
+    retransmissions_ok = (
+        (
+            within(retransmission_error, RETRANSMISSION_TOLERANCE_AT_SENDER)
+            and (at_close is None or within(in_capture_error, RETRANSMISSION_TOLERANCE_AT_SENDER))
+        )
+        if vantage == "sender"
+        else None
+    )
     goodput_ok = within(goodput_error, GOODPUT_TOLERANCE)
     warnings_ok = not missing and not unexpected
     row = {
-        "transfer": transfer.name, "vantage": vantage, "offloads": transfer.offloads, "family": transfer.family,
-        "flows": transfer.flows, "cca": transfer.cca, "data_loss": transfer.data_loss,
-        "ack_loss": transfer.ack_loss, "rate_bps": transfer.rate_bps, "buffer_kib": capture["buffer_kib"],
+        "transfer": transfer.name,
+        "vantage": vantage,
+        "offloads": transfer.offloads,
+        "family": transfer.family,
+        "flows": transfer.flows,
+        "cca": transfer.cca,
+        "data_loss": transfer.data_loss,
+        "ack_loss": transfer.ack_loss,
+        "rate_bps": transfer.rate_bps,
+        "buffer_kib": capture["buffer_kib"],
         "directions_found": len(directions),
-        "truth_lost_segments": truth["lost_segments"], "sent_segments": truth["sent_segments"],
-        "router_drop_segments": truth["data_drop_segments"], "router_drop_packets": truth["data_drop_packets"],
-        "other_drop_segments": truth["other_drop_segments"], "qdisc_drops": truth["qdisc_drops"],
+        "truth_lost_segments": truth["lost_segments"],
+        "sent_segments": truth["sent_segments"],
+        "router_drop_segments": truth["data_drop_segments"],
+        "router_drop_packets": truth["data_drop_packets"],
+        "other_drop_segments": truth["other_drop_segments"],
+        "qdisc_drops": truth["qdisc_drops"],
         "router_ack_drops": truth["ack_drop_packets"],
-        "lost_segments": lost, "lost_error": lost_error, "lost_tolerance": LOST_TOLERANCE[vantage],
+        "lost_segments": lost,
+        "lost_error": lost_error,
+        "lost_tolerance": LOST_TOLERANCE[vantage],
         "lost_ok": lost_ok,
-        "truth_retransmissions": truth["tcpinfo_retransmissions"], "retransmissions": retransmissions,
+        "truth_retransmissions": truth["tcpinfo_retransmissions"],
+        "retransmissions": retransmissions,
         "retransmissions_error": retransmission_error,
-        "truth_retransmissions_at_close": at_close, "retransmissions_in_capture": in_capture,
-        "retransmissions_in_capture_error": in_capture_error, "retransmissions_ok": retransmissions_ok,
+        "truth_retransmissions_at_close": at_close,
+        "retransmissions_in_capture": in_capture,
+        "retransmissions_in_capture_error": in_capture_error,
+        "retransmissions_ok": retransmissions_ok,
         "per_flow_retransmissions_worst_error": max(per_flow, key=abs) if per_flow else None,
-        "truth_goodput_bps": truth["delivered_bps"], "goodput_bps": goodput, "goodput_error": goodput_error,
+        "truth_goodput_bps": truth["delivered_bps"],
+        "goodput_bps": goodput,
+        "goodput_error": goodput_error,
         "goodput_ok": goodput_ok,
-        "truth_delivered_bytes": delivered_truth, "iperf3_received_bytes": truth["delivered_bytes"],
+        "truth_delivered_bytes": delivered_truth,
+        "iperf3_received_bytes": truth["delivered_bytes"],
         "delivered_bytes": delivered,
-        "delivered_error": delivered_error, "delivered_ok": within(delivered_error, GOODPUT_TOLERANCE),
-        "tcpdump_captured": capture["counters"].get("captured"), "tcpdump_kernel_drops": kernel_drops,
+        "delivered_error": delivered_error,
+        "delivered_ok": within(delivered_error, GOODPUT_TOLERANCE),
+        "tcpdump_captured": capture["counters"].get("captured"),
+        "tcpdump_kernel_drops": kernel_drops,
         "analyzer_kernel_drops": (document.get("capture_drops") or {}).get("kernel"),
         "capture_gaps": total(directions, "capture_gaps"),
         "super_segment_frames": total(directions, "super_segment_frames"),
         "duplicate_frames": total(directions, "duplicate_frames"),
         "forwarded_drops": total(directions, "forwarded_drops"),
-        "warnings": " ".join(codes), "warnings_expected": " ".join(sorted(must)),
-        "warnings_missing": " ".join(missing), "warnings_unexpected": " ".join(unexpected),
+        "warnings": " ".join(codes),
+        "warnings_expected": " ".join(sorted(must)),
+        "warnings_missing": " ".join(missing),
+        "warnings_unexpected": " ".join(unexpected),
         "warnings_ok": warnings_ok,
     }
-    row["ok"] = bool(lost_ok and goodput_ok and warnings_ok and retransmissions_ok is not False
-                     and len(directions) == transfer.flows)
+    row["ok"] = bool(
+        lost_ok and goodput_ok and warnings_ok and retransmissions_ok is not False and len(directions) == transfer.flows
+    )
     return row
 
 
@@ -172,9 +210,11 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
     timer end; goodput/truth: Mbit/s against the receiving iperf3's rate; deliv: delivered
     bytes against the sender's bytes_acked at close (reported, not judged); kdrops:
     tcpdump's "dropped by kernel"."""
-    header = (f"{'transfer':<32} {'vantage':<10} {'lost':>6} {'truth':>6} {'err':>8} {'':<4} "
-              f"{'retr':>6} {'tcpinfo':>7} {'err':>8} {'':<4} {'goodput':>8} {'truth':>8} {'err':>8} {'':<4} "
-              f"{'deliv':>8} {'kdrops':>7}  warnings")
+    header = (
+        f"{'transfer':<32} {'vantage':<10} {'lost':>6} {'truth':>6} {'err':>8} {'':<4} "
+        f"{'retr':>6} {'tcpinfo':>7} {'err':>8} {'':<4} {'goodput':>8} {'truth':>8} {'err':>8} {'':<4} "
+        f"{'deliv':>8} {'kdrops':>7}  warnings"
+    )
     lines = [header, "-" * len(header)]
     for r in rows:
         goodput = "-" if r["goodput_bps"] is None else f"{r['goodput_bps'] / 1e6:.2f}"
@@ -189,12 +229,15 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
             f"{fmt_count(r['retransmissions']):>6} {r['truth_retransmissions']:>7} "
             f"{percent(r['retransmissions_error']):>8} {mark(r['retransmissions_ok']):<4} "
             f"{goodput:>8} {r['truth_goodput_bps'] / 1e6:>8.2f} {percent(r['goodput_error']):>8} "
-            f"{mark(r['goodput_ok']):<4} {percent(r['delivered_error']):>8} {r['tcpdump_kernel_drops']:>7}  {warnings}")
+            f"{mark(r['goodput_ok']):<4} {percent(r['delivered_error']):>8} {r['tcpdump_kernel_drops']:>7}  {warnings}"
+        )
     passed = sum(1 for r in rows if r["ok"])
-    lines.append(f"{passed}/{len(rows)} captures within every tolerance "
-                 f"(lost {', '.join(f'{v} {100 * t:g}%' for v, t in LOST_TOLERANCE.items())}; "
-                 f"retransmissions at the sender {100 * RETRANSMISSION_TOLERANCE_AT_SENDER:g}%; "
-                 f"goodput {100 * GOODPUT_TOLERANCE:g}%; expected warnings only)")
+    lines.append(
+        f"{passed}/{len(rows)} captures within every tolerance "
+        f"(lost {', '.join(f'{v} {100 * t:g}%' for v, t in LOST_TOLERANCE.items())}; "
+        f"retransmissions at the sender {100 * RETRANSMISSION_TOLERANCE_AT_SENDER:g}%; "
+        f"goodput {100 * GOODPUT_TOLERANCE:g}%; expected warnings only)"
+    )
     return "\n".join(lines)
 
 
@@ -202,41 +245,89 @@ def fmt_count(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
-ISSUE_CASE_CAPTURE = {"receiver": "receiver side", "router-any": "tcpdump -i any on the router",
-                      "sender": "sender side", "router-out": "router, egress interface",
-                      "router-in": "router, ingress interface"}
+ISSUE_CASE_CAPTURE = {
+    "receiver": "receiver side",
+    "router-any": "tcpdump -i any on the router",
+    "sender": "sender side",
+    "router-out": "router, egress interface",
+    "router-in": "router, ingress interface",
+}
 
 
 def format_issue_cases(rows: List[Dict[str, Any]], records: Dict[str, Dict[str, Any]]) -> str:
     """The issue's table remade: capture, truth in segments, what spline-analyze says."""
-    lines = ["| transfer | capture | truth (segments dropped) | spline-analyze | warnings |",
-             "|---|---|---|---|---|"]
+    lines = ["| transfer | capture | truth (segments dropped) | spline-analyze | warnings |", "|---|---|---|---|---|"]
     for r in rows:
         note = records[r["transfer"]]["transfer"].get("note") or r["transfer"]
         truth = f"{r['truth_lost_segments']:,}"
         if r["tcpdump_kernel_drops"]:
             truth += f" (tcpdump dropped {r['tcpdump_kernel_drops']:,} packets)"
-        figures = (f"lost {fmt_count(r['lost_segments'])} ({percent(r['lost_error'])}), "
-                   f"retransmissions {fmt_count(r['retransmissions'])} vs TCP_INFO {r['truth_retransmissions']}, "
-                   f"goodput {(r['goodput_bps'] or 0) / 1e6:.1f} vs {r['truth_goodput_bps'] / 1e6:.1f} Mbit/s "
-                   f"delivered")
+        figures = (
+            f"lost {fmt_count(r['lost_segments'])} ({percent(r['lost_error'])}), "
+            f"retransmissions {fmt_count(r['retransmissions'])} vs TCP_INFO {r['truth_retransmissions']}, "
+            f"goodput {(r['goodput_bps'] or 0) / 1e6:.1f} vs {r['truth_goodput_bps'] / 1e6:.1f} Mbit/s "
+            f"delivered"
+        )
         if r["forwarded_drops"] is not None and r["vantage"] == "router-any":
             figures += f", forwarded drops {fmt_count(r['forwarded_drops'])}"
-        lines.append(f"| {note} | {ISSUE_CASE_CAPTURE[r['vantage']]} | {truth} | {figures} | "
-                     f"{r['warnings'] or '-'} |")
+        lines.append(f"| {note} | {ISSUE_CASE_CAPTURE[r['vantage']]} | {truth} | {figures} | {r['warnings'] or '-'} |")
     return "\n".join(lines)
 
 
-CSV_COLUMNS = ["transfer", "vantage", "offloads", "family", "flows", "cca", "data_loss", "ack_loss", "rate_bps",
-               "buffer_kib", "directions_found", "truth_lost_segments", "sent_segments", "router_drop_segments",
-               "router_drop_packets", "other_drop_segments", "qdisc_drops", "router_ack_drops", "lost_segments", "lost_error", "lost_tolerance", "lost_ok",
-               "truth_retransmissions", "retransmissions", "retransmissions_error", "truth_retransmissions_at_close",
-               "retransmissions_in_capture", "retransmissions_in_capture_error", "retransmissions_ok",
-               "per_flow_retransmissions_worst_error", "truth_goodput_bps", "goodput_bps", "goodput_error",
-               "goodput_ok", "truth_delivered_bytes", "iperf3_received_bytes", "delivered_bytes", "delivered_error", "delivered_ok", "tcpdump_captured",
-               "tcpdump_kernel_drops", "analyzer_kernel_drops", "capture_gaps", "super_segment_frames",
-               "duplicate_frames", "forwarded_drops", "warnings", "warnings_expected", "warnings_missing",
-               "warnings_unexpected", "warnings_ok", "ok"]
+CSV_COLUMNS = [
+    "transfer",
+    "vantage",
+    "offloads",
+    "family",
+    "flows",
+    "cca",
+    "data_loss",
+    "ack_loss",
+    "rate_bps",
+    "buffer_kib",
+    "directions_found",
+    "truth_lost_segments",
+    "sent_segments",
+    "router_drop_segments",
+    "router_drop_packets",
+    "other_drop_segments",
+    "qdisc_drops",
+    "router_ack_drops",
+    "lost_segments",
+    "lost_error",
+    "lost_tolerance",
+    "lost_ok",
+    "truth_retransmissions",
+    "retransmissions",
+    "retransmissions_error",
+    "truth_retransmissions_at_close",
+    "retransmissions_in_capture",
+    "retransmissions_in_capture_error",
+    "retransmissions_ok",
+    "per_flow_retransmissions_worst_error",
+    "truth_goodput_bps",
+    "goodput_bps",
+    "goodput_error",
+    "goodput_ok",
+    "truth_delivered_bytes",
+    "iperf3_received_bytes",
+    "delivered_bytes",
+    "delivered_error",
+    "delivered_ok",
+    "tcpdump_captured",
+    "tcpdump_kernel_drops",
+    "analyzer_kernel_drops",
+    "capture_gaps",
+    "super_segment_frames",
+    "duplicate_frames",
+    "forwarded_drops",
+    "warnings",
+    "warnings_expected",
+    "warnings_missing",
+    "warnings_unexpected",
+    "warnings_ok",
+    "ok",
+]
 
 
 def write_csv(rows: List[Dict[str, Any]], path: Path) -> None:

@@ -23,6 +23,7 @@ Offloads name what is on: `gro` at the receiver's veth (coalesced frames in its 
 `tso` = TSO and GSO at the sender's veth (super-segments in the sender's capture and through
 the router, whose drop counters still count segments: see realhost.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -34,7 +35,7 @@ from .errors import TestbedError
 from .matrix import parse_duration_s, parse_probability, parse_rate_bps, read_toml
 
 DEFAULT_VANTAGES = ("sender", "receiver", "router-any", "router-out")
-VANTAGES = DEFAULT_VANTAGES + ("router-in",)   # router-in: the router's interface from the sender, before its drops
+VANTAGES = DEFAULT_VANTAGES + ("router-in",)  # router-in: the router's interface from the sender, before its drops
 OFFLOADS = ("off", "gro", "tso", "tso+gro")
 FAMILIES = (4, 6)
 CCAS = ("cubic", "bbr", "reno")
@@ -55,15 +56,15 @@ class Transfer:
     family: int = 4
     flows: int = 1
     cca: str = "cubic"
-    data_loss: float = 0.0           # probability per data packet at the router
-    ack_loss: float = 0.0            # probability per pure ACK at the router
-    rate_bps: int = 100_000_000      # 0: not shaped
+    data_loss: float = 0.0  # probability per data packet at the router
+    ack_loss: float = 0.0  # probability per pure ACK at the router
+    rate_bps: int = 100_000_000  # 0: not shaped
     duration_s: float = 4.0
     vantages: Tuple[str, ...] = DEFAULT_VANTAGES
     buffer_kib: int = DEFAULT_BUFFER_KIB
     receiver_buffer_kib: Optional[int] = None
     note: str = ""
-    issue_case: int = 0              # 1-4: the row of issue 8's table this transfer remakes
+    issue_case: int = 0  # 1-4: the row of issue 8's table this transfer remakes
 
     @property
     def receiver_gro(self) -> bool:
@@ -95,8 +96,22 @@ class Matrix:
         return Matrix(chosen if wanted else list(self.transfers))
 
 
-KNOWN_KEYS = {"name", "offloads", "family", "flows", "cca", "data_loss", "ack_loss", "rate", "duration_s",
-              "vantages", "buffer_kib", "receiver_buffer_kib", "note", "issue_case"}
+KNOWN_KEYS = {
+    "name",
+    "offloads",
+    "family",
+    "flows",
+    "cca",
+    "data_loss",
+    "ack_loss",
+    "rate",
+    "duration_s",
+    "vantages",
+    "buffer_kib",
+    "receiver_buffer_kib",
+    "note",
+    "issue_case",
+}
 
 
 def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> Transfer:
@@ -124,13 +139,21 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     rate_bps = 0 if rate_text.strip() in ("0", "unshaped", "") else int(parse_rate_bps(rate_text).value)
     receiver_buffer = merged.get("receiver_buffer_kib")
     return Transfer(
-        name=name, offloads=offloads, family=family, flows=flows, cca=str(merged.get("cca", "cubic")),
+        name=name,
+        offloads=offloads,
+        family=family,
+        flows=flows,
+        cca=str(merged.get("cca", "cubic")),
         data_loss=parse_probability(str(merged.get("data_loss", "0%")), "data_loss").value,
         ack_loss=parse_probability(str(merged.get("ack_loss", "0%")), "ack_loss").value,
-        rate_bps=rate_bps, duration_s=parse_duration_s(merged.get("duration_s", 4)), vantages=vantages,
+        rate_bps=rate_bps,
+        duration_s=parse_duration_s(merged.get("duration_s", 4)),
+        vantages=vantages,
         buffer_kib=int(merged.get("buffer_kib", DEFAULT_BUFFER_KIB)),
         receiver_buffer_kib=int(receiver_buffer) if receiver_buffer is not None else None,
-        note=str(merged.get("note", "")), issue_case=int(merged.get("issue_case", 0)))
+        note=str(merged.get("note", "")),
+        issue_case=int(merged.get("issue_case", 0)),
+    )
 
 
 def matrix_from_document(document: Dict[str, Any]) -> Matrix:
@@ -160,8 +183,9 @@ def with_duration(matrix: Matrix, duration_s: Optional[float]) -> Matrix:
     return Matrix([replace(t, duration_s=duration_s) for t in matrix.transfers])
 
 
-def expected_warnings(transfer: Transfer, vantage: str, capture_kernel_drops: int) -> Tuple[FrozenSet[str],
-                                                                                           FrozenSet[str]]:
+def expected_warnings(
+    transfer: Transfer, vantage: str, capture_kernel_drops: int
+) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """(codes that must be raised, codes that may be raised) for one capture of `transfer`.
 
     Anything outside the union is a warning the conditions do not explain. `capture_gaps`
@@ -172,7 +196,7 @@ def expected_warnings(transfer: Transfer, vantage: str, capture_kernel_drops: in
     if vantage == "receiver" and transfer.receiver_gro:
         must.add("super_segments")
     if vantage in ("sender", "router-in") and transfer.sender_tso:
-        must.add("super_segments")         # the sender's GSO packets cross the veth whole
+        must.add("super_segments")  # the sender's GSO packets cross the veth whole
     if vantage == "router-any":
         must.add("duplicate_frames")
         if transfer.data_loss > 0 or transfer.ack_loss > 0:
@@ -180,7 +204,7 @@ def expected_warnings(transfer: Transfer, vantage: str, capture_kernel_drops: in
         if transfer.data_loss > 0:
             must.add("forwarding_drops")
         if transfer.sender_tso:
-            may.add("super_segments")      # the GSO packets coming in are set aside, but seen
+            may.add("super_segments")  # the GSO packets coming in are set aside, but seen
     if capture_kernel_drops > 0:
         must.add("capture_drops")
         may.add("capture_gaps")

@@ -1,4 +1,5 @@
 """The tidy results table: one row per run x flow, written as CSV and Parquet."""
+
 from __future__ import annotations
 
 import csv
@@ -9,13 +10,47 @@ from .analyse import analyse_capture, find_direction
 from .run import SENDER_ADDRESS, RunRecord
 
 COLUMNS = [
-    "run_id", "cca", "flow_cca", "rate", "rate_bps", "delay", "delay_ms", "jitter", "jitter_ms",
-    "delay_applied", "loss", "loss_probability", "flows", "flow", "client_port", "duration_s",
-    "throughput_bps", "throughput_source", "iperf3_sender_bps", "iperf3_receiver_bps",
-    "retransmissions", "retransmissions_analysed", "lost_segments", "lost_segments_receiver",
-    "router_drops", "router_random_drops", "router_queue_drops", "router_forwarded", "receiver_arrived",
-    "qdisc_drops_run", "jain_index", "start_s", "throughput_overlap_bps", "overlap_share", "cca_reported", "capture_kernel_drops_sender",
-    "capture_kernel_drops_receiver", "sender_pcap", "receiver_pcap", "iperf3_json", "analysis_note",
+    "run_id",
+    "cca",
+    "flow_cca",
+    "rate",
+    "rate_bps",
+    "delay",
+    "delay_ms",
+    "jitter",
+    "jitter_ms",
+    "delay_applied",
+    "loss",
+    "loss_probability",
+    "flows",
+    "flow",
+    "client_port",
+    "duration_s",
+    "throughput_bps",
+    "throughput_source",
+    "iperf3_sender_bps",
+    "iperf3_receiver_bps",
+    "retransmissions",
+    "retransmissions_analysed",
+    "lost_segments",
+    "lost_segments_receiver",
+    "router_drops",
+    "router_random_drops",
+    "router_queue_drops",
+    "router_forwarded",
+    "receiver_arrived",
+    "qdisc_drops_run",
+    "jain_index",
+    "start_s",
+    "throughput_overlap_bps",
+    "overlap_share",
+    "cca_reported",
+    "capture_kernel_drops_sender",
+    "capture_kernel_drops_receiver",
+    "sender_pcap",
+    "receiver_pcap",
+    "iperf3_json",
+    "analysis_note",
 ]
 
 
@@ -30,8 +65,9 @@ def jain_index(throughputs_bps: Sequence[Optional[float]]) -> Optional[float]:
     return sum(values) ** 2 / (len(values) * square_sum)
 
 
-def overlap_throughput_bps(intervals: Sequence[Tuple[float, float, int]], flow_start_s: float,
-                           window_s: Tuple[float, float]) -> Optional[float]:
+def overlap_throughput_bps(
+    intervals: Sequence[Tuple[float, float, int]], flow_start_s: float, window_s: Tuple[float, float]
+) -> Optional[float]:
     """bit/s a flow's receiver got while every flow of its run was sending: the iperf3 intervals
     (times from the flow's own start) whose middle falls in `window_s` (times in the run)."""
     begin_s, end_s = window_s
@@ -70,32 +106,50 @@ def rows_for_run(record: RunRecord, out_dir: Path) -> List[Dict[str, Any]]:
         source = "capture:receiver"
         if throughput_bps is None:
             throughput_bps, source = flow.iperf3_receiver_bps, "iperf3:receiver"
-        rows.append({
-            "run_id": spec.run_id, "cca": spec.cca, "flow_cca": flow.cca,
-            "rate": spec.rate.text, "rate_bps": spec.rate.value,
-            "delay": spec.delay.text, "delay_ms": spec.delay.value,
-            "jitter": spec.jitter.text, "jitter_ms": spec.jitter.value,
-            "delay_applied": record.netem_applied,
-            "loss": spec.loss.text, "loss_probability": spec.loss.value,
-            "flows": spec.flows, "flow": flow.flow, "client_port": flow.client_port, "duration_s": spec.duration_s,
-            "throughput_bps": throughput_bps, "throughput_source": source,
-            "iperf3_sender_bps": flow.iperf3_sender_bps, "iperf3_receiver_bps": flow.iperf3_receiver_bps,
-            "retransmissions": flow.tcpinfo_retransmissions,
-            "retransmissions_analysed": _number(at_sender, "retransmissions"),
-            "lost_segments": _number(at_sender, "lost_segments"),
-            "lost_segments_receiver": _number(at_receiver, "lost_segments"),
-            "router_drops": flow.router_drops, "router_random_drops": flow.router_random_drops,
-            "router_queue_drops": flow.router_queue_drops, "router_forwarded": flow.router_forwarded,
-            "receiver_arrived": flow.receiver_arrived, "qdisc_drops_run": record.qdisc_drops,
-            "jain_index": None, "cca_reported": flow.cca_reported, "start_s": flow.start_s,
-            "throughput_overlap_bps": overlap_throughput_bps(flow.receiver_intervals, flow.start_s, overlap_s),
-            "capture_kernel_drops_sender": record.sender_capture.get("kernel_drops"),
-            "capture_kernel_drops_receiver": record.receiver_capture.get("kernel_drops"),
-            "sender_pcap": str(record.sender_pcap.relative_to(out_dir)),
-            "receiver_pcap": str(record.receiver_pcap.relative_to(out_dir)),
-            "iperf3_json": str(flow.iperf3_json.relative_to(out_dir)),
-            "analysis_note": notes or None,
-        })
+        rows.append(
+            {
+                "run_id": spec.run_id,
+                "cca": spec.cca,
+                "flow_cca": flow.cca,
+                "rate": spec.rate.text,
+                "rate_bps": spec.rate.value,
+                "delay": spec.delay.text,
+                "delay_ms": spec.delay.value,
+                "jitter": spec.jitter.text,
+                "jitter_ms": spec.jitter.value,
+                "delay_applied": record.netem_applied,
+                "loss": spec.loss.text,
+                "loss_probability": spec.loss.value,
+                "flows": spec.flows,
+                "flow": flow.flow,
+                "client_port": flow.client_port,
+                "duration_s": spec.duration_s,
+                "throughput_bps": throughput_bps,
+                "throughput_source": source,
+                "iperf3_sender_bps": flow.iperf3_sender_bps,
+                "iperf3_receiver_bps": flow.iperf3_receiver_bps,
+                "retransmissions": flow.tcpinfo_retransmissions,
+                "retransmissions_analysed": _number(at_sender, "retransmissions"),
+                "lost_segments": _number(at_sender, "lost_segments"),
+                "lost_segments_receiver": _number(at_receiver, "lost_segments"),
+                "router_drops": flow.router_drops,
+                "router_random_drops": flow.router_random_drops,
+                "router_queue_drops": flow.router_queue_drops,
+                "router_forwarded": flow.router_forwarded,
+                "receiver_arrived": flow.receiver_arrived,
+                "qdisc_drops_run": record.qdisc_drops,
+                "jain_index": None,
+                "cca_reported": flow.cca_reported,
+                "start_s": flow.start_s,
+                "throughput_overlap_bps": overlap_throughput_bps(flow.receiver_intervals, flow.start_s, overlap_s),
+                "capture_kernel_drops_sender": record.sender_capture.get("kernel_drops"),
+                "capture_kernel_drops_receiver": record.receiver_capture.get("kernel_drops"),
+                "sender_pcap": str(record.sender_pcap.relative_to(out_dir)),
+                "receiver_pcap": str(record.receiver_pcap.relative_to(out_dir)),
+                "iperf3_json": str(flow.iperf3_json.relative_to(out_dir)),
+                "analysis_note": notes or None,
+            }
+        )
     fairness = jain_index([row["throughput_bps"] for row in rows])
     for row, share in zip(rows, shares([row["throughput_overlap_bps"] for row in rows])):
         row["jain_index"] = fairness
@@ -111,12 +165,37 @@ def write_csv(rows: Sequence[Dict[str, Any]], path: Path) -> None:
             writer.writerow({key: ("" if row.get(key) is None else row.get(key)) for key in COLUMNS})
 
 
-FLOAT_COLUMNS = {"throughput_bps", "iperf3_sender_bps", "iperf3_receiver_bps", "retransmissions_analysed",
-                 "lost_segments", "lost_segments_receiver", "jain_index", "rate_bps", "delay_ms", "jitter_ms",
-                 "loss_probability", "duration_s", "start_s", "throughput_overlap_bps", "overlap_share"}
-INTEGER_COLUMNS = {"flows", "flow", "client_port", "retransmissions", "router_drops", "router_random_drops", "router_queue_drops",
-                   "router_forwarded", "receiver_arrived", "qdisc_drops_run", "capture_kernel_drops_sender",
-                   "capture_kernel_drops_receiver"}
+FLOAT_COLUMNS = {
+    "throughput_bps",
+    "iperf3_sender_bps",
+    "iperf3_receiver_bps",
+    "retransmissions_analysed",
+    "lost_segments",
+    "lost_segments_receiver",
+    "jain_index",
+    "rate_bps",
+    "delay_ms",
+    "jitter_ms",
+    "loss_probability",
+    "duration_s",
+    "start_s",
+    "throughput_overlap_bps",
+    "overlap_share",
+}
+INTEGER_COLUMNS = {
+    "flows",
+    "flow",
+    "client_port",
+    "retransmissions",
+    "router_drops",
+    "router_random_drops",
+    "router_queue_drops",
+    "router_forwarded",
+    "receiver_arrived",
+    "qdisc_drops_run",
+    "capture_kernel_drops_sender",
+    "capture_kernel_drops_receiver",
+}
 BOOLEAN_COLUMNS = {"delay_applied"}
 
 
@@ -147,7 +226,8 @@ def write_parquet(rows: Sequence[Dict[str, Any]], path: Path) -> Optional[str]:
     except ImportError:
         return "pyarrow is not installed; results.parquet not written (pip install pyarrow)"
     columns = {key: [row.get(key) for row in rows] for key in COLUMNS}
-    arrays = {key: pa.array(values, type=pa.float64() if key in FLOAT_COLUMNS else None)
-              for key, values in columns.items()}
+    arrays = {
+        key: pa.array(values, type=pa.float64() if key in FLOAT_COLUMNS else None) for key, values in columns.items()
+    }
     pq.write_table(pa.table(arrays), path)
     return None

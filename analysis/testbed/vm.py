@@ -14,6 +14,7 @@ PATH must put /usr/sbin before busybox applets (virtme's initramfs), tcpdump mus
 privileges (`-Z root`: the 9p root has no tcpdump user mapping), and QEMU runs with no
 network device (`-net none`, virtme-ng's default): the testbed builds its own veths.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,7 @@ TERMINAL_CONTROL = re.compile(r"\r|\x1b\[[0-9;]*[A-Za-z]")
 KERNEL_LOG_LINE = re.compile(r"^\s*\[\s*\d+\.\d+\]")
 KERNEL_TIMESTAMP = re.compile(r"^\s*\[\s*\d+\.\d+\]\s*")
 PROGRESS_LINE = re.compile(r"^\[[= ]*\] (\d+)/(\d+) runs\s+([0-9.]+) s\s+(.*)$")
-RUN_OVERHEAD_GUESS_S = 8.0          # set-up, tail and analysis per run under TCG, before one is measured
+RUN_OVERHEAD_GUESS_S = 8.0  # set-up, tail and analysis per run under TCG, before one is measured
 BOOT_GUESS_S = 15.0
 QDISC_MODULES = ("sch_netem", "sch_tbf", "veth")
 # A guest kernel that oopses, panics or hits a BUG is not carrying the matrix any more (one
@@ -49,16 +50,18 @@ QDISC_MODULES = ("sch_netem", "sch_tbf", "veth")
 # lockups and RCU stalls are warnings a guest starved of host CPU can print and live on: a
 # guest that does stop is caught by the progress limits instead.
 GUEST_FAULT_LINE = re.compile(r"Oops: |Kernel panic - not syncing|(?<!watchdog: )BUG: |general protection fault")
-GUEST_FAULT_GRACE_S = 5.0           # after a fault line: the rest of its report into the console log
-GUEST_BOOT_LIMIT_S = 300.0          # boot to the first progress line (measured 10-62 s under TCG)
-GUEST_RUN_MARGIN_S = 180.0          # beyond a run's duration and iperf3 grace: set-up, analysis under load
-GUEST_BOOTS = 2                     # a guest that faulted or hung is replaced once, for the runs left
+GUEST_FAULT_GRACE_S = 5.0  # after a fault line: the rest of its report into the console log
+GUEST_BOOT_LIMIT_S = 300.0  # boot to the first progress line (measured 10-62 s under TCG)
+GUEST_RUN_MARGIN_S = 180.0  # beyond a run's duration and iperf3 grace: set-up, analysis under load
+GUEST_BOOTS = 2  # a guest that faulted or hung is replaced once, for the runs left
 # The highest bottleneck rate QEMU TCG was measured to carry faithfully (within 90% of what tbf
 # lets through) on this project's shared 2-core host, and what it carried (capture/README.md,
 # "TCG's limits"): 2 Mbit/s for cubic without loss at load 2-3, none of 2-50 Mbit/s at load 7-10.
 TCG_FAITHFUL_RATE_BPS = 2e6
-TCG_MEASURED = ("cubic got 99% of 2 Mbit/s, 88% of 5, 83% of 10, 54% of 20 at host load 2-3; "
-                "74-87% of 2 and 55-60% of 10 at load 7-10")
+TCG_MEASURED = (
+    "cubic got 99% of 2 Mbit/s, 88% of 5, 83% of 10, 54% of 20 at host load 2-3; "
+    "74-87% of 2 and 55-60% of 10 at load 7-10"
+)
 
 
 def kernel_sort_key(version: str) -> List:
@@ -68,13 +71,16 @@ def kernel_sort_key(version: str) -> List:
 
 def kernel_is_usable(version: str) -> bool:
     image = Path(f"/boot/vmlinuz-{version}")
-    return (os.access(image, os.R_OK) and (Path("/lib/modules") / version / "build").is_dir()
-            and (Path("/lib/modules") / version / "modules.dep").is_file())
+    return (
+        os.access(image, os.R_OK)
+        and (Path("/lib/modules") / version / "build").is_dir()
+        and (Path("/lib/modules") / version / "modules.dep").is_file()
+    )
 
 
 def usable_kernels() -> List[str]:
     """Installed kernels a guest can boot with its own modules and headers, newest first."""
-    versions = [image.name[len("vmlinuz-"):] for image in Path("/boot").glob("vmlinuz-*")]
+    versions = [image.name[len("vmlinuz-") :] for image in Path("/boot").glob("vmlinuz-*")]
     return sorted((v for v in versions if kernel_is_usable(v)), key=kernel_sort_key, reverse=True)
 
 
@@ -82,12 +88,16 @@ def choose_kernel(asked: Optional[str]) -> str:
     kernels = usable_kernels()
     if asked:
         if asked not in kernels:
-            raise TestbedError(f"--kernel {asked}: needs a readable /boot/vmlinuz-{asked}, /lib/modules/{asked}/build "
-                               f"and its modules; usable here: {' '.join(kernels) or 'none'}")
+            raise TestbedError(
+                f"--kernel {asked}: needs a readable /boot/vmlinuz-{asked}, /lib/modules/{asked}/build "
+                f"and its modules; usable here: {' '.join(kernels) or 'none'}"
+            )
         return asked
     if not kernels:
-        raise TestbedError("--vm needs an installed kernel with its headers and modules (Debian: apt-get install "
-                           "linux-image-amd64 linux-headers-amd64)")
+        raise TestbedError(
+            "--vm needs an installed kernel with its headers and modules (Debian: apt-get install "
+            "linux-image-amd64 linux-headers-amd64)"
+        )
     return kernels[0]
 
 
@@ -97,17 +107,25 @@ def tcg_rate_warning(rates_bps: Sequence[float], kvm: bool) -> Optional[str]:
     if kvm or not above_bps:
         return None
     listed = ", ".join(f"{rate / 1e6:g}" for rate in above_bps)
-    carried = (f"above the {TCG_FAITHFUL_RATE_BPS / 1e6:g} Mbit/s it was measured to carry faithfully"
-               if TCG_FAITHFUL_RATE_BPS else "not a rate it was measured to carry faithfully")
-    return (f"warning: under QEMU TCG, {listed} Mbit/s is {carried} ({TCG_MEASURED}, on a shared 2-core host; "
-            "capture/README.md): flows may fall short of the link for want of CPU, not because of their CCA; "
-            "compare CCAs within one matrix, not with the rate")
+    carried = (
+        f"above the {TCG_FAITHFUL_RATE_BPS / 1e6:g} Mbit/s it was measured to carry faithfully"
+        if TCG_FAITHFUL_RATE_BPS
+        else "not a rate it was measured to carry faithfully"
+    )
+    return (
+        f"warning: under QEMU TCG, {listed} Mbit/s is {carried} ({TCG_MEASURED}, on a shared 2-core host; "
+        "capture/README.md): flows may fall short of the link for want of CPU, not because of their CCA; "
+        "compare CCAs within one matrix, not with the rate"
+    )
 
 
 def kvm_usable() -> bool:
     """Plain kvm_intel/kvm_amd (a PVM /dev/kvm cannot boot a stock kernel), as module/vm/vm-test.sh decides."""
-    return (os.access("/dev/kvm", os.W_OK) and not Path("/sys/module/kvm_pvm").exists()
-            and (Path("/sys/module/kvm_intel").exists() or Path("/sys/module/kvm_amd").exists()))
+    return (
+        os.access("/dev/kvm", os.W_OK)
+        and not Path("/sys/module/kvm_pvm").exists()
+        and (Path("/sys/module/kvm_intel").exists() or Path("/sys/module/kvm_amd").exists())
+    )
 
 
 def tool_path() -> str:
@@ -117,8 +135,11 @@ def tool_path() -> str:
 
 def find_module_dir() -> Optional[Path]:
     """The kernel module's sources: $SPLINE_MODULE_DIR, the checkout this package runs from, or ./module."""
-    candidates = [os.environ.get("SPLINE_MODULE_DIR"), Path(__file__).resolve().parents[2] / "module",
-                  Path.cwd() / "module"]
+    candidates = [
+        os.environ.get("SPLINE_MODULE_DIR"),
+        Path(__file__).resolve().parents[2] / "module",
+        Path.cwd() / "module",
+    ]
     for candidate in candidates:
         if candidate and (Path(candidate) / "tcp_spline.c").is_file():
             return Path(candidate)
@@ -129,12 +150,21 @@ def build_module(kernel: str, work_dir: Path) -> Path:
     """tcp_spline.ko built against /lib/modules/KERNEL/build, by the VM harness's own build step."""
     module_dir = find_module_dir()
     if module_dir is None:
-        raise TestbedError("spline needs the module sources (module/tcp_spline.c): run from a checkout or set "
-                           "SPLINE_MODULE_DIR")
+        raise TestbedError(
+            "spline needs the module sources (module/tcp_spline.c): run from a checkout or set SPLINE_MODULE_DIR"
+        )
     harness = module_dir / "vm" / "vm-test.sh"
-    proc = subprocess.run(["bash", "-c", f'source "{harness}"; MODULE_DIR="{module_dir}"; '
-                                         f'build_module "{kernel}" "{work_dir / "module"}"'],
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'source "{harness}"; MODULE_DIR="{module_dir}"; build_module "{kernel}" "{work_dir / "module"}"',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     ko = Path(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else None
     if proc.returncode != 0 or ko is None or not ko.is_file():
         raise TestbedError(f"building tcp_spline.ko for {kernel} failed: {proc.stderr.strip()[-600:]}")
@@ -157,19 +187,37 @@ def guest_arguments(args: argparse.Namespace, out_dir: Path, ko: Optional[Path])
     return argv
 
 
-def vng_command(kernel: str, guest_argv: Sequence[str], writable: Sequence[Path], kvm: bool,
-                cpus: int = GUEST_CPUS) -> List[str]:
+def vng_command(
+    kernel: str, guest_argv: Sequence[str], writable: Sequence[Path], kvm: bool, cpus: int = GUEST_CPUS
+) -> List[str]:
     vng = shutil.which("vng", path=tool_path())
     if vng is None:
         raise TestbedError("--vm needs virtme-ng (pip install virtme-ng) and qemu-system-x86_64")
-    command = [vng, "--run", f"/boot/vmlinuz-{kernel}", "--force-9p", "--verbose",
-               "--cpus", str(cpus), "--memory", GUEST_MEMORY]
+    command = [
+        vng,
+        "--run",
+        f"/boot/vmlinuz-{kernel}",
+        "--force-9p",
+        "--verbose",
+        "--cpus",
+        str(cpus),
+        "--memory",
+        GUEST_MEMORY,
+    ]
     if not kvm:
         command.append("--disable-kvm")
     for folder in writable:
         command += ["--rwdir", str(folder)]
-    return [*command, "--", "env", f"PATH={GUEST_PATH}", sys.executable, "-m", "spline_analysis.testbed.cli",
-            *guest_argv]
+    return [
+        *command,
+        "--",
+        "env",
+        f"PATH={GUEST_PATH}",
+        sys.executable,
+        "-m",
+        "spline_analysis.testbed.cli",
+        *guest_argv,
+    ]
 
 
 class ProgressRelay:
@@ -186,8 +234,11 @@ class ProgressRelay:
         self.done = 0
 
     def time_left_s(self, now_s: float) -> float:
-        per_run_s = (sum(self.run_costs_s) / len(self.run_costs_s) if self.run_costs_s
-                     else self.duration_s + RUN_OVERHEAD_GUESS_S)
+        per_run_s = (
+            sum(self.run_costs_s) / len(self.run_costs_s)
+            if self.run_costs_s
+            else self.duration_s + RUN_OVERHEAD_GUESS_S
+        )
         left_s = (self.total_runs - self.done) * per_run_s
         if self.boot_s is None:
             left_s += BOOT_GUESS_S
@@ -213,14 +264,16 @@ class ProgressRelay:
         if KERNEL_LOG_LINE.match(text) or not text.strip():
             return None
         if self.boot_s is None and not text.startswith("spline-testbed"):
-            return None                      # boot messages: in the console log only
+            return None  # boot messages: in the console log only
         return text
 
     def render(self, label: str, now_s: float) -> str:
         width = 30
         filled = width * self.done // max(self.total_runs, 1)
-        return (f"[{'=' * filled}{' ' * (width - filled)}] {self.done}/{self.total_runs} runs  "
-                f"{now_s - self.started_s:6.1f} s, ~{self.time_left_s(now_s):.0f} s left (VM)  {label}")
+        return (
+            f"[{'=' * filled}{' ' * (width - filled)}] {self.done}/{self.total_runs} runs  "
+            f"{now_s - self.started_s:6.1f} s, ~{self.time_left_s(now_s):.0f} s left (VM)  {label}"
+        )
 
 
 class GuestWatch:
@@ -294,7 +347,7 @@ def recover_interrupted(out_dir: Path, staging_before: set, publish, staging_pre
                 run_ids = {row["run_id"] for row in csv.DictReader(handle)}
         for run_dir in sorted((staging / "runs").glob("*")) if (staging / "runs").is_dir() else []:
             if run_dir.name not in run_ids:
-                shutil.rmtree(run_dir, ignore_errors=True)   # the run the interrupt cut short
+                shutil.rmtree(run_dir, ignore_errors=True)  # the run the interrupt cut short
         for name in os.listdir(staging):
             if name not in ("runs", "results.csv", "results.parquet", "testbed.json"):
                 path = staging / name
@@ -318,14 +371,30 @@ def finished_run_ids(out_dir: Path) -> set:
         return set()
 
 
-def boot_guest(command: Sequence[str], env: Dict[str, str], work_dir: Path, console, relay: "ProgressRelay",
-               watch: GuestWatch, total_runs: int, console_shown: Path):
+def boot_guest(
+    command: Sequence[str],
+    env: Dict[str, str],
+    work_dir: Path,
+    console,
+    relay: "ProgressRelay",
+    watch: GuestWatch,
+    total_runs: int,
+    console_shown: Path,
+):
     """Run one guest to its end, relaying its progress; (status, interrupted, fault). A guest whose
     kernel faulted or that hung is killed (fault says why); Ctrl-C kills it too."""
     interrupted, fault = False, None
-    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
-                            start_new_session=True, cwd=str(work_dir))
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        env=env,
+        start_new_session=True,
+        cwd=str(work_dir),
+    )
     lines: "Queue[Optional[str]]" = Queue()
     threading.Thread(target=pump_lines, args=(proc.stdout, lines), daemon=True).start()
     try:
@@ -341,7 +410,7 @@ def boot_guest(command: Sequence[str], env: Dict[str, str], work_dir: Path, cons
                 watch.line(text.rstrip("\n"), PROGRESS_LINE.match(TERMINAL_CONTROL.sub("", text)) is not None)
                 shown = relay.line(text.rstrip("\n"))
                 if shown is not None:
-                    if shown.startswith("[") and sys.stderr.isatty():   # the bar, redrawn in place
+                    if shown.startswith("[") and sys.stderr.isatty():  # the bar, redrawn in place
                         sys.stderr.write("\r\033[K" + shown + ("\n" if relay.done == total_runs else ""))
                     else:
                         sys.stderr.write(shown + "\n")
@@ -349,7 +418,7 @@ def boot_guest(command: Sequence[str], env: Dict[str, str], work_dir: Path, cons
             fault = watch.verdict()
             if fault is not None:
                 break
-        fault = fault or watch.fault()             # a panic that ended the guest before its grace
+        fault = fault or watch.fault()  # a panic that ended the guest before its grace
         if fault is not None:
             print(f"\nspline-testbed: {fault}; the VM is stopped (its console: {console_shown})", file=sys.stderr)
         status = proc.wait() if fault is None else -1
@@ -369,8 +438,15 @@ def boot_guest(command: Sequence[str], env: Dict[str, str], work_dir: Path, cons
     return status, interrupted, fault
 
 
-def run_in_vm(args: argparse.Namespace, run_ids: Sequence[str], duration_s: float, out_dir: Path,
-              publish, staging_prefix: str, reason: str) -> Dict[str, Any]:
+def run_in_vm(
+    args: argparse.Namespace,
+    run_ids: Sequence[str],
+    duration_s: float,
+    out_dir: Path,
+    publish,
+    staging_prefix: str,
+    reason: str,
+) -> Dict[str, Any]:
     """Boot the guest, run the matrix in it, relay its progress; a summary of the VM's costs.
     A guest that faulted or hung is stopped, its finished runs published, and a fresh guest
     (GUEST_BOOTS in all) runs the rest."""
@@ -380,8 +456,11 @@ def run_in_vm(args: argparse.Namespace, run_ids: Sequence[str], duration_s: floa
         raise TestbedError("--vm needs qemu-system-x86_64 (Debian: apt-get install qemu-system-x86)")
     kvm = kvm_usable()
     cpus = getattr(args, "vm_cpus", None) or GUEST_CPUS
-    print(f"spline-testbed: running the matrix in a VM ({reason}): kernel {kernel}, "
-          f"{'KVM' if kvm else 'QEMU TCG (no KVM)'}, {cpus} CPUs, {GUEST_MEMORY}", file=sys.stderr)
+    print(
+        f"spline-testbed: running the matrix in a VM ({reason}): kernel {kernel}, "
+        f"{'KVM' if kvm else 'QEMU TCG (no KVM)'}, {cpus} CPUs, {GUEST_MEMORY}",
+        file=sys.stderr,
+    )
     started_s = time.monotonic()
     staging_before = {p.name for p in out_dir.glob(f"{staging_prefix}*")}
     faults: List[str] = []
@@ -392,8 +471,10 @@ def run_in_vm(args: argparse.Namespace, run_ids: Sequence[str], duration_s: floa
         ko = None
         if not getattr(args, "no_module", False):
             ko = build_module(kernel, work_dir)
-            print(f"spline-testbed: built {ko.name} against {kernel}'s headers "
-                  f"({time.monotonic() - started_s:.1f} s)", file=sys.stderr)
+            print(
+                f"spline-testbed: built {ko.name} against {kernel}'s headers ({time.monotonic() - started_s:.1f} s)",
+                file=sys.stderr,
+            )
         console_path = work_dir / "console.log"
         env = dict(os.environ, PATH=tool_path())
         with open(console_path, "w", encoding="utf-8") as console:
@@ -402,14 +483,16 @@ def run_in_vm(args: argparse.Namespace, run_ids: Sequence[str], duration_s: floa
                 boots = boot
                 guest_argv = guest_arguments(args, out_dir, ko) + (["--guest-resume"] if boot > 1 else [])
                 crash_after = getattr(args, "guest_crash_after", None)
-                if boot == 1 and crash_after:               # the suite's check of this very loop
+                if boot == 1 and crash_after:  # the suite's check of this very loop
                     guest_argv += ["--guest-crash-after", str(crash_after)]
                 command = vng_command(kernel, guest_argv, [out_dir.resolve(), work_dir], kvm, cpus)
                 relay = ProgressRelay(total_runs, duration_s, time.monotonic())
-                watch = GuestWatch(boot_limit_s=GUEST_BOOT_LIMIT_S,
-                                   run_limit_s=duration_s + IPERF3_GRACE_S + GUEST_RUN_MARGIN_S)
-                status, interrupted, fault = boot_guest(command, env, work_dir, console, relay, watch, total_runs,
-                                                        out_dir / "vm-console.log")
+                watch = GuestWatch(
+                    boot_limit_s=GUEST_BOOT_LIMIT_S, run_limit_s=duration_s + IPERF3_GRACE_S + GUEST_RUN_MARGIN_S
+                )
+                status, interrupted, fault = boot_guest(
+                    command, env, work_dir, console, relay, watch, total_runs, out_dir / "vm-console.log"
+                )
                 # a guest that was interrupted, or died before publishing, leaves its staging
                 # folder: publish the runs it finished; a guest that published left none
                 recover_interrupted(out_dir, staging_before, publish, staging_prefix)
@@ -421,19 +504,31 @@ def run_in_vm(args: argparse.Namespace, run_ids: Sequence[str], duration_s: floa
                 left = [run_id for run_id in run_ids if run_id not in finished_run_ids(out_dir)]
                 if not left or boot == GUEST_BOOTS:
                     break
-                print(f"spline-testbed: booting a fresh guest for the {len(left)} run(s) left "
-                      f"(boot {boot + 1} of {GUEST_BOOTS})", file=sys.stderr)
+                print(
+                    f"spline-testbed: booting a fresh guest for the {len(left)} run(s) left "
+                    f"(boot {boot + 1} of {GUEST_BOOTS})",
+                    file=sys.stderr,
+                )
                 console.write(f"\n==== spline-testbed: guest {boot} stopped ({fault}); booting guest {boot + 1} ====\n")
         # the console goes into --out by a rename, which replaces a planted symlink, never follows it
-        handle, part = tempfile.mkstemp(prefix=".vm-console.", dir=out_dir)     # O_EXCL: never a planted link
+        handle, part = tempfile.mkstemp(prefix=".vm-console.", dir=out_dir)  # O_EXCL: never a planted link
         with os.fdopen(handle, "wb") as target, open(console_path, "rb") as source:
             shutil.copyfileobj(source, target)
         os.replace(part, out_dir / "vm-console.log")
     wall_s = time.monotonic() - started_s
-    return {"kernel": kernel, "accel": "kvm" if kvm else "tcg", "cpus": cpus, "status": status, "interrupted": interrupted,
-            "boot_s": boot_costs_s[0] if boot_costs_s else None, "boots": boots,
-            "run_costs_s": run_costs_s, "wall_time_s": wall_s,
-            "runs_recovered": len(finished_run_ids(out_dir)), "guest_faults": faults}
+    return {
+        "kernel": kernel,
+        "accel": "kvm" if kvm else "tcg",
+        "cpus": cpus,
+        "status": status,
+        "interrupted": interrupted,
+        "boot_s": boot_costs_s[0] if boot_costs_s else None,
+        "boots": boots,
+        "run_costs_s": run_costs_s,
+        "wall_time_s": wall_s,
+        "runs_recovered": len(finished_run_ids(out_dir)),
+        "guest_faults": faults,
+    }
 
 
 def prepare_guest(ko: Optional[str]) -> List[str]:

@@ -5,6 +5,7 @@ Ethernet/IPv4(/IPv6)/TCP, and add the TCP payload length *as sent on the wire*
 (IP total length minus IP and TCP headers, so a snaplen-truncated capture still
 counts full segments) to a per-flow (5-tuple, direction-sensitive) sum.
 """
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@
 
 usage: dpkt_flows.py CAPTURE [LIMIT_PACKETS]   -> one JSON line (packets, flows, payload_bytes)
 """
+
 from __future__ import annotations
 
 import sys

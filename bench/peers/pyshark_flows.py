@@ -4,6 +4,7 @@
 usage: pyshark_flows.py CAPTURE [LIMIT_PACKETS]   -> one JSON line (packets, flows, payload_bytes)
 pyshark is slower still than scapy, so the benchmark passes a limit and extrapolates.
 """
+
 from __future__ import annotations
 
 import sys

@@ -5,6 +5,7 @@ usage: scapy_flows.py CAPTURE [LIMIT_PACKETS]   -> one JSON line (packets, flows
 scapy dissects every layer eagerly (~3-7 k packets/s), so the benchmark passes a limit
 and extrapolates.
 """
+
 from __future__ import annotations
 
 import sys

@@ -18,6 +18,7 @@ that raises is reported with its error. Arguments are found by trying the
 (packets, flows), (capture, flows), (packets,), (capture,) in turn, so the
 driver keeps working while the API settles.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -86,8 +87,14 @@ def run_stage(function: Callable, capture: Any, flows: Any, repeat: int) -> Dict
         except Exception as error:  # noqa: BLE001 - wrong argument kind or a bug: report, try the next
             errors.append(f"({label}): {error!r}")
             continue
-        return {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": label, "result": result,
-                "peak_rss_mb": peak_rss_mb()}
+        return {
+            "status": "ok",
+            "seconds": seconds,
+            "cpu_s": LAST_CPU_S,
+            "argument": label,
+            "result": result,
+            "peak_rss_mb": peak_rss_mb(),
+        }
     return {"status": "error", "errors": errors}
 
 
@@ -97,6 +104,7 @@ class DirectionShim:
 
     def __init__(self, packets: Any, stream: Any) -> None:
         import numpy as np
+
         self.stream = np.asarray(stream, dtype=np.int64)
         self.count = int(self.stream.max()) + 1 if len(self.stream) else 0
         self.direction = np.zeros(len(self.stream), dtype=np.uint8)
@@ -107,8 +115,9 @@ class DirectionShim:
         first_row_of_stream = np.full(self.count, -1, dtype=np.int64)
         first_row_of_stream[_ids] = rows[first_pos]
         first = first_row_of_stream[self.stream[rows]]
-        same_src = (np.all(packets["src_addr"][rows] == packets["src_addr"][first], axis=1)
-                    & (packets["sport"][rows] == packets["sport"][first]))
+        same_src = np.all(packets["src_addr"][rows] == packets["src_addr"][first], axis=1) & (
+            packets["sport"][rows] == packets["sport"][first]
+        )
         self.direction[rows] = np.where(same_src, 0, 1)
 
 
@@ -126,8 +135,14 @@ def time_json(document: Any, repeat: int) -> Dict[str, Any]:
         seconds, text = best_time(lambda: json.dumps(document, indent=2), repeat)
     except (TypeError, ValueError) as error:
         return {"status": "error", "errors": [repr(error)], "what": "json.dumps"}
-    return {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": f"document ({len(text)} chars)",
-            "peak_rss_mb": peak_rss_mb(), "what": "json.dumps(indent=2)"}
+    return {
+        "status": "ok",
+        "seconds": seconds,
+        "cpu_s": LAST_CPU_S,
+        "argument": f"document ({len(text)} chars)",
+        "peak_rss_mb": peak_rss_mb(),
+        "what": "json.dumps(indent=2)",
+    }
 
 
 def pipeline_available() -> bool:
@@ -140,23 +155,35 @@ def time_pipeline(path: str, capture: Any, results: Dict[str, Any], repeat: int)
     in-process, as a cross-check of the stage sum."""
     from spline_analysis import report
     from spline_analysis._core import pipeline
+
     timed: Dict[str, Any] = {}
     if all(k in results for k in ("flows", "wireshark", "truth")):
-        analysis = pipeline.Analysis(capture=capture, flows=results["flows"], wireshark=results["wireshark"],
-                                     directions=results["truth"])
+        analysis = pipeline.Analysis(
+            capture=capture, flows=results["flows"], wireshark=results["wireshark"], directions=results["truth"]
+        )
         try:
             seconds, document = best_time(lambda: report.document(analysis), repeat)
-            timed["to_json"] = {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S,
-                                "argument": "Analysis of the stages above", "peak_rss_mb": peak_rss_mb(),
-                                "what": "report.document"}
+            timed["to_json"] = {
+                "status": "ok",
+                "seconds": seconds,
+                "cpu_s": LAST_CPU_S,
+                "argument": "Analysis of the stages above",
+                "peak_rss_mb": peak_rss_mb(),
+                "what": "report.document",
+            }
             timed["json"] = time_json(document, repeat)
         except Exception as error:  # noqa: BLE001
             timed["to_json"] = {"status": "error", "errors": [repr(error)], "what": "report.document"}
     try:
         seconds, _ = best_time(lambda: pipeline.analyze(path), repeat)
-        timed["pipeline"] = {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": "path",
-                             "peak_rss_mb": peak_rss_mb(),
-                             "what": "pipeline.analyze (all stages, cross-check)"}
+        timed["pipeline"] = {
+            "status": "ok",
+            "seconds": seconds,
+            "cpu_s": LAST_CPU_S,
+            "argument": "path",
+            "peak_rss_mb": peak_rss_mb(),
+            "what": "pipeline.analyze (all stages, cross-check)",
+        }
     except Exception as error:  # noqa: BLE001
         timed["pipeline"] = {"status": "error", "errors": [repr(error)], "what": "pipeline.analyze"}
     return timed
@@ -171,6 +198,7 @@ def main() -> None:
 
     start, start_cpu = time.perf_counter(), time.process_time()
     import numpy  # noqa: F401
+
     report["import_numpy_s"] = time.perf_counter() - start
     report["import_numpy_cpu_s"] = time.process_time() - start_cpu
     start, start_cpu = time.perf_counter(), time.process_time()
@@ -186,12 +214,20 @@ def main() -> None:
     try:
         seconds, capture = best_time(lambda: spline_analysis.read(path), repeat)
     except Exception as error:  # noqa: BLE001
-        report["stages"]["read"] = {"status": "error", "errors": [repr(error)],
-                                    "traceback": traceback.format_exc(limit=3)}
+        report["stages"]["read"] = {
+            "status": "error",
+            "errors": [repr(error)],
+            "traceback": traceback.format_exc(limit=3),
+        }
         print(json.dumps(report))
         return
-    report["stages"]["read"] = {"status": "ok", "seconds": seconds, "cpu_s": LAST_CPU_S, "argument": "path",
-                                "peak_rss_mb": peak_rss_mb()}
+    report["stages"]["read"] = {
+        "status": "ok",
+        "seconds": seconds,
+        "cpu_s": LAST_CPU_S,
+        "argument": "path",
+        "peak_rss_mb": peak_rss_mb(),
+    }
     packets = getattr(capture, "packets", None)
     try:
         report["packets"] = len(packets) if packets is not None else len(capture)

@@ -13,6 +13,7 @@ dmesg.txt. Prints
 and exits 1 when a failure was found: a required CCA missing, a run failed (iperf3 error,
 no throughput, wrong sender CCA), the module not unloaded, or kernel warnings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,9 @@ WARNING = re.compile(
 
 def kernel_warning_lines(dmesg: str) -> list[str]:
     """Lines of dmesg that report a warning, bug, oops or taint, minus the benign taints."""
-    return [line for line in dmesg.splitlines()
-            if WARNING.search(line) and not any(p.search(line) for p in BENIGN_TAINT)]
+    return [
+        line for line in dmesg.splitlines() if WARNING.search(line) and not any(p.search(line) for p in BENIGN_TAINT)
+    ]
 
 
 def read_text(path: Path) -> str | None:
@@ -66,8 +68,11 @@ def path_drops(tc_stats: str) -> dict | None:
             counters[kind] = {"bytes": int(sent.group(1)), "pkts": int(sent.group(2)), "dropped": int(sent.group(3))}
     if "netem" not in counters or "tbf" not in counters:
         return None
-    return {"random_loss_drops": counters["netem"]["dropped"] - counters["tbf"]["dropped"],
-            "queue_drops": counters["tbf"]["dropped"], "delivered_pkts": counters["tbf"]["pkts"]}
+    return {
+        "random_loss_drops": counters["netem"]["dropped"] - counters["tbf"]["dropped"],
+        "queue_drops": counters["tbf"]["dropped"],
+        "delivered_pkts": counters["tbf"]["pkts"],
+    }
 
 
 def mib_counters(text: str) -> dict[str, int]:
@@ -196,8 +201,13 @@ def summarize_run(out: Path, cca: str, run: int) -> dict:
         result = {"cca": cca, "run": run, **summarize_flow(out, name, cca)}
     else:
         flows = [summarize_flow(out, f"{name}.f{i}", c) for i, c in enumerate(flow_ccas, 1)]
-        result = {"cca": cca, "run": run, "flows": flows, "ok": all(f["ok"] for f in flows),
-                  "mss_bytes": flows[0].get("mss_bytes")}
+        result = {
+            "cca": cca,
+            "run": run,
+            "flows": flows,
+            "ok": all(f["ok"] for f in flows),
+            "mss_bytes": flows[0].get("mss_bytes"),
+        }
         for key in ("throughput_bps", "retransmits", "bytes_received", "bytes_sent"):
             values = [f.get(key) for f in flows]
             result[key] = sum(values) if all(v is not None for v in values) else None
@@ -241,9 +251,15 @@ def summarize(out: Path, ccas: list[str], runs: int, required: list[str], module
         failures.append(f"module {module} did not unload")
     if read_text(out / "dmesg.txt") is None:
         failures.append("no dmesg from the guest")
-    return {"available": available, "runs": run_results, "kernel_warnings": len(warnings),
-            "kernel_warning_lines": warnings, "module_unloaded": unloaded,
-            "module_info": key_values(read_text(out / "module-info.txt") or ""), "failures": failures}
+    return {
+        "available": available,
+        "runs": run_results,
+        "kernel_warnings": len(warnings),
+        "kernel_warning_lines": warnings,
+        "module_unloaded": unloaded,
+        "module_info": key_values(read_text(out / "module-info.txt") or ""),
+        "failures": failures,
+    }
 
 
 def key_values(text: str) -> dict:
