@@ -17,13 +17,13 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "spline_bpf_abi.h"	/* generated: SPLINE_CONG_CONTROL_HAS_ACK_FLAG */
+#include "spline_bpf_abi.h" /* generated: SPLINE_CONG_CONTROL_HAS_ACK_FLAG */
 #include "spline_core.h"
 
 char _license[] SEC("license") = "GPL";
 
 /* Below this pacing rate (bytes/s, 1.2 Mbit/s) one segment per TSO burst. */
-#define SPLINE_MIN_TSO_RATE_BYTES_PER_SEC	150000UL
+#define SPLINE_MIN_TSO_RATE_BYTES_PER_SEC 150000UL
 
 static __always_inline struct tcp_sock *spline_tcp_sk(struct sock *sk)
 {
@@ -43,7 +43,7 @@ static __always_inline u32 spline_packets_in_flight(const struct tcp_sock *tp)
 
 /* The size check the module does with BUILD_BUG_ON. */
 _Static_assert(sizeof(struct spline_state) <=
-	       sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
+		       sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "spline_state must fit icsk_ca_priv");
 
 SEC("struct_ops/spline_init")
@@ -56,8 +56,7 @@ void BPF_PROG(spline_init, struct sock *sk)
 		sk->sk_pacing_status = SK_PACING_NEEDED;
 }
 
-static __always_inline void spline_apply(struct sock *sk,
-					 const struct rate_sample *rs)
+static __always_inline void spline_apply(struct sock *sk, const struct rate_sample *rs)
 {
 	struct tcp_sock *tp = spline_tcp_sk(sk);
 	struct spline_ack a = {};
@@ -147,13 +146,13 @@ __u32 BPF_PROG(spline_min_tso_segs, struct sock *sk)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops spline = {
-	.init		= (void *)spline_init,
-	.cong_control	= (void *)spline_cong_control,
-	.ssthresh	= (void *)spline_ssthresh,
-	.undo_cwnd	= (void *)spline_undo_cwnd,
-	.set_state	= (void *)spline_set_state,
-	.cwnd_event	= (void *)spline_cwnd_event,
-	.sndbuf_expand	= (void *)spline_sndbuf_expand,
-	.min_tso_segs	= (void *)spline_min_tso_segs,
-	.name		= "spline",
+	.init = (void *)spline_init,
+	.cong_control = (void *)spline_cong_control,
+	.ssthresh = (void *)spline_ssthresh,
+	.undo_cwnd = (void *)spline_undo_cwnd,
+	.set_state = (void *)spline_set_state,
+	.cwnd_event = (void *)spline_cwnd_event,
+	.sndbuf_expand = (void *)spline_sndbuf_expand,
+	.min_tso_segs = (void *)spline_min_tso_segs,
+	.name = "spline",
 };

@@ -71,41 +71,41 @@
 /* --- Units and fixed point ------------------------------------------------ */
 
 /* Gains and ratios are Q8: 256 means 1.0. */
-#define SPL_UNIT_SHIFT		8
-#define SPL_UNIT		(1U << SPL_UNIT_SHIFT)
-#define SPL_USEC_PER_SEC	1000000ULL
-#define SPL_USEC_PER_MSEC	1000ULL
-#define SPL_MSEC_PER_SEC	1000ULL
+#define SPL_UNIT_SHIFT	  8
+#define SPL_UNIT	  (1U << SPL_UNIT_SHIFT)
+#define SPL_USEC_PER_SEC  1000000ULL
+#define SPL_USEC_PER_MSEC 1000ULL
+#define SPL_MSEC_PER_SEC  1000ULL
 /* Largest bandwidth a u32 holds, bytes/s (34 Gbit/s). */
-#define SPL_BW_MAX_BYTES_PER_SEC	0xffffffffULL
+#define SPL_BW_MAX_BYTES_PER_SEC 0xffffffffULL
 /* Rate samples never cover more packets than this (2^22 = 4M packets, i.e.
  * more than 10 Gbit/s x 4 s of 1500-byte packets); the clamp keeps
  * delivered * mss * 10^6 below 2^64.
  */
-#define SPL_MAX_SAMPLE_PKTS	(1U << 22)
+#define SPL_MAX_SAMPLE_PKTS (1U << 22)
 
 /* --- Modes ------------------------------------------------------------------ */
 enum spline_mode {
-	SPL_START_PROBE = 0,	/* window grows a fixed step per ACK */
-	SPL_PROBE_BW	= 1,	/* pace above the estimate to find more bw */
-	SPL_PROBE_RTT	= 2,	/* pace just under it to drain the queue */
-	SPL_DRAIN_PROBE = 3,	/* pace well under it: loss and delay both high */
+	SPL_START_PROBE = 0, /* window grows a fixed step per ACK */
+	SPL_PROBE_BW = 1,    /* pace above the estimate to find more bw */
+	SPL_PROBE_RTT = 2,   /* pace just under it to drain the queue */
+	SPL_DRAIN_PROBE = 3, /* pace well under it: loss and delay both high */
 };
 
 /* --- Epochs ----------------------------------------------------------------- */
 /* First epoch (START_PROBE), in ACK rounds: long enough for the step growth
  * to reach the BDP of a 10 Gbit/s x 200 ms path from 10 packets.
  */
-#define SPL_FIRST_EPOCH_ROUNDS	20
+#define SPL_FIRST_EPOCH_ROUNDS 20
 /* Later epochs last 1..SPL_EPOCH_MAX_ROUNDS rounds, drawn at random. */
-#define SPL_EPOCH_MAX_ROUNDS	31
+#define SPL_EPOCH_MAX_ROUNDS 31
 
 /* --- Gains (Q8) ------------------------------------------------------------- */
 /* START_PROBE: window grows by this many packets per ACK (about x1.5-x2 per
  * round with delayed ACKs), paced at 1.0 x window / min_rtt.
  */
-#define SPL_START_STEP_PKTS	1
-#define SPL_START_PACING_GAIN	SPL_UNIT		/* 1.0 */
+#define SPL_START_STEP_PKTS   1
+#define SPL_START_PACING_GAIN SPL_UNIT /* 1.0 */
 /* PROBE_BW pacing gain 2.15 (550/256 = 2.148): the design's "about 2.15".
  * Paced that fast the flow is window-limited, so the window, not the pacing
  * rate, sets the queue it builds: in flight = window.
@@ -117,38 +117,38 @@ enum spline_mode {
  * gain made the window 2.4 BDP and, in the simulator, overflowed a one-BDP
  * buffer every round (9% retransmissions on a loss-free path).
  */
-#define SPL_MODEL_CWND_GAIN	320
+#define SPL_MODEL_CWND_GAIN 320
 /* START_PROBE window cap: 2 x bw x min_rtt. Below the BDP, delivery tracks the
  * window and the cap (two rounds of growth) never binds; once the pipe is
  * full it stops the step growth at one BDP of queue.
  */
-#define SPL_START_CWND_CAP_GAIN	512
+#define SPL_START_CWND_CAP_GAIN 512
 /* PROBE_RTT pacing gain 0.98 (251/256): just under the estimate. */
 #define SPL_PROBE_RTT_PACING_GAIN 251
 /* DRAIN_PROBE pacing gain 0.39 (100/256) and window gain 0.34 (87/256). */
-#define SPL_DRAIN_PACING_GAIN	100
-#define SPL_DRAIN_CWND_GAIN	87
+#define SPL_DRAIN_PACING_GAIN 100
+#define SPL_DRAIN_CWND_GAIN   87
 /* Every pacing rate is multiplied by 0.99 (253/256) so that the flow never
  * paces exactly at the bottleneck rate and a queue cannot build from pacing
  * rounding alone.
  */
-#define SPL_PACING_MARGIN	253
+#define SPL_PACING_MARGIN 253
 /* BDP target gain 1.0: the window never falls below one BDP (unless the
  * design's two low-stability cases apply), so random loss cannot starve the
  * pipe. BBR uses 2.0 here, but BBR paces at 1.0 most of the time; Spline in
  * PROBE_BW paces at 2.15 and would fill a 2-BDP window completely.
  */
-#define SPL_TARGET_CWND_GAIN	SPL_UNIT
+#define SPL_TARGET_CWND_GAIN SPL_UNIT
 
 /* --- Filters ---------------------------------------------------------------- */
 /* bw max filter: two half-windows of this many rounds each (window 5-10). */
-#define SPL_BW_HALF_WIN_ROUNDS	5
+#define SPL_BW_HALF_WIN_ROUNDS 5
 /* min_rtt expires after this many ms and the next sample replaces it. */
-#define SPL_MIN_RTT_WIN_MS	10000U
+#define SPL_MIN_RTT_WIN_MS 10000U
 
 /* --- Queue ------------------------------------------------------------------------ */
 /* The smallest queue that counts as congestion, us (see spline_queue_band_us). */
-#define SPL_QUEUE_BAND_MIN_US	4000U
+#define SPL_QUEUE_BAND_MIN_US 4000U
 /* The model window's share of the smoothed RTT's excess over min_rtt is
  * capped at this (a standing queue does not grow the window without bound).
  */
@@ -163,29 +163,29 @@ enum spline_mode {
 #define SPL_FOREIGN_QUEUE_ROUNDS 12U
 
 /* --- Fairness ratio (Q8) ------------------------------------------------------ */
-#define SPL_FAIR_MIN		253	/* 0.99 */
-#define SPL_FAIR_MAX		335	/* 1.31 */
+#define SPL_FAIR_MIN 253 /* 0.99 */
+#define SPL_FAIR_MAX 335 /* 1.31 */
 /* "Many unfair ACKs": unfair * 4 > stable. */
-#define SPL_UNFAIR_MANY_MULT	4U
+#define SPL_UNFAIR_MANY_MULT 4U
 
 /* --- Delivery steadiness ------------------------------------------------------- */
 /* Delivery is steady when this ACK delivered something and at least 1/4 of
  * what the previous ACK delivered (stretch ACKs vary by a factor of a few).
  */
-#define SPL_DELIVERY_DROP_DIV	4U
+#define SPL_DELIVERY_DROP_DIV 4U
 
 /* --- Loss ----------------------------------------------------------------------- */
 /* A round is lossy when lost * 10 > delivered, i.e. it lost more than 10%.
  * Random loss of 1-5% therefore does not raise loss_cnt.
  */
-#define SPL_LOSS_HIGH_DIV	10U
+#define SPL_LOSS_HIGH_DIV 10U
 /* The loss rate is sampled over at least one round and at least this many
  * delivered packets: with a window of 8 packets one loss would be "12%", and
  * in the simulator the smaller of two flows kept reading its random losses
  * as heavy rounds, narrowed its band and starved.
  */
 #define SPL_LOSS_SAMPLE_MIN_PKTS 32U
-#define SPL_LOSS_CNT_MAX	255U
+#define SPL_LOSS_CNT_MAX	 255U
 /* Random-loss allowance: while the path is not congested the model window
  * is divided by (1 - loss ratio of the last sampling interval), the ratio
  * capped at 64/256 = 25% (x1.33 at most). A window-limited flow's delivery
@@ -193,25 +193,25 @@ enum spline_mode {
  * 90 ms path that cancelled the 1.25 window gain, the estimate stopped
  * growing and the window sat at a third of the BDP (VM: 4.3 of 20 Mbit/s).
  */
-#define SPL_LOSS_ALLOW_MAX_Q8	64U
+#define SPL_LOSS_ALLOW_MAX_Q8 64U
 /* ... and only from 20/256 = 8% loss on: below it the 1.25 gain outgrows the
  * loss anyway, and a sampling interval of 32 packets with one or two losses
  * (3-6%) says little: with the allowance from 3% on, two simulated flows
  * sharing a queue (1% of their packets lost) settled at 16 / 4 Mbit/s.
  */
-#define SPL_LOSS_ALLOW_MIN_Q8	20U
-#define SPL_LOSS_CNT_BACKOFF	9U	/* backoff above this */
-#define SPL_LOSS_CNT_BACKOFF_CAP 12U	/* ls = min(loss_cnt, 12) */
-#define SPL_LOSS_CNT_FAIR	10U	/* lossy phase above this */
-#define SPL_LOSS_CNT_ALONE	50U	/* Spline window alone above this */
+#define SPL_LOSS_ALLOW_MIN_Q8	 20U
+#define SPL_LOSS_CNT_BACKOFF	 9U  /* backoff above this */
+#define SPL_LOSS_CNT_BACKOFF_CAP 12U /* ls = min(loss_cnt, 12) */
+#define SPL_LOSS_CNT_FAIR	 10U /* lossy phase above this */
+#define SPL_LOSS_CNT_ALONE	 50U /* Spline window alone above this */
 
 /* --- Stability score tf (Q8) ------------------------------------------------------ */
-#define SPL_TF_PROBE_RTT	256U	/* tf < 1.0: PROBE_RTT */
-#define SPL_TF_HIGH		512U	/* tf >= 2.0 lowers loss_cnt per round */
-#define SPL_TF_VERY_LOW		64U	/* tf < 0.25: "very low" */
-#define SPL_TF_FLOOR		192U	/* window scaled by tf floored at 0.75 */
-#define SPL_TF_MAX		4096U	/* tf saturates at 16.0 */
-#define SPL_COUNTER_MAX		0xffffU	/* u16 saturating counters */
+#define SPL_TF_PROBE_RTT 256U	 /* tf < 1.0: PROBE_RTT */
+#define SPL_TF_HIGH	 512U	 /* tf >= 2.0 lowers loss_cnt per round */
+#define SPL_TF_VERY_LOW	 64U	 /* tf < 0.25: "very low" */
+#define SPL_TF_FLOOR	 192U	 /* window scaled by tf floored at 0.75 */
+#define SPL_TF_MAX	 4096U	 /* tf saturates at 16.0 */
+#define SPL_COUNTER_MAX	 0xffffU /* u16 saturating counters */
 
 /* --- Fair sharing ---------------------------------------------------------------------- */
 /* In PROBE_BW the window gets this many packets on top of the multiplicative
@@ -225,87 +225,89 @@ enum spline_mode {
 #define SPL_PROBE_BW_QUANTUM_PKTS 4U
 
 /* --- Window bounds ------------------------------------------------------------------ */
-#define SPL_MIN_CWND_PKTS	4U	/* never below 4 packets (fast retransmit) */
+#define SPL_MIN_CWND_PKTS 4U /* never below 4 packets (fast retransmit) */
 
 /* --- Long-term (policer) bandwidth sampler ---------------------------------------- */
-#define SPL_LT_MIN_ROUNDS	4U	/* shortest sampling interval, rounds */
-#define SPL_LT_MAX_ROUNDS	16U	/* longest sampling interval, rounds */
-#define SPL_LT_LOSS_DIV		8U	/* interval counts when lost*8 >= delivered (12.5%):
-					 * at BBR's 20% Spline, which probes by window not
-					 * by pacing, lost 16-19% to a policer and missed it */
-#define SPL_LT_BW_REL_DIV	8U	/* two intervals agree within 1/8 ... */
+#define SPL_LT_MIN_ROUNDS 4U  /* shortest sampling interval, rounds */
+#define SPL_LT_MAX_ROUNDS 16U /* longest sampling interval, rounds */
+#define SPL_LT_LOSS_DIV                                                                            \
+	8U				 /* interval counts when lost*8 >= delivered (12.5%):      \
+					  * at BBR's 20% Spline, which probes by window not        \
+					  * by pacing, lost 16-19% to a policer and missed it */
+#define SPL_LT_BW_REL_DIV	    8U	 /* two intervals agree within 1/8 ... */
 #define SPL_LT_BW_ABS_BYTES_PER_SEC 500U /* ... or within 4 kbit/s */
-#define SPL_LT_USE_ROUNDS	48U	/* then pace at the policed rate this long */
+#define SPL_LT_USE_ROUNDS	    48U	 /* then pace at the policed rate this long */
 
 /* --- State flags ------------------------------------------------------------------- */
-#define SPL_F_RTO_REGROW	0x01	/* after an RTO: regrow from in flight */
-#define SPL_F_IDLE_RESTART	0x02	/* restarting after idle: pace at 1.0 */
-#define SPL_F_LT_STARTED	0x04	/* lt sampling interval open */
-#define SPL_F_MIN_RTT_PROBE	0x20	/* min_rtt expired: re-measuring in a drain */
-#define SPL_F_QUEUE_RISING	0x40	/* the last round's minimum RTT rose by more
-					 * than half the band over the round before */
+#define SPL_F_RTO_REGROW    0x01 /* after an RTO: regrow from in flight */
+#define SPL_F_IDLE_RESTART  0x02 /* restarting after idle: pace at 1.0 */
+#define SPL_F_LT_STARTED    0x04 /* lt sampling interval open */
+#define SPL_F_MIN_RTT_PROBE 0x20 /* min_rtt expired: re-measuring in a drain */
+#define SPL_F_QUEUE_RISING                                                                         \
+	0x40 /* the last round's minimum RTT rose by more                                          \
+	      * than half the band over the round before */
 
 /* Per-connection state: must fit ICSK_CA_PRIV_SIZE (104 bytes on 6.x). */
 struct spline_state {
-	u32 bw_cur_bytes_per_sec;	/* max bw sample, current half-window */
-	u32 bw_prev_bytes_per_sec;	/* max bw sample, previous half-window */
-	u32 lt_bw_bytes_per_sec;	/* long-term (policed) bw estimate */
-	u32 min_rtt_us;			/* 0 until the first RTT sample */
-	u32 min_rtt_stamp_ms;		/* when min_rtt was taken */
-	u32 round_min_rtt_us;		/* smallest RTT sample this round, 0: none yet */
-	u32 queue_rtt_us;		/* smallest RTT sample of the last round that
-					 * had one: min_rtt + standing queue, jitter
-					 * filtered out (0 until the first round) */
-	u32 curr_ack_pkts;		/* packets newly delivered by this ACK */
-	u32 last_ack_pkts;		/* ... by the previous ACK */
-	u32 next_round_delivered_pkts;	/* round ends when this is delivered */
-	u32 round_delivered_pkts;	/* delivered in the current round */
-	u32 epoch_delivered_pkts;	/* delivered in the current epoch */
-	u32 curr_cwnd_pkts;		/* the Spline window (before BDP check) */
-	u32 prior_cwnd_pkts;		/* window before loss recovery, for undo */
-	u32 rng_state;			/* xorshift32 state, never 0 */
-	u32 lt_start_delivered_pkts;	/* lt interval start: tp->delivered */
-	u32 lt_start_lost_pkts;		/* lt interval start: tp->lost */
-	u32 lt_start_ms;		/* lt interval start time */
-	u32 probe_min_rtt_us;		/* min RTT seen while re-measuring */
-	u16 stable_acks;		/* stable ACKs (saturating, halved per epoch) */
-	u16 unfair_acks;		/* unfair ACKs (saturating, halved per epoch) */
-	u16 epoch_lost_pkts;		/* recent losses (saturating, halved per epoch) */
-	u16 round_lost_pkts;		/* lost while congested, this interval (saturating) */
-	u16 round_all_lost_pkts;	/* lost at all, this interval (saturating) */
-	u16 fairness_q8;		/* fairness ratio, Q8, 253..335 */
-	u8  mode;			/* enum spline_mode */
-	u8  loss_cnt;			/* 0..255 */
-	u8  epoch_rounds_left;		/* rounds until the next mode choice */
-	u8  bw_win_rounds;		/* rounds into the current bw half-window */
-	u8  lt_rounds;			/* rounds into the lt sampling interval */
-	u8  lt_use_rounds;		/* >0: pacing at lt_bw for this many rounds */
-	u8  flags;			/* SPL_F_* */
-	u8  loss_ratio_q8;		/* lost / delivered of the last sampling
-					 * interval, Q8, at most 255 */
-	u8  congested_rounds;		/* consecutive rounds with a standing queue
-					 * (saturating) */
+	u32 bw_cur_bytes_per_sec;      /* max bw sample, current half-window */
+	u32 bw_prev_bytes_per_sec;     /* max bw sample, previous half-window */
+	u32 lt_bw_bytes_per_sec;       /* long-term (policed) bw estimate */
+	u32 min_rtt_us;		       /* 0 until the first RTT sample */
+	u32 min_rtt_stamp_ms;	       /* when min_rtt was taken */
+	u32 round_min_rtt_us;	       /* smallest RTT sample this round, 0: none yet */
+	u32 queue_rtt_us;	       /* smallest RTT sample of the last round that
+					* had one: min_rtt + standing queue, jitter
+					* filtered out (0 until the first round) */
+	u32 curr_ack_pkts;	       /* packets newly delivered by this ACK */
+	u32 last_ack_pkts;	       /* ... by the previous ACK */
+	u32 next_round_delivered_pkts; /* round ends when this is delivered */
+	u32 round_delivered_pkts;      /* delivered in the current round */
+	u32 epoch_delivered_pkts;      /* delivered in the current epoch */
+	u32 curr_cwnd_pkts;	       /* the Spline window (before BDP check) */
+	u32 prior_cwnd_pkts;	       /* window before loss recovery, for undo */
+	u32 rng_state;		       /* xorshift32 state, never 0 */
+	u32 lt_start_delivered_pkts;   /* lt interval start: tp->delivered */
+	u32 lt_start_lost_pkts;	       /* lt interval start: tp->lost */
+	u32 lt_start_ms;	       /* lt interval start time */
+	u32 probe_min_rtt_us;	       /* min RTT seen while re-measuring */
+	u16 stable_acks;	       /* stable ACKs (saturating, halved per epoch) */
+	u16 unfair_acks;	       /* unfair ACKs (saturating, halved per epoch) */
+	u16 epoch_lost_pkts;	       /* recent losses (saturating, halved per epoch) */
+	u16 round_lost_pkts;	       /* lost while congested, this interval (saturating) */
+	u16 round_all_lost_pkts;       /* lost at all, this interval (saturating) */
+	u16 fairness_q8;	       /* fairness ratio, Q8, 253..335 */
+	u8 mode;		       /* enum spline_mode */
+	u8 loss_cnt;		       /* 0..255 */
+	u8 epoch_rounds_left;	       /* rounds until the next mode choice */
+	u8 bw_win_rounds;	       /* rounds into the current bw half-window */
+	u8 lt_rounds;		       /* rounds into the lt sampling interval */
+	u8 lt_use_rounds;	       /* >0: pacing at lt_bw for this many rounds */
+	u8 flags;		       /* SPL_F_* */
+	u8 loss_ratio_q8;	       /* lost / delivered of the last sampling
+					* interval, Q8, at most 255 */
+	u8 congested_rounds;	       /* consecutive rounds with a standing queue
+					* (saturating) */
 };
 
 /* Everything spline_on_ack() needs from one ACK, with units. */
 struct spline_ack {
-	u64 now_us;			/* tp->tcp_mstamp */
+	u64 now_us;			   /* tp->tcp_mstamp */
 	u64 max_pacing_rate_bytes_per_sec; /* sk->sk_max_pacing_rate */
-	s64 rs_interval_us;		/* rate sample interval, <= 0: invalid */
-	s64 rs_rtt_us;			/* RTT sample, < 0: none */
-	s32 rs_delivered_pkts;		/* delivered over the interval, < 0: invalid */
-	s32 rs_losses_pkts;		/* packets newly marked lost by this ACK */
-	u32 rs_prior_delivered_pkts;	/* tp->delivered when the sample's packet left */
-	u32 delivered_total_pkts;	/* tp->delivered */
-	u32 lost_total_pkts;		/* tp->lost */
-	u32 acked_sacked_pkts;		/* newly delivered by this ACK */
-	u32 prior_in_flight_pkts;	/* in flight before this ACK */
-	u32 in_flight_pkts;		/* in flight after this ACK */
-	u32 mss_bytes;			/* tp->mss_cache */
-	u32 srtt_us;			/* smoothed RTT (tp->srtt_us >> 3), 0: none */
-	u32 cwnd_pkts;			/* current snd_cwnd */
-	u32 cwnd_clamp_pkts;		/* snd_cwnd_clamp */
-	bool app_limited;		/* rs->is_app_limited */
+	s64 rs_interval_us;		   /* rate sample interval, <= 0: invalid */
+	s64 rs_rtt_us;			   /* RTT sample, < 0: none */
+	s32 rs_delivered_pkts;		   /* delivered over the interval, < 0: invalid */
+	s32 rs_losses_pkts;		   /* packets newly marked lost by this ACK */
+	u32 rs_prior_delivered_pkts;	   /* tp->delivered when the sample's packet left */
+	u32 delivered_total_pkts;	   /* tp->delivered */
+	u32 lost_total_pkts;		   /* tp->lost */
+	u32 acked_sacked_pkts;		   /* newly delivered by this ACK */
+	u32 prior_in_flight_pkts;	   /* in flight before this ACK */
+	u32 in_flight_pkts;		   /* in flight after this ACK */
+	u32 mss_bytes;			   /* tp->mss_cache */
+	u32 srtt_us;			   /* smoothed RTT (tp->srtt_us >> 3), 0: none */
+	u32 cwnd_pkts;			   /* current snd_cwnd */
+	u32 cwnd_clamp_pkts;		   /* snd_cwnd_clamp */
+	bool app_limited;		   /* rs->is_app_limited */
 };
 
 /* What the caller writes back. pacing_valid is 0 until a rate is known. */
@@ -316,10 +318,22 @@ struct spline_out {
 };
 
 /* --- Small helpers ------------------------------------------------------------------ */
-static inline u32 spl_min_u32(u32 a, u32 b) { return a < b ? a : b; }
-static inline u32 spl_max_u32(u32 a, u32 b) { return a > b ? a : b; }
-static inline u64 spl_min_u64(u64 a, u64 b) { return a < b ? a : b; }
-static inline u64 spl_max_u64(u64 a, u64 b) { return a > b ? a : b; }
+static inline u32 spl_min_u32(u32 a, u32 b)
+{
+	return a < b ? a : b;
+}
+static inline u32 spl_max_u32(u32 a, u32 b)
+{
+	return a > b ? a : b;
+}
+static inline u64 spl_min_u64(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+static inline u64 spl_max_u64(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
 
 static inline u16 spl_sat_add_u16(u16 a, u32 b)
 {
@@ -353,8 +367,7 @@ static inline u32 spline_bw_bytes_per_sec(const struct spline_state *s)
 }
 
 /* gain x bw x rtt in packets; 0 when the model has no data yet. */
-static inline u32 spline_bdp_pkts(u32 bw_bytes_per_sec, u32 rtt_us, u32 gain_q8,
-				  u32 mss_bytes)
+static inline u32 spline_bdp_pkts(u32 bw_bytes_per_sec, u32 rtt_us, u32 gain_q8, u32 mss_bytes)
 {
 	u64 bytes;
 
@@ -376,7 +389,7 @@ static inline u32 spline_bdp_pkts(u32 bw_bytes_per_sec, u32 rtt_us, u32 gain_q8,
  */
 static inline u32 spline_stability_q8(const struct spline_state *s)
 {
-	u32 num = 3U * s->stable_acks;	/* 0.75 x stable, x4 */
+	u32 num = 3U * s->stable_acks;				   /* 0.75 x stable, x4 */
 	u32 den = 6U * ((u32)s->epoch_lost_pkts + s->unfair_acks); /* 1.5 x, x4 */
 
 	if (!den)
@@ -403,8 +416,8 @@ static inline u32 spline_queue_us(const struct spline_state *s)
  */
 static inline u32 spline_queue_band_us(const struct spline_state *s)
 {
-	u32 own_us = (u32)(((u64)s->min_rtt_us * (SPL_MODEL_CWND_GAIN - SPL_UNIT)) >>
-			   SPL_UNIT_SHIFT);
+	u32 own_us =
+		(u32)(((u64)s->min_rtt_us * (SPL_MODEL_CWND_GAIN - SPL_UNIT)) >> SPL_UNIT_SHIFT);
 
 	return spl_max_u32(SPL_QUEUE_BAND_MIN_US, own_us);
 }
@@ -427,10 +440,9 @@ static inline bool spline_queue_foreign(const struct spline_state *s)
 
 /* --- Init and events --------------------------------------------------------------- */
 
-static inline void spline_init_state(struct spline_state *s, u32 init_cwnd_pkts,
-			       u32 random)
+static inline void spline_init_state(struct spline_state *s, u32 init_cwnd_pkts, u32 random)
 {
-	*s = (struct spline_state){ 0 };
+	*s = (struct spline_state){0};
 	s->mode = SPL_START_PROBE;
 	s->epoch_rounds_left = SPL_FIRST_EPOCH_ROUNDS;
 	s->fairness_q8 = SPL_UNIT;
@@ -481,8 +493,7 @@ static inline void spline_on_idle_restart(struct spline_state *s)
 /* Did a new ACK round start? (the packet this sample covers left after the
  * previous round's last packet was delivered)
  */
-static inline bool spline_round_start(struct spline_state *s,
-				      const struct spline_ack *a)
+static inline bool spline_round_start(struct spline_state *s, const struct spline_ack *a)
 {
 	if (a->rs_delivered_pkts < 0 || a->rs_interval_us <= 0)
 		return false;
@@ -499,15 +510,13 @@ static inline bool spline_round_start(struct spline_state *s,
  * the loss backoff shrinks the window, Spline itself holds delivery down, so
  * the estimate is not aged out then (it would spiral down with the window).
  */
-static inline void spline_update_bw(struct spline_state *s,
-				    const struct spline_ack *a, u32 mss_bytes,
-				    bool round_start)
+static inline void spline_update_bw(struct spline_state *s, const struct spline_ack *a,
+				    u32 mss_bytes, bool round_start)
 {
 	u64 sample;
 	u32 pkts;
 
-	if (round_start && s->mode != SPL_DRAIN_PROBE &&
-	    s->loss_cnt <= SPL_LOSS_CNT_BACKOFF &&
+	if (round_start && s->mode != SPL_DRAIN_PROBE && s->loss_cnt <= SPL_LOSS_CNT_BACKOFF &&
 	    ++s->bw_win_rounds >= SPL_BW_HALF_WIN_ROUNDS) {
 		s->bw_win_rounds = 0;
 		if (s->bw_cur_bytes_per_sec) {
@@ -518,14 +527,11 @@ static inline void spline_update_bw(struct spline_state *s,
 	if (a->rs_delivered_pkts <= 0 || a->rs_interval_us <= 0)
 		return;
 	pkts = spl_min_u32((u32)a->rs_delivered_pkts, SPL_MAX_SAMPLE_PKTS);
-	sample = SPL_DIV_U64((u64)pkts * mss_bytes * SPL_USEC_PER_SEC,
-			     (u64)a->rs_interval_us);
+	sample = SPL_DIV_U64((u64)pkts * mss_bytes * SPL_USEC_PER_SEC, (u64)a->rs_interval_us);
 	sample = spl_min_u64(sample, SPL_BW_MAX_BYTES_PER_SEC);
-	if (a->app_limited &&
-	    sample < spline_bw_bytes_per_sec(s))
+	if (a->app_limited && sample < spline_bw_bytes_per_sec(s))
 		return;
-	s->bw_cur_bytes_per_sec = spl_max_u32(s->bw_cur_bytes_per_sec,
-					      (u32)sample);
+	s->bw_cur_bytes_per_sec = spl_max_u32(s->bw_cur_bytes_per_sec, (u32)sample);
 }
 
 /* min_rtt with a 10 s expiry. When it expires (the path may have changed)
@@ -535,8 +541,8 @@ static inline void spline_update_bw(struct spline_state *s,
  * after expiry instead let a standing queue become the new "minimum" and the
  * model window grow with it (seen in the simulator: 40 ms -> 68 ms).
  */
-static inline void spline_update_min_rtt(struct spline_state *s,
-					 const struct spline_ack *a, u32 now_ms)
+static inline void spline_update_min_rtt(struct spline_state *s, const struct spline_ack *a,
+					 u32 now_ms)
 {
 	u32 rtt_us;
 	bool expired;
@@ -546,8 +552,7 @@ static inline void spline_update_min_rtt(struct spline_state *s,
 	rtt_us = (u32)spl_min_u64((u64)a->rs_rtt_us, 0xffffffffULL);
 	if (s->flags & SPL_F_MIN_RTT_PROBE)
 		s->probe_min_rtt_us = spl_min_u32(s->probe_min_rtt_us, rtt_us);
-	expired = s->min_rtt_us &&
-		  (u32)(now_ms - s->min_rtt_stamp_ms) > SPL_MIN_RTT_WIN_MS;
+	expired = s->min_rtt_us && (u32)(now_ms - s->min_rtt_stamp_ms) > SPL_MIN_RTT_WIN_MS;
 	if (!s->min_rtt_us || rtt_us <= s->min_rtt_us) {
 		s->min_rtt_us = rtt_us;
 		s->min_rtt_stamp_ms = now_ms;
@@ -580,8 +585,7 @@ static inline void spline_update_min_rtt(struct spline_state *s,
  * band that widened per flow made two flows sharing one queue disagree on
  * whether it was congested (see spline_queue_band_us).
  */
-static inline void spline_classify_ack(struct spline_state *s,
-				       const struct spline_ack *a,
+static inline void spline_classify_ack(struct spline_state *s, const struct spline_ack *a,
 				       bool round_start)
 {
 	u32 rtt_us;
@@ -612,8 +616,8 @@ static inline void spline_classify_ack(struct spline_state *s,
 
 	prev_ok = !(s->flags & SPL_F_QUEUE_RISING);
 	min_ok = !spline_congested(s);
-	delivery_ok = s->curr_ack_pkts &&
-		      s->curr_ack_pkts * SPL_DELIVERY_DROP_DIV >= s->last_ack_pkts;
+	delivery_ok =
+		s->curr_ack_pkts && s->curr_ack_pkts * SPL_DELIVERY_DROP_DIV >= s->last_ack_pkts;
 
 	if (prev_ok && min_ok && delivery_ok)
 		s->stable_acks = spl_sat_add_u16(s->stable_acks, 1);
@@ -625,8 +629,7 @@ static inline void spline_classify_ack(struct spline_state *s,
  * bytes, clamped to [0.99, 1.31]. Above 1: the path could carry more than
  * the flow has in flight.
  */
-static inline void spline_update_fairness(struct spline_state *s,
-					  const struct spline_ack *a,
+static inline void spline_update_fairness(struct spline_state *s, const struct spline_ack *a,
 					  u32 mss_bytes)
 {
 	u64 bdp_bytes, inflight_bytes, ratio_q8;
@@ -645,8 +648,7 @@ static inline void spline_update_fairness(struct spline_state *s,
 	s->fairness_q8 = (u16)ratio_q8;
 }
 
-static inline void spline_lt_reset_interval(struct spline_state *s,
-					    const struct spline_ack *a,
+static inline void spline_lt_reset_interval(struct spline_state *s, const struct spline_ack *a,
 					    u32 now_ms)
 {
 	s->lt_rounds = 0;
@@ -661,8 +663,7 @@ static inline void spline_lt_reset_interval(struct spline_state *s,
  * the same rate (within 1/8 or 4 kbit/s), the path is policed at that rate:
  * use it, at pacing gain 1.0, for 48 rounds, then look again.
  */
-static inline void spline_update_lt_bw(struct spline_state *s,
-				       const struct spline_ack *a,
+static inline void spline_update_lt_bw(struct spline_state *s, const struct spline_ack *a,
 				       u32 mss_bytes, u32 now_ms)
 {
 	u32 delivered, lost, elapsed_ms, diff;
@@ -695,17 +696,14 @@ static inline void spline_update_lt_bw(struct spline_state *s,
 		spline_lt_reset_interval(s, a, now_ms);
 		return;
 	}
-	sample = SPL_DIV_U64((u64)delivered * mss_bytes * SPL_MSEC_PER_SEC,
-			     (u64)elapsed_ms);
+	sample = SPL_DIV_U64((u64)delivered * mss_bytes * SPL_MSEC_PER_SEC, (u64)elapsed_ms);
 	sample = spl_min_u64(sample, SPL_BW_MAX_BYTES_PER_SEC);
 	if (s->lt_bw_bytes_per_sec) {
-		diff = s->lt_bw_bytes_per_sec > (u32)sample ?
-		       s->lt_bw_bytes_per_sec - (u32)sample :
-		       (u32)sample - s->lt_bw_bytes_per_sec;
+		diff = s->lt_bw_bytes_per_sec > (u32)sample ? s->lt_bw_bytes_per_sec - (u32)sample
+							    : (u32)sample - s->lt_bw_bytes_per_sec;
 		if ((u64)diff * SPL_LT_BW_REL_DIV <= s->lt_bw_bytes_per_sec ||
 		    diff <= SPL_LT_BW_ABS_BYTES_PER_SEC) {
-			s->lt_bw_bytes_per_sec =
-				(u32)(((u64)s->lt_bw_bytes_per_sec + sample) >> 1);
+			s->lt_bw_bytes_per_sec = (u32)(((u64)s->lt_bw_bytes_per_sec + sample) >> 1);
 			s->lt_use_rounds = SPL_LT_USE_ROUNDS;
 			spline_lt_reset_interval(s, a, now_ms);
 			return;
@@ -725,14 +723,13 @@ static inline void spline_update_loss_cnt(struct spline_state *s)
 	u32 ratio_q8;
 
 	if (s->round_delivered_pkts < SPL_LOSS_SAMPLE_MIN_PKTS)
-		return;	/* keep sampling into the next round */
+		return; /* keep sampling into the next round */
 	ratio_q8 = ((u32)s->round_all_lost_pkts << SPL_UNIT_SHIFT) / s->round_delivered_pkts;
 	s->loss_ratio_q8 = (u8)spl_min_u32(ratio_q8, 255U);
 	if ((u32)s->round_lost_pkts * SPL_LOSS_HIGH_DIV > s->round_delivered_pkts) {
 		if (s->loss_cnt < SPL_LOSS_CNT_MAX)
 			s->loss_cnt++;
-	} else if (s->loss_cnt &&
-		   spline_stability_q8(s) >= SPL_TF_HIGH) {
+	} else if (s->loss_cnt && spline_stability_q8(s) >= SPL_TF_HIGH) {
 		s->loss_cnt--;
 	}
 	s->round_delivered_pkts = 0;
@@ -749,14 +746,13 @@ static inline bool spline_recent_losses_high(const struct spline_state *s)
 /* End of a round: at the end of an epoch choose the next mode and the next
  * epoch's random length; DRAIN_PROBE ends early once the queue is gone.
  */
-static inline void spline_update_mode(struct spline_state *s,
-				      const struct spline_ack *a)
+static inline void spline_update_mode(struct spline_state *s, const struct spline_ack *a)
 {
 	u32 tf, bdp;
 
 	if (s->mode == SPL_DRAIN_PROBE) {
-		bdp = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
-				      SPL_UNIT, a->mss_bytes ? a->mss_bytes : 1);
+		bdp = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us, SPL_UNIT,
+				      a->mss_bytes ? a->mss_bytes : 1);
 		if (bdp && a->in_flight_pkts <= bdp) {
 			s->mode = SPL_PROBE_RTT;
 			if (s->flags & SPL_F_MIN_RTT_PROBE) {
@@ -785,8 +781,7 @@ static inline void spline_update_mode(struct spline_state *s,
 	s->epoch_delivered_pkts >>= 1;
 }
 
-static inline void spline_account_ack(struct spline_state *s,
-				      const struct spline_ack *a)
+static inline void spline_account_ack(struct spline_state *s, const struct spline_ack *a)
 {
 	u32 delivered = a->acked_sacked_pkts;
 	u32 lost = a->rs_losses_pkts > 0 ? (u32)a->rs_losses_pkts : 0;
@@ -822,8 +817,7 @@ static inline void spline_account_ack(struct spline_state *s,
  * another lost a third of its window per round in PROBE_RTT and, in the
  * simulator, starved within two epochs.
  */
-static inline u32 spline_model_rtt_us(const struct spline_state *s,
-				      const struct spline_ack *a)
+static inline u32 spline_model_rtt_us(const struct spline_state *s, const struct spline_ack *a)
 {
 	u32 extra_us = 0;
 
@@ -857,8 +851,8 @@ static inline u32 spline_start_cwnd(struct spline_state *s, u32 mss_bytes)
 /* The Spline window (steps 1-3 of the design), then the check against the
  * BDP target (step 4).
  */
-static inline u32 spline_model_cwnd(struct spline_state *s,
-				    const struct spline_ack *a, u32 mss_bytes)
+static inline u32 spline_model_cwnd(struct spline_state *s, const struct spline_ack *a,
+				    u32 mss_bytes)
 {
 	u32 bw = spline_bw_bytes_per_sec(s);
 	u32 gain_q8, w, target, tf, scale_q8, ls, floor_pkts;
@@ -869,19 +863,16 @@ static inline u32 spline_model_cwnd(struct spline_state *s,
 		return spl_max_u32(a->cwnd_pkts, s->curr_cwnd_pkts);
 
 	/* 1. model window, x fairness in the lossy/unfair phase */
-	gain_q8 = s->mode == SPL_DRAIN_PROBE ? SPL_DRAIN_CWND_GAIN :
-					       SPL_MODEL_CWND_GAIN;
+	gain_q8 = s->mode == SPL_DRAIN_PROBE ? SPL_DRAIN_CWND_GAIN : SPL_MODEL_CWND_GAIN;
 	w64 = spline_bdp_pkts(bw, spline_model_rtt_us(s, a), gain_q8, mss_bytes);
 	lossy_phase = (u32)s->unfair_acks * SPL_UNFAIR_MANY_MULT > s->stable_acks ||
-		      spline_congested(s) ||
-		      s->loss_cnt > SPL_LOSS_CNT_FAIR;
+		      spline_congested(s) || s->loss_cnt > SPL_LOSS_CNT_FAIR;
 	if (lossy_phase)
 		w64 = (w64 * s->fairness_q8) >> SPL_UNIT_SHIFT;
 	/* random-loss allowance: / (1 - loss ratio), only without a queue */
 	if (!spline_congested(s) && s->loss_ratio_q8 >= SPL_LOSS_ALLOW_MIN_Q8)
 		w64 = SPL_DIV_U64(w64 << SPL_UNIT_SHIFT,
-				  SPL_UNIT - spl_min_u32(s->loss_ratio_q8,
-							 SPL_LOSS_ALLOW_MAX_Q8));
+				  SPL_UNIT - spl_min_u32(s->loss_ratio_q8, SPL_LOSS_ALLOW_MAX_Q8));
 
 	/* 2. loss backoff: x ls^3 / 2^ls, ls = min(loss_cnt, 12) */
 	if (s->loss_cnt > SPL_LOSS_CNT_BACKOFF) {
@@ -895,8 +886,7 @@ static inline u32 spline_model_cwnd(struct spline_state *s,
 	tf = spline_stability_q8(s);
 	scale_q8 = spl_max_u32(spl_min_u32(tf, SPL_UNIT), SPL_TF_FLOOR);
 	w64 = (w64 * scale_q8) >> SPL_UNIT_SHIFT;
-	floor_pkts = (u32)((((u64)s->curr_cwnd_pkts * s->fairness_q8) >>
-			    SPL_UNIT_SHIFT) >> 3);
+	floor_pkts = (u32)((((u64)s->curr_cwnd_pkts * s->fairness_q8) >> SPL_UNIT_SHIFT) >> 3);
 	w = (u32)spl_min_u64(spl_max_u64(w64, floor_pkts), 0x7fffffffULL);
 	w += spl_min_u32(a->acked_sacked_pkts, 0x7fffffffU);
 	if (s->mode == SPL_PROBE_BW)
@@ -904,8 +894,7 @@ static inline u32 spline_model_cwnd(struct spline_state *s,
 	s->curr_cwnd_pkts = w;
 
 	/* 4. against the BDP target */
-	target = spline_bdp_pkts(bw, s->min_rtt_us, SPL_TARGET_CWND_GAIN,
-				 mss_bytes);
+	target = spline_bdp_pkts(bw, s->min_rtt_us, SPL_TARGET_CWND_GAIN, mss_bytes);
 	if (tf < SPL_TF_VERY_LOW && s->loss_cnt > SPL_LOSS_CNT_ALONE)
 		return w;
 	if (s->unfair_acks > s->stable_acks && s->epoch_lost_pkts)
@@ -913,8 +902,7 @@ static inline u32 spline_model_cwnd(struct spline_state *s,
 	return spl_max_u32(target, w);
 }
 
-static inline u64 spline_pacing_rate(struct spline_state *s,
-				     const struct spline_ack *a,
+static inline u64 spline_pacing_rate(struct spline_state *s, const struct spline_ack *a,
 				     u32 mss_bytes, u32 cwnd_pkts)
 {
 	u64 rate, rtt_us;
@@ -925,8 +913,7 @@ static inline u64 spline_pacing_rate(struct spline_state *s,
 		rtt_us = s->min_rtt_us ? s->min_rtt_us : a->srtt_us;
 		if (!rtt_us)
 			return 0;
-		rate = SPL_DIV_U64((u64)cwnd_pkts * mss_bytes * SPL_USEC_PER_SEC,
-				   rtt_us);
+		rate = SPL_DIV_U64((u64)cwnd_pkts * mss_bytes * SPL_USEC_PER_SEC, rtt_us);
 		rate = spl_max_u64(rate, spline_bw_bytes_per_sec(s));
 		gain_q8 = SPL_START_PACING_GAIN;
 	} else {
@@ -948,8 +935,7 @@ static inline u64 spline_pacing_rate(struct spline_state *s,
 }
 
 /* --- The per-ACK update ------------------------------------------------------------------- */
-static inline void spline_on_ack(struct spline_state *s,
-				 const struct spline_ack *a,
+static inline void spline_on_ack(struct spline_state *s, const struct spline_ack *a,
 				 struct spline_out *out)
 {
 	u32 mss_bytes = a->mss_bytes ? a->mss_bytes : 1;
@@ -968,8 +954,7 @@ static inline void spline_on_ack(struct spline_state *s,
 		spline_update_mode(s, a);
 	}
 	spline_account_ack(s, a);
-	if ((s->flags & SPL_F_IDLE_RESTART) && a->acked_sacked_pkts &&
-	    !a->app_limited)
+	if ((s->flags & SPL_F_IDLE_RESTART) && a->acked_sacked_pkts && !a->app_limited)
 		s->flags &= ~SPL_F_IDLE_RESTART;
 
 	if (s->mode == SPL_START_PROBE)

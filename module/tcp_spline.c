@@ -65,7 +65,7 @@
 /* Below this pacing rate (bytes/s, 1.2 Mbit/s) one segment per TSO burst
  * keeps the pacing smooth; above it two.
  */
-#define SPLINE_MIN_TSO_RATE_BYTES_PER_SEC	150000UL
+#define SPLINE_MIN_TSO_RATE_BYTES_PER_SEC 150000UL
 
 static struct spline_state *spline_state(struct sock *sk)
 {
@@ -81,8 +81,7 @@ static void spline_init(struct sock *sk)
 }
 
 /* Fill the core's ACK snapshot from the socket and the rate sample. */
-static void spline_fill_ack(struct sock *sk, const struct rate_sample *rs,
-			    struct spline_ack *a)
+static void spline_fill_ack(struct sock *sk, const struct rate_sample *rs, struct spline_ack *a)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
@@ -118,8 +117,7 @@ static void spline_apply(struct sock *sk, const struct rate_sample *rs)
 }
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-static void spline_cong_control(struct sock *sk, u32 ack, int flag,
-				const struct rate_sample *rs)
+static void spline_cong_control(struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)
 {
 	spline_apply(sk, rs);
 }
@@ -166,21 +164,20 @@ static u32 spline_sndbuf_expand(struct sock *sk)
 
 static u32 spline_min_tso_segs(struct sock *sk)
 {
-	return READ_ONCE(sk->sk_pacing_rate) < SPLINE_MIN_TSO_RATE_BYTES_PER_SEC ?
-	       1 : 2;
+	return READ_ONCE(sk->sk_pacing_rate) < SPLINE_MIN_TSO_RATE_BYTES_PER_SEC ? 1 : 2;
 }
 
 static struct tcp_congestion_ops tcp_spline_cong_ops __read_mostly = {
-	.name		= "spline",
-	.owner		= THIS_MODULE,
-	.init		= spline_init,
-	.cong_control	= spline_cong_control,
-	.ssthresh	= spline_ssthresh,
-	.undo_cwnd	= spline_undo_cwnd,
-	.set_state	= spline_set_state,
-	.cwnd_event	= spline_cwnd_event,
-	.sndbuf_expand	= spline_sndbuf_expand,
-	.min_tso_segs	= spline_min_tso_segs,
+	.name = "spline",
+	.owner = THIS_MODULE,
+	.init = spline_init,
+	.cong_control = spline_cong_control,
+	.ssthresh = spline_ssthresh,
+	.undo_cwnd = spline_undo_cwnd,
+	.set_state = spline_set_state,
+	.cwnd_event = spline_cwnd_event,
+	.sndbuf_expand = spline_sndbuf_expand,
+	.min_tso_segs = spline_min_tso_segs,
 };
 
 static int __init tcp_spline_register(void)

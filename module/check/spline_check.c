@@ -36,22 +36,32 @@ typedef int64_t s64;
 
 #include "spline_core.h"
 
-#define ICSK_CA_PRIV_SIZE_6X	104	/* 13 x u64 on Linux 6.x */
-#define MSS_BYTES		1448U
-#define RING			(1U << 18)	/* packet records per flow */
-#define RMASK			(RING - 1)
-#define QCAP_MAX		65536U
-#define DT_US			20ULL		/* simulation step */
-#define CWND_CLAMP_PKTS		100000U
-#define MAX_FLOWS		2
-#define MAX_TRANSITIONS		512
+#define ICSK_CA_PRIV_SIZE_6X 104 /* 13 x u64 on Linux 6.x */
+#define MSS_BYTES	     1448U
+#define RING		     (1U << 18) /* packet records per flow */
+#define RMASK		     (RING - 1)
+#define QCAP_MAX	     65536U
+#define DT_US		     20ULL /* simulation step */
+#define CWND_CLAMP_PKTS	     100000U
+#define MAX_FLOWS	     2
+#define MAX_TRANSITIONS	     512
 
 static int n_pass, n_fail;
 
-#define CHECK(cond, ...) do {						\
-	if (cond) { n_pass++; printf("PASS "); printf(__VA_ARGS__); printf("\n"); } \
-	else { n_fail++; printf("FAIL "); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			n_pass++;                                                                  \
+			printf("PASS ");                                                           \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		} else {                                                                           \
+			n_fail++;                                                                  \
+			printf("FAIL ");                                                           \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
+	} while (0)
 
 /* --- a deterministic PRNG for the simulator (not the core's) --- */
 static u64 sim_rng = 0x853c49e6748fea9bULL;
@@ -72,7 +82,11 @@ struct pkt {
 	u8 state, app_limited;
 };
 
-struct transition { u64 t_us; u32 round; u8 mode; };
+struct transition {
+	u64 t_us;
+	u32 round;
+	u8 mode;
+};
 
 struct flow {
 	enum cca cca;
@@ -86,15 +100,20 @@ struct flow {
 	double app_rate_bytes_per_sec, app_credit_bytes; /* 0: bulk */
 	u64 start_us;
 	u64 ack_last_arrival_us;
-	u32 *ack_q; u64 *ack_t; u32 ack_head, ack_tail;
+	u32 *ack_q;
+	u64 *ack_t;
+	u32 ack_head, ack_tail;
 	struct pkt *pk;
 	/* statistics */
 	u64 mode_acks[4];
 	u32 rounds, max_loss_cnt, lt_use_acks, max_lt_bw_bytes_per_sec;
 	u32 min_cwnd_after_start, halvings_on_loss;
-	u32 delivered_mark; u64 mark_us;	/* goodput window */
-	struct transition tr[MAX_TRANSITIONS]; u32 n_tr;
-	u32 epoch_lengths[SPL_EPOCH_MAX_ROUNDS + 2]; u32 epoch_start_round;
+	u32 delivered_mark;
+	u64 mark_us; /* goodput window */
+	struct transition tr[MAX_TRANSITIONS];
+	u32 n_tr;
+	u32 epoch_lengths[SPL_EPOCH_MAX_ROUNDS + 2];
+	u32 epoch_start_round;
 	u32 rto_count;
 };
 
@@ -102,11 +121,13 @@ struct link {
 	u64 rate_bytes_per_sec;
 	u32 qcap_pkts, prop_rtt_us, jitter_us;
 	double loss_p;
-	u32 q_flow[QCAP_MAX], q_idx[QCAP_MAX]; u64 q_enq[QCAP_MAX];
+	u32 q_flow[QCAP_MAX], q_idx[QCAP_MAX];
+	u64 q_enq[QCAP_MAX];
 	u32 q_head, q_len;
 	u64 busy_until_us;
 	/* policer (token bucket in front of the queue), 0: none */
-	u64 police_bytes_per_sec; double police_tokens, police_burst_bytes;
+	u64 police_bytes_per_sec;
+	double police_tokens, police_burst_bytes;
 };
 
 static struct link L;
@@ -115,17 +136,24 @@ static int n_flows;
 
 static void flow_init(struct flow *f, enum cca cca, u64 start_us, u32 seed)
 {
-	u32 *q = f->ack_q; u64 *t = f->ack_t; struct pkt *pk = f->pk;
+	u32 *q = f->ack_q;
+	u64 *t = f->ack_t;
+	struct pkt *pk = f->pk;
 
 	if (!q) {
 		q = calloc(RING, sizeof(*q));
 		t = calloc(RING, sizeof(*t));
 		pk = calloc(RING, sizeof(*pk));
-		if (!q || !t || !pk) { perror("calloc"); exit(2); }
+		if (!q || !t || !pk) {
+			perror("calloc");
+			exit(2);
+		}
 	}
 	memset(pk, 0, RING * sizeof(*pk));
 	memset(f, 0, sizeof(*f));
-	f->ack_q = q; f->ack_t = t; f->pk = pk;
+	f->ack_q = q;
+	f->ack_t = t;
+	f->pk = pk;
 	f->cca = cca;
 	f->cwnd = 10;
 	f->ssthresh = 0xffffffffU;
@@ -134,8 +162,7 @@ static void flow_init(struct flow *f, enum cca cca, u64 start_us, u32 seed)
 	spline_init_state(&f->st, f->cwnd, seed);
 }
 
-static void link_init(u64 rate_bps, u32 rtt_ms, u32 buffer_bdp_pct, double loss_p,
-		      u32 jitter_ms)
+static void link_init(u64 rate_bps, u32 rtt_ms, u32 buffer_bdp_pct, double loss_p, u32 jitter_ms)
 {
 	u64 bdp_bytes;
 
@@ -146,8 +173,10 @@ static void link_init(u64 rate_bps, u32 rtt_ms, u32 buffer_bdp_pct, double loss_
 	L.loss_p = loss_p;
 	bdp_bytes = L.rate_bytes_per_sec * L.prop_rtt_us / 1000000;
 	L.qcap_pkts = (u32)(bdp_bytes * buffer_bdp_pct / 100 / MSS_BYTES);
-	if (L.qcap_pkts < 8) L.qcap_pkts = 8;
-	if (L.qcap_pkts > QCAP_MAX) L.qcap_pkts = QCAP_MAX;
+	if (L.qcap_pkts < 8)
+		L.qcap_pkts = 8;
+	if (L.qcap_pkts > QCAP_MAX)
+		L.qcap_pkts = QCAP_MAX;
 }
 
 static u32 bdp_pkts(void)
@@ -166,7 +195,7 @@ static void flow_send(struct flow *f, u64 now, int fi)
 			return;
 		if (f->app_rate_bytes_per_sec > 0 && f->app_credit_bytes < MSS_BYTES) {
 			/* nothing to send although the window allows: app-limited */
-			f->app_limited_mark = (f->delivered + f->in_flight) ? : 1;
+			f->app_limited_mark = (f->delivered + f->in_flight) ?: 1;
 			return;
 		}
 		if (f->app_rate_bytes_per_sec > 0)
@@ -187,7 +216,7 @@ static void flow_send(struct flow *f, u64 now, int fi)
 		f->sent++;
 		if (f->pacing_bytes_per_sec)
 			f->next_send_us = (f->next_send_us > now ? f->next_send_us : now) +
-				(u64)MSS_BYTES * 1000000ULL / f->pacing_bytes_per_sec;
+					  (u64)MSS_BYTES * 1000000ULL / f->pacing_bytes_per_sec;
 		/* the path: random loss, policer, then the FIFO */
 		if (L.loss_p > 0 && sim_uniform() < L.loss_p)
 			continue;
@@ -232,7 +261,7 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 	u8 prev_epoch_left = f->st.epoch_rounds_left;
 	u32 cwnd_before = f->cwnd;
 
-	if (p->state == PKT_LOST) {		/* delivered after an RTO */
+	if (p->state == PKT_LOST) { /* delivered after an RTO */
 		p->state = PKT_DELIVERED;
 		f->delivered++;
 		return;
@@ -259,8 +288,7 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 			losses++;
 		}
 	}
-	while (f->snd_una != f->next_seq &&
-	       f->pk[f->snd_una & RMASK].state != PKT_INFLIGHT)
+	while (f->snd_una != f->next_seq && f->pk[f->snd_una & RMASK].state != PKT_INFLIGHT)
 		f->snd_una++;
 
 	rtt_us = (u32)(now - p->sent_us);
@@ -269,7 +297,7 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 	ack_int = now - p->delivered_us;
 	interval = (s64)(snd_int > ack_int ? snd_int : ack_int);
 	if (f->st.min_rtt_us && interval < (s64)f->st.min_rtt_us)
-		interval = -1;	/* as tcp_rate_gen(): shorter than min_rtt is noise */
+		interval = -1; /* as tcp_rate_gen(): shorter than min_rtt is noise */
 
 	if (f->cca == CCA_RENO) {
 		if (losses && now >= f->recovery_end_us) {
@@ -310,7 +338,8 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 		f->pacing_bytes_per_sec = out.pacing_rate_bytes_per_sec;
 
 	/* statistics */
-	if (f->st.epoch_rounds_left != prev_epoch_left || f->st.next_round_delivered_pkts == f->delivered) {
+	if (f->st.epoch_rounds_left != prev_epoch_left ||
+	    f->st.next_round_delivered_pkts == f->delivered) {
 		if (f->st.next_round_delivered_pkts == f->delivered)
 			f->rounds++;
 	}
@@ -322,7 +351,8 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 		f->epoch_start_round = f->rounds;
 	}
 	f->mode_acks[f->st.mode]++;
-	if (f->st.loss_cnt > f->max_loss_cnt) f->max_loss_cnt = f->st.loss_cnt;
+	if (f->st.loss_cnt > f->max_loss_cnt)
+		f->max_loss_cnt = f->st.loss_cnt;
 	if (f->st.lt_use_rounds) {
 		f->lt_use_acks++;
 		if (f->st.lt_bw_bytes_per_sec > f->max_lt_bw_bytes_per_sec)
@@ -379,8 +409,8 @@ static void simulate(u64 end_us, sim_hook hook)
 		}
 		/* bottleneck service */
 		while (L.q_len) {
-			u64 start = L.busy_until_us > L.q_enq[L.q_head] ?
-				    L.busy_until_us : L.q_enq[L.q_head];
+			u64 start = L.busy_until_us > L.q_enq[L.q_head] ? L.busy_until_us
+									: L.q_enq[L.q_head];
 			u64 depart = start + (u64)MSS_BYTES * 1000000ULL / L.rate_bytes_per_sec;
 			struct flow *f;
 			u64 arrive;
@@ -391,7 +421,7 @@ static void simulate(u64 end_us, sim_hook hook)
 			arrive = depart + L.prop_rtt_us;
 			if (L.jitter_us)
 				arrive += (u64)(sim_uniform() * L.jitter_us);
-			if (arrive < f->ack_last_arrival_us)	/* no reordering */
+			if (arrive < f->ack_last_arrival_us) /* no reordering */
 				arrive = f->ack_last_arrival_us;
 			f->ack_last_arrival_us = arrive;
 			f->ack_q[f->ack_tail & RMASK] = L.q_idx[L.q_head];
@@ -407,13 +437,13 @@ static void simulate(u64 end_us, sim_hook hook)
 
 			if (now < f->start_us)
 				continue;
-			while (f->ack_head != f->ack_tail &&
-			       f->ack_t[f->ack_head & RMASK] <= now) {
+			while (f->ack_head != f->ack_tail && f->ack_t[f->ack_head & RMASK] <= now) {
 				flow_ack(f, f->ack_q[f->ack_head & RMASK], now);
 				f->ack_head++;
 			}
 			rto_us = f->srtt_us ? 3ULL * f->srtt_us : 1000000ULL;
-			if (rto_us < 200000) rto_us = 200000;
+			if (rto_us < 200000)
+				rto_us = 200000;
 			if (f->in_flight && now - f->last_progress_us > rto_us)
 				flow_rto(f, now);
 			if (f->app_rate_bytes_per_sec > 0) {
@@ -421,7 +451,8 @@ static void simulate(u64 end_us, sim_hook hook)
 				if (f->app_credit_bytes > 64.0 * MSS_BYTES)
 					f->app_credit_bytes = 64.0 * MSS_BYTES;
 			}
-			if (!f->last_progress_us) f->last_progress_us = now;
+			if (!f->last_progress_us)
+				f->last_progress_us = now;
 			flow_send(f, now, i);
 		}
 	}
@@ -448,7 +479,7 @@ static double bw_est_mbps(const struct flow *f)
 
 static const char *mode_name(u8 m)
 {
-	static const char *names[] = { "START_PROBE", "PROBE_BW", "PROBE_RTT", "DRAIN_PROBE" };
+	static const char *names[] = {"START_PROBE", "PROBE_BW", "PROBE_RTT", "DRAIN_PROBE"};
 
 	return m < 4 ? names[m] : "?";
 }
@@ -457,15 +488,16 @@ static void print_figures(const char *name, const struct flow *f, u64 end_us)
 {
 	u64 total = f->mode_acks[0] + f->mode_acks[1] + f->mode_acks[2] + f->mode_acks[3];
 
-	if (!total) total = 1;
+	if (!total)
+		total = 1;
 	printf("  [%s] %s: goodput %.2f Mbit/s, sent %u, lost %u (%.2f%%), rto %u, "
 	       "bw_est %.2f Mbit/s, min_rtt %.1f ms, cwnd %u pkts, max loss_cnt %u, "
 	       "ACKs by mode: START %.0f%% BW %.0f%% RTT %.0f%% DRAIN %.0f%%\n",
-	       name, f->cca == CCA_SPLINE ? "spline" : "reno", goodput_mbps(f, end_us),
-	       f->sent, f->lost, f->sent ? 100.0 * f->lost / f->sent : 0.0, f->rto_count,
-	       bw_est_mbps(f), f->st.min_rtt_us / 1000.0, f->cwnd, f->max_loss_cnt,
-	       100.0 * f->mode_acks[0] / total, 100.0 * f->mode_acks[1] / total,
-	       100.0 * f->mode_acks[2] / total, 100.0 * f->mode_acks[3] / total);
+	       name, f->cca == CCA_SPLINE ? "spline" : "reno", goodput_mbps(f, end_us), f->sent,
+	       f->lost, f->sent ? 100.0 * f->lost / f->sent : 0.0, f->rto_count, bw_est_mbps(f),
+	       f->st.min_rtt_us / 1000.0, f->cwnd, f->max_loss_cnt, 100.0 * f->mode_acks[0] / total,
+	       100.0 * f->mode_acks[1] / total, 100.0 * f->mode_acks[2] / total,
+	       100.0 * f->mode_acks[3] / total);
 }
 
 /* --- hooks and scenario state --- */
@@ -479,8 +511,7 @@ static void hook_mark(u64 now)
 			mark_goodput(&F[i], now);
 }
 
-static double single_flow(enum cca cca, u64 warm_us, u64 end_us, u32 seed,
-			  const char *name)
+static double single_flow(enum cca cca, u64 warm_us, u64 end_us, u32 seed, const char *name)
 {
 	n_flows = 1;
 	flow_init(&F[0], cca, 0, seed);
@@ -518,17 +549,28 @@ static void check_overflow(void)
 	/* a 10 Gbit/s rate sample with 1 s RTT through the whole update */
 	spline_init_state(&s, 10, 1);
 	memset(&a, 0, sizeof(a));
-	a.now_us = 5000000; a.mss_bytes = MSS_BYTES; a.cwnd_pkts = 10;
-	a.cwnd_clamp_pkts = 0xffffffffU; a.srtt_us = 1000000; a.rs_rtt_us = 1000000;
-	a.rs_interval_us = 1000000; a.rs_delivered_pkts = 863259;  /* 10 Gbit/s for 1 s */
-	a.delivered_total_pkts = 863259; a.acked_sacked_pkts = 2; a.in_flight_pkts = 863259;
+	a.now_us = 5000000;
+	a.mss_bytes = MSS_BYTES;
+	a.cwnd_pkts = 10;
+	a.cwnd_clamp_pkts = 0xffffffffU;
+	a.srtt_us = 1000000;
+	a.rs_rtt_us = 1000000;
+	a.rs_interval_us = 1000000;
+	a.rs_delivered_pkts = 863259; /* 10 Gbit/s for 1 s */
+	a.delivered_total_pkts = 863259;
+	a.acked_sacked_pkts = 2;
+	a.in_flight_pkts = 863259;
 	spline_on_ack(&s, &a, &o);
-	s.mode = SPL_PROBE_BW; s.stable_acks = 100;
+	s.mode = SPL_PROBE_BW;
+	s.stable_acks = 100;
 	spline_on_ack(&s, &a, &o);
-	CHECK(o.pacing_rate_bytes_per_sec > 2600000000ULL && o.pacing_rate_bytes_per_sec < 2700000000ULL &&
-	      o.cwnd_pkts > 1000000 && o.cwnd_pkts < 1200000,
-	      "no overflow: 10 Gbit/s x 1 s RTT in PROBE_BW paces at %.3f Gbit/s (2.15 x 0.99 x 10) "
-	      "with cwnd %u packets (1.25 BDP)", o.pacing_rate_bytes_per_sec * 8 / 1e9, o.cwnd_pkts);
+	CHECK(o.pacing_rate_bytes_per_sec > 2600000000ULL &&
+		      o.pacing_rate_bytes_per_sec < 2700000000ULL && o.cwnd_pkts > 1000000 &&
+		      o.cwnd_pkts < 1200000,
+	      "no overflow: 10 Gbit/s x 1 s RTT in PROBE_BW paces at %.3f Gbit/s (2.15 x 0.99 x "
+	      "10) "
+	      "with cwnd %u packets (1.25 BDP)",
+	      o.pacing_rate_bytes_per_sec * 8 / 1e9, o.cwnd_pkts);
 }
 
 static void check_no_div_zero(void)
@@ -540,15 +582,19 @@ static void check_no_div_zero(void)
 
 	spline_init_state(&s, 10, 0);
 	memset(&a, 0, sizeof(a));
-	a.rs_rtt_us = -1; a.rs_interval_us = -1; a.rs_delivered_pkts = -1;
-	a.cwnd_pkts = 10;	/* mss 0, srtt 0, no samples at all */
+	a.rs_rtt_us = -1;
+	a.rs_interval_us = -1;
+	a.rs_delivered_pkts = -1;
+	a.cwnd_pkts = 10; /* mss 0, srtt 0, no samples at all */
 	for (i = 0; i < 3; i++)
 		spline_on_ack(&s, &a, &o);
 	CHECK(o.cwnd_pkts >= SPL_MIN_CWND_PKTS && !o.pacing_valid,
 	      "no division by zero before the first RTT sample: cwnd %u, pacing left unset",
 	      o.cwnd_pkts);
 	s.mode = SPL_PROBE_BW;
-	a.rs_delivered_pkts = 5; a.rs_interval_us = 1000; a.acked_sacked_pkts = 1;
+	a.rs_delivered_pkts = 5;
+	a.rs_interval_us = 1000;
+	a.acked_sacked_pkts = 1;
 	spline_on_ack(&s, &a, &o);
 	CHECK(o.cwnd_pkts >= SPL_MIN_CWND_PKTS,
 	      "no division by zero with a bw sample but no RTT sample: cwnd %u", o.cwnd_pkts);
@@ -561,16 +607,18 @@ static u32 window_with_loss_cnt(u8 loss_cnt)
 
 	spline_init_state(&s, 10, 7);
 	s.mode = SPL_PROBE_BW;
-	s.bw_cur_bytes_per_sec = 12500000;	/* 100 Mbit/s */
-	s.min_rtt_us = 100000;			/* 100 ms: BDP 863 packets */
+	s.bw_cur_bytes_per_sec = 12500000; /* 100 Mbit/s */
+	s.min_rtt_us = 100000;		   /* 100 ms: BDP 863 packets */
 	s.stable_acks = 1000;
 	s.curr_cwnd_pkts = 100;
 	s.loss_cnt = loss_cnt;
 	memset(&a, 0, sizeof(a));
-	a.mss_bytes = MSS_BYTES; a.srtt_us = 100000; a.cwnd_pkts = 1000;
+	a.mss_bytes = MSS_BYTES;
+	a.srtt_us = 100000;
+	a.cwnd_pkts = 1000;
 	a.in_flight_pkts = 863;
 	spline_model_cwnd(&s, &a, MSS_BYTES);
-	return s.curr_cwnd_pkts;	/* the Spline window, before the BDP check */
+	return s.curr_cwnd_pkts; /* the Spline window, before the BDP check */
 }
 
 static void check_loss_backoff(void)
@@ -581,10 +629,12 @@ static void check_loss_backoff(void)
 
 	CHECK(w9 == w0, "loss_cnt 9 does not back off (window %.0f = %.0f)", w9, w0);
 	CHECK(fabs(w10 / w0 - 1000.0 / 1024) < 0.02 && fabs(w11 / w0 - 1331.0 / 2048) < 0.02 &&
-	      fabs(w12 / w0 - 1728.0 / 4096) < 0.02,
-	      "loss backoff x ls^3/2^ls: x%.3f at 10 (0.98), x%.3f at 11 (0.65), x%.3f at 12 (0.42)",
+		      fabs(w12 / w0 - 1728.0 / 4096) < 0.02,
+	      "loss backoff x ls^3/2^ls: x%.3f at 10 (0.98), x%.3f at 11 (0.65), x%.3f at 12 "
+	      "(0.42)",
 	      w10 / w0, w11 / w0, w12 / w0);
-	CHECK(w200 == w12, "loss backoff saturates at ls = 12 (loss_cnt 200: %.0f = %.0f)", w200, w12);
+	CHECK(w200 == w12, "loss backoff saturates at ls = 12 (loss_cnt 200: %.0f = %.0f)", w200,
+	      w12);
 }
 
 static u8 decide(u16 stable, u16 unfair, u16 lost, u32 delivered, u8 loss_cnt)
@@ -595,8 +645,10 @@ static u8 decide(u16 stable, u16 unfair, u16 lost, u32 delivered, u8 loss_cnt)
 	spline_init_state(&s, 10, 3);
 	s.mode = SPL_PROBE_BW;
 	s.epoch_rounds_left = 1;
-	s.stable_acks = stable; s.unfair_acks = unfair;
-	s.epoch_lost_pkts = lost; s.epoch_delivered_pkts = delivered;
+	s.stable_acks = stable;
+	s.unfair_acks = unfair;
+	s.epoch_lost_pkts = lost;
+	s.epoch_delivered_pkts = delivered;
 	s.loss_cnt = loss_cnt;
 	memset(&a, 0, sizeof(a));
 	a.mss_bytes = MSS_BYTES;
@@ -609,21 +661,28 @@ static void check_mode_table(void)
 	u8 m;
 
 	m = decide(100, 5, 10, 1000, 0);
-	CHECK(m == SPL_PROBE_BW, "epoch end: tf = 0.5 x 100 / 15 = 3.3 >= 1 -> PROBE_BW (got %s)", mode_name(m));
-	m = decide(20, 5, 30, 1000, 0);
-	CHECK(m == SPL_PROBE_RTT, "epoch end: tf = 0.5 x 20 / 35 < 1 -> PROBE_RTT (got %s)", mode_name(m));
-	m = decide(10, 20, 0, 1000, 0);
-	CHECK(m == SPL_PROBE_RTT, "epoch end: unfair > stable, few losses -> PROBE_RTT (got %s)", mode_name(m));
-	m = decide(10, 20, 200, 1000, 0);
-	CHECK(m == SPL_DRAIN_PROBE, "epoch end: unfair > stable and 20%% losses -> DRAIN_PROBE (got %s)", mode_name(m));
-	m = decide(10, 20, 0, 1000, 11);
-	CHECK(m == SPL_DRAIN_PROBE, "epoch end: unfair > stable and loss_cnt 11 -> DRAIN_PROBE (got %s)", mode_name(m));
-	m = decide(0, 0, 0, 1000, 0);
-	CHECK(m == SPL_PROBE_BW, "epoch end: no stable, no unfair ACK, no loss (steady shared queue): "
-	      "tf neutral -> PROBE_BW (got %s)", mode_name(m));
-	m = decide(0, 0, 5, 1000, 0);
-	CHECK(m == SPL_PROBE_RTT, "epoch end: no stable ACK and some losses: tf 0 -> PROBE_RTT (got %s)",
+	CHECK(m == SPL_PROBE_BW, "epoch end: tf = 0.5 x 100 / 15 = 3.3 >= 1 -> PROBE_BW (got %s)",
 	      mode_name(m));
+	m = decide(20, 5, 30, 1000, 0);
+	CHECK(m == SPL_PROBE_RTT, "epoch end: tf = 0.5 x 20 / 35 < 1 -> PROBE_RTT (got %s)",
+	      mode_name(m));
+	m = decide(10, 20, 0, 1000, 0);
+	CHECK(m == SPL_PROBE_RTT, "epoch end: unfair > stable, few losses -> PROBE_RTT (got %s)",
+	      mode_name(m));
+	m = decide(10, 20, 200, 1000, 0);
+	CHECK(m == SPL_DRAIN_PROBE,
+	      "epoch end: unfair > stable and 20%% losses -> DRAIN_PROBE (got %s)", mode_name(m));
+	m = decide(10, 20, 0, 1000, 11);
+	CHECK(m == SPL_DRAIN_PROBE,
+	      "epoch end: unfair > stable and loss_cnt 11 -> DRAIN_PROBE (got %s)", mode_name(m));
+	m = decide(0, 0, 0, 1000, 0);
+	CHECK(m == SPL_PROBE_BW,
+	      "epoch end: no stable, no unfair ACK, no loss (steady shared queue): "
+	      "tf neutral -> PROBE_BW (got %s)",
+	      mode_name(m));
+	m = decide(0, 0, 5, 1000, 0);
+	CHECK(m == SPL_PROBE_RTT,
+	      "epoch end: no stable ACK and some losses: tf 0 -> PROBE_RTT (got %s)", mode_name(m));
 }
 
 /* ============================== scenario checks ============================== */
@@ -639,9 +698,14 @@ static void scenario_steady(void)
 	CHECK(f->n_tr >= 2 && f->tr[0].mode == SPL_START_PROBE,
 	      "steady: starts in START_PROBE and leaves it");
 	for (i = 1; i < f->n_tr; i++)
-		if (f->tr[i - 1].mode == SPL_START_PROBE) { start_rounds = f->tr[i].round; break; }
-	CHECK(start_rounds >= SPL_FIRST_EPOCH_ROUNDS - 1 && start_rounds <= SPL_FIRST_EPOCH_ROUNDS + 1,
-	      "steady: START_PROBE lasts the first epoch, 20 rounds (left after round %u)", start_rounds);
+		if (f->tr[i - 1].mode == SPL_START_PROBE) {
+			start_rounds = f->tr[i].round;
+			break;
+		}
+	CHECK(start_rounds >= SPL_FIRST_EPOCH_ROUNDS - 1 &&
+		      start_rounds <= SPL_FIRST_EPOCH_ROUNDS + 1,
+	      "steady: START_PROBE lasts the first epoch, 20 rounds (left after round %u)",
+	      start_rounds);
 	CHECK(g > 0.90 * 20, "steady: goodput %.2f Mbit/s > 90%% of 20 Mbit/s", g);
 	CHECK(fabs(bw_est_mbps(f) - 20) < 2.0, "steady: bw estimate %.2f Mbit/s within 10%% of 20",
 	      bw_est_mbps(f));
@@ -652,18 +716,22 @@ static void scenario_steady(void)
 	CHECK(f->mode_acks[SPL_PROBE_BW] > 0, "steady: spends time in PROBE_BW");
 	CHECK(f->mode_acks[SPL_DRAIN_PROBE] * 20 < f->mode_acks[SPL_PROBE_BW],
 	      "steady: DRAIN_PROBE only to re-measure min_rtt (%.1f%% of ACKs)",
-	      100.0 * f->mode_acks[SPL_DRAIN_PROBE] / (f->mode_acks[1] + f->mode_acks[2] + f->mode_acks[3]));
+	      100.0 * f->mode_acks[SPL_DRAIN_PROBE] /
+		      (f->mode_acks[1] + f->mode_acks[2] + f->mode_acks[3]));
 	for (i = 0; i <= SPL_EPOCH_MAX_ROUNDS + 1; i++) {
-		if (f->epoch_lengths[i]) distinct++;
-		if (f->epoch_lengths[i] && (i < 1 || i > SPL_EPOCH_MAX_ROUNDS)) bad_len++;
+		if (f->epoch_lengths[i])
+			distinct++;
+		if (f->epoch_lengths[i] && (i < 1 || i > SPL_EPOCH_MAX_ROUNDS))
+			bad_len++;
 	}
 	CHECK(distinct >= 5 && !bad_len,
-	      "steady: epoch lengths are random within 1..31 rounds (%u distinct lengths seen)", distinct);
+	      "steady: epoch lengths are random within 1..31 rounds (%u distinct lengths seen)",
+	      distinct);
 }
 
 static void scenario_random_loss(void)
 {
-	static const double loss[] = { 0.01, 0.02, 0.05 };
+	static const double loss[] = {0.01, 0.02, 0.05};
 	unsigned int i;
 
 	for (i = 0; i < sizeof(loss) / sizeof(loss[0]); i++) {
@@ -685,16 +753,18 @@ static void scenario_random_loss(void)
 		      name, gs);
 		CHECK(gs > 3.0 * gr, "%s: spline %.2f Mbit/s > 3 x the Reno reference %.2f Mbit/s",
 		      name, gs, gr);
-		CHECK(halvings == 0, "%s: loss alone never halves the window (%u halvings)", name, halvings);
+		CHECK(halvings == 0, "%s: loss alone never halves the window (%u halvings)", name,
+		      halvings);
 		CHECK(min_cwnd >= bdp_pkts() * 7 / 8,
-		      "%s: window stays >= 7/8 BDP after START_PROBE (min %u, BDP %u)",
-		      name, min_cwnd, bdp_pkts());
+		      "%s: window stays >= 7/8 BDP after START_PROBE (min %u, BDP %u)", name,
+		      min_cwnd, bdp_pkts());
 		CHECK(retrans_pct < loss[i] * 100 + 2.0,
 		      "%s: retransmissions %.2f%% stay near the random loss rate (< %.0f%% + 2)",
 		      name, retrans_pct, loss[i] * 100);
 		if (loss[i] < 0.03)
 			CHECK(max_loss_cnt <= SPL_LOSS_CNT_BACKOFF,
-			      "%s: loss_cnt stays <= 9 (max %u): no loss backoff", name, max_loss_cnt);
+			      "%s: loss_cnt stays <= 9 (max %u): no loss backoff", name,
+			      max_loss_cnt);
 	}
 }
 
@@ -708,7 +778,8 @@ static void scenario_heavy_loss(void)
 	link_init(20000000, 40, 100, 0.15, 0);
 	g = single_flow(CCA_SPLINE, 5000000, 20000000, 31, "random loss 15%");
 	CHECK(g > 0.80 * 20 * 0.85,
-	      "random loss 15%%: goodput %.2f Mbit/s > 80%% of what the link delivers (17 Mbit/s)", g);
+	      "random loss 15%%: goodput %.2f Mbit/s > 80%% of what the link delivers (17 Mbit/s)",
+	      g);
 }
 
 static void scenario_jitter(void)
@@ -725,12 +796,20 @@ static void scenario_jitter(void)
 static double g_bw_at[4];
 static void hook_step(u64 now)
 {
-	if (now == 10000000) { L.rate_bytes_per_sec = 5000000 / 8; }	/* 20 -> 5 */
-	if (now == 13000000) g_bw_at[0] = bw_est_mbps(&F[0]);
-	if (now == 13000000) g_bw_at[2] = L.q_len;
-	if (now == 20000000) { L.rate_bytes_per_sec = 20000000 / 8; }	/* 5 -> 20 */
-	if (now == 24000000) g_bw_at[1] = bw_est_mbps(&F[0]);
-	if (now == 26000000) mark_goodput(&F[0], now);
+	if (now == 10000000) {
+		L.rate_bytes_per_sec = 5000000 / 8;
+	} /* 20 -> 5 */
+	if (now == 13000000)
+		g_bw_at[0] = bw_est_mbps(&F[0]);
+	if (now == 13000000)
+		g_bw_at[2] = L.q_len;
+	if (now == 20000000) {
+		L.rate_bytes_per_sec = 20000000 / 8;
+	} /* 5 -> 20 */
+	if (now == 24000000)
+		g_bw_at[1] = bw_est_mbps(&F[0]);
+	if (now == 26000000)
+		mark_goodput(&F[0], now);
 }
 
 static void scenario_bw_step(void)
@@ -743,7 +822,8 @@ static void scenario_bw_step(void)
 	CHECK(g_bw_at[0] < 6.5, "bw step down 20->5 Mbit/s: estimate %.2f Mbit/s within 3 s",
 	      g_bw_at[0]);
 	CHECK(g_bw_at[2] < L.qcap_pkts,
-	      "bw step down: queue %.0f packets below the buffer (%u) 3 s later", g_bw_at[2], L.qcap_pkts);
+	      "bw step down: queue %.0f packets below the buffer (%u) 3 s later", g_bw_at[2],
+	      L.qcap_pkts);
 	CHECK(g_bw_at[1] > 15.0, "bw step up 5->20 Mbit/s: estimate %.2f Mbit/s > 15 within 4 s",
 	      g_bw_at[1]);
 	CHECK(goodput_mbps(&F[0], 30000000) > 16.0,
@@ -754,11 +834,14 @@ static void scenario_bw_step(void)
 static double g_app_bw_min = 1e9;
 static void hook_app(u64 now)
 {
-	if (now == 5000000) F[0].app_rate_bytes_per_sec = 2000000 / 8.0;	/* 2 Mbit/s */
+	if (now == 5000000)
+		F[0].app_rate_bytes_per_sec = 2000000 / 8.0; /* 2 Mbit/s */
 	if (now > 6000000 && now <= 10000000 && bw_est_mbps(&F[0]) < g_app_bw_min)
 		g_app_bw_min = bw_est_mbps(&F[0]);
-	if (now == 10000000) F[0].app_rate_bytes_per_sec = 0;		/* bulk again */
-	if (now == 12000000) mark_goodput(&F[0], now);
+	if (now == 10000000)
+		F[0].app_rate_bytes_per_sec = 0; /* bulk again */
+	if (now == 12000000)
+		mark_goodput(&F[0], now);
 }
 
 static void scenario_app_limited(void)
@@ -769,9 +852,11 @@ static void scenario_app_limited(void)
 	simulate(15000000, hook_app);
 	print_figures("app-limited 5-10 s at 2 Mbit/s", &F[0], 15000000);
 	CHECK(g_app_bw_min > 15.0,
-	      "app-limited: bw estimate kept through 4 s at 2 Mbit/s (min %.2f Mbit/s)", g_app_bw_min);
+	      "app-limited: bw estimate kept through 4 s at 2 Mbit/s (min %.2f Mbit/s)",
+	      g_app_bw_min);
 	CHECK(goodput_mbps(&F[0], 15000000) > 0.85 * 20,
-	      "app-limited: back to %.2f Mbit/s (> 85%% of 20) within 2 s of bulk", goodput_mbps(&F[0], 15000000));
+	      "app-limited: back to %.2f Mbit/s (> 85%% of 20) within 2 s of bulk",
+	      goodput_mbps(&F[0], 15000000));
 }
 
 static int g_trace;
@@ -784,10 +869,10 @@ static void hook_two(u64 now)
 		return;
 	for (i = 0; i < n_flows; i++)
 		printf("    t=%.0fs flow %d: %s bw %.2f Mbit/s cwnd %u srtt %.1f ms queue %u us "
-		       "loss_cnt %u stable %u unfair %u fair %u lost %u\n", now / 1e6, i + 1,
-		       mode_name(F[i].st.mode), bw_est_mbps(&F[i]), F[i].cwnd, F[i].srtt_us / 1000.0,
-		       spline_queue_us(&F[i].st), F[i].st.loss_cnt, F[i].st.stable_acks,
-		       F[i].st.unfair_acks, F[i].st.fairness_q8, F[i].lost);
+		       "loss_cnt %u stable %u unfair %u fair %u lost %u\n",
+		       now / 1e6, i + 1, mode_name(F[i].st.mode), bw_est_mbps(&F[i]), F[i].cwnd,
+		       F[i].srtt_us / 1000.0, spline_queue_us(&F[i].st), F[i].st.loss_cnt,
+		       F[i].st.stable_acks, F[i].st.unfair_acks, F[i].st.fairness_q8, F[i].lost);
 }
 
 /* Two Spline flows on one 20 Mbit/s, 40 ms, 1-BDP path, the second starting
@@ -817,7 +902,8 @@ static void scenario_two_flows(void)
 			print_figures("two flows, flow 2", &F[1], 40000000);
 			for (i = 0; i < F[0].n_tr && i < F[1].n_tr; i++)
 				if (F[0].tr[i].mode == F[1].tr[i].mode &&
-				    llabs((long long)F[0].tr[i].t_us - (long long)F[1].tr[i].t_us) < 40000)
+				    llabs((long long)F[0].tr[i].t_us - (long long)F[1].tr[i].t_us) <
+					    40000)
 					same++;
 		}
 		g0 = goodput_mbps(&F[0], 40000000);
@@ -825,11 +911,13 @@ static void scenario_two_flows(void)
 		jain = (g0 + g1) * (g0 + g1) / (2 * (g0 * g0 + g1 * g1));
 		printf("  [two flows, seed %u] %.2f + %.2f Mbit/s, Jain %.3f\n", k, g0, g1, jain);
 		jain_sum += jain;
-		if (jain < jain_min) jain_min = jain;
-		if (g0 + g1 < together_min) together_min = g0 + g1;
+		if (jain < jain_min)
+			jain_min = jain;
+		if (g0 + g1 < together_min)
+			together_min = g0 + g1;
 	}
-	CHECK(together_min > 0.90 * 20, "two flows: together >= %.2f Mbit/s > 90%% of 20 in every seed",
-	      together_min);
+	CHECK(together_min > 0.90 * 20,
+	      "two flows: together >= %.2f Mbit/s > 90%% of 20 in every seed", together_min);
 	/* the original design: mean 0.81, worst 0.54 (8 seeds); with the window
 	 * on the jitter and not the queue 0.92 and 0.81; with a foreign queue
 	 * counted in the model RTT (this core, 16 seeds) 0.98 and 0.93.
@@ -837,7 +925,8 @@ static void scenario_two_flows(void)
 	CHECK(jain_sum / TWO_FLOW_SEEDS > 0.95 && jain_min > 0.85,
 	      "two flows: Jain fairness mean %.3f > 0.95, worst %.3f > 0.85 over %d seeds",
 	      jain_sum / TWO_FLOW_SEEDS, jain_min, TWO_FLOW_SEEDS);
-	CHECK(same < 5, "two flows: they do not probe in lock step (%u simultaneous transitions)", same);
+	CHECK(same < 5, "two flows: they do not probe in lock step (%u simultaneous transitions)",
+	      same);
 }
 
 /* Spline and a loss-based AIMD flow (the Reno reference, standing in for CUBIC:
@@ -870,8 +959,10 @@ static void scenario_vs_reno(void)
 		printf("  [vs reno, seed %u] spline %.2f + reno %.2f Mbit/s, spline's share %.2f\n",
 		       k, g0, g1, share);
 		share_sum += share;
-		if (share < share_min) share_min = share;
-		if (share > share_max) share_max = share;
+		if (share < share_min)
+			share_min = share;
+		if (share > share_max)
+			share_max = share;
 	}
 	/* Before the foreign-queue rule Spline yielded: share 0.23 (0.16..0.28),
 	 * its window on min_rtt while the Reno flow kept the buffer full.
@@ -889,7 +980,8 @@ static void scenario_policer(void)
 	L.police_tokens = 30000;
 	single_flow(CCA_SPLINE, 5000000, 20000000, 81, "policer 5 Mbit/s on 20 Mbit/s");
 	CHECK(F[0].lt_use_acks > 0 && F[0].max_lt_bw_bytes_per_sec * 8 < 6000000,
-	      "policer: long-term sampler finds the policed rate (paced at up to %.2f Mbit/s for %u ACKs)",
+	      "policer: long-term sampler finds the policed rate (paced at up to %.2f Mbit/s for "
+	      "%u ACKs)",
 	      F[0].max_lt_bw_bytes_per_sec * 8 / 1e6, F[0].lt_use_acks);
 }
 

@@ -26,33 +26,33 @@
 /* Must match analysis/columns.py. */
 #define DECODE_MAX_SACK_BLOCKS 4
 
-#define DECODE_FLAG_TRUNCATED 0x01
-#define DECODE_FLAG_IP_FRAGMENT 0x02
-#define DECODE_FLAG_IN_ICMP_ERROR 0x04
-#define DECODE_FLAG_IP_OPTIONS 0x08
-#define DECODE_FLAG_MALFORMED 0x10
-#define DECODE_FLAG_UNSUPPORTED_LINK 0x20
-#define DECODE_FLAG_IP_ID_VALID 0x40
+#define DECODE_FLAG_TRUNCATED         0x01
+#define DECODE_FLAG_IP_FRAGMENT       0x02
+#define DECODE_FLAG_IN_ICMP_ERROR     0x04
+#define DECODE_FLAG_IP_OPTIONS        0x08
+#define DECODE_FLAG_MALFORMED         0x10
+#define DECODE_FLAG_UNSUPPORTED_LINK  0x20
+#define DECODE_FLAG_IP_ID_VALID       0x40
 #define DECODE_FLAG_IP_MORE_FRAGMENTS 0x80
 
 /* Linux cooked v1 frames carry no interface, only a packet type: their `interface` is
  * this base, plus one for frames going out (packet type 4), so that the copy of a packet
  * seen arriving and the copy seen leaving differ. Linux cooked v2 frames: the ifindex. */
 #define DECODE_INTERFACE_SLL_BASE 0xFF00u
-#define SLL_PACKET_OUTGOING 4
+#define SLL_PACKET_OUTGOING       4
 
 /* Interfaces a pcapng file may define over all its sections (the packet
  * table stores the interface index as uint16). */
-#define DECODE_MAX_INTERFACES 4096
+#define DECODE_MAX_INTERFACES       4096
 #define DECODE_INTERFACE_NAME_BYTES 64
 
 enum decode_format { DECODE_FORMAT_UNKNOWN = 0, DECODE_FORMAT_PCAP = 1, DECODE_FORMAT_PCAPNG = 2 };
 
 enum decode_status {
-    DECODE_MORE = 0,   /* max_packets decoded; call again from next_offset */
-    DECODE_END = 1,    /* buffer ended at a record boundary */
-    DECODE_CUT = 2,    /* a record is cut short at cut_offset */
-    DECODE_ERROR = 3,  /* damaged file at error_offset */
+    DECODE_MORE = 0,  /* max_packets decoded; call again from next_offset */
+    DECODE_END = 1,   /* buffer ended at a record boundary */
+    DECODE_CUT = 2,   /* a record is cut short at cut_offset */
+    DECODE_ERROR = 3, /* damaged file at error_offset */
 };
 
 /* One column array per field of the packet table, each with room for the
@@ -90,18 +90,18 @@ typedef struct decode_columns {
     uint32_t (*sack_right)[DECODE_MAX_SACK_BLOCKS];
     uint16_t *ip_frag_offset;
     uint8_t *ts_valid;
-    uint16_t *opt_mptcp;       /* MPTCP option subtypes present: bit 1 << subtype */
+    uint16_t *opt_mptcp; /* MPTCP option subtypes present: bit 1 << subtype */
 } decode_columns;
 
 typedef struct decode_interface {
     uint16_t link_type;
-    uint32_t snaplen;          /* bytes; 0 = not limited */
-    uint8_t tsresol;           /* pcapng if_tsresol code: bit 7 set = 2^-n s, else 10^-n s */
-    int64_t tsoffset_s;        /* pcapng if_tsoffset, seconds */
-    char name[DECODE_INTERFACE_NAME_BYTES];   /* NUL-terminated, may be empty */
-    uint8_t has_ifdrop, has_osdrop;           /* from the interface's last ISB */
-    uint64_t isb_ifdrop;       /* packets */
-    uint64_t isb_osdrop;       /* packets */
+    uint32_t snaplen;                       /* bytes; 0 = not limited */
+    uint8_t tsresol;                        /* pcapng if_tsresol code: bit 7 set = 2^-n s, else 10^-n s */
+    int64_t tsoffset_s;                     /* pcapng if_tsoffset, seconds */
+    char name[DECODE_INTERFACE_NAME_BYTES]; /* NUL-terminated, may be empty */
+    uint8_t has_ifdrop, has_osdrop;         /* from the interface's last ISB */
+    uint64_t isb_ifdrop;                    /* packets */
+    uint64_t isb_osdrop;                    /* packets */
     uint32_t isb_count;
 } decode_interface;
 
@@ -110,19 +110,20 @@ typedef struct decode_interface {
  * of a later section replaces interface 0 of an earlier one. */
 typedef struct decode_isb_by_local_id {
     uint8_t seen, has_ifdrop, has_osdrop;
-    uint64_t isb_ifdrop, isb_osdrop;   /* packets */
+    uint64_t isb_ifdrop, isb_osdrop; /* packets */
 } decode_isb_by_local_id;
 
 typedef struct decode_state {
-    int format;                /* enum decode_format */
-    int big_endian;            /* current file (pcap) or section (pcapng) byte order */
-    int ts_nanoseconds;        /* pcap: fractional field counts ns, else us */
-    uint32_t pcap_record_header_bytes;   /* 16, or 24 for the "modified" (Kuznetzov) format */
-    uint32_t section_first_interface;    /* pcapng: global index of the section's interface 0 */
+    int format;                        /* enum decode_format */
+    int big_endian;                    /* current file (pcap) or section (pcapng) byte order */
+    int ts_nanoseconds;                /* pcap: fractional field counts ns, else us */
+    uint32_t pcap_record_header_bytes; /* 16, or 24 for the "modified" (Kuznetzov) format */
+    uint32_t section_first_interface;  /* pcapng: global index of the section's interface 0 */
     uint32_t section_count;
     uint32_t interface_count;
     uint64_t nonpacket_records;
-    int64_t last_ts_ns;           /* timestamp of the last record that had one (for SPBs) */   /* pcapng records tshark shows as frames without packet data */
+    int64_t last_ts_ns; /* timestamp of the last record that had one (for SPBs) */ /* pcapng records tshark shows as
+                                                                                      frames without packet data */
     uint64_t error_offset;
     uint64_t cut_offset;
     char error_message[160];
@@ -138,9 +139,8 @@ int decode_open(decode_state *st, const uint8_t *buf, size_t len, size_t *first_
  * (cols == NULL: only count the records and validate the file, writing nothing).
  * *rows_out = rows written; *next_offset = where to resume (for DECODE_MORE
  * and DECODE_END), or the offset of the cut record / error. */
-int decode_walk(decode_state *st, const uint8_t *buf, size_t len, size_t offset,
-                const decode_columns *cols, size_t max_packets,
-                size_t *rows_out, size_t *next_offset);
+int decode_walk(decode_state *st, const uint8_t *buf, size_t len, size_t offset, const decode_columns *cols,
+                size_t max_packets, size_t *rows_out, size_t *next_offset);
 
 /* Decode one link-layer frame into row `row` of `cols` (frame columns
  * ts_ns/frame_len/cap_len/interface/link_type must be set by the caller or

@@ -17,11 +17,11 @@
  * Wireshark's limit for ordinary link types). Larger = damaged file. */
 #define PCAP_MAX_RECORD_BYTES 262144u
 /* Largest pcapng block we accept, bytes (Wireshark's limit); larger = damaged. */
-#define PCAPNG_MAX_BLOCK_BYTES (16u * 1024u * 1024u)
-#define PCAPNG_SHB_MAGIC 0x0A0D0D0Au
+#define PCAPNG_MAX_BLOCK_BYTES  (16u * 1024u * 1024u)
+#define PCAPNG_SHB_MAGIC        0x0A0D0D0Au
 #define PCAPNG_BYTE_ORDER_MAGIC 0x1A2B3C4Du
-#define NS_PER_S 1000000000ull
-#define NS_PER_US 1000ull
+#define NS_PER_S                1000000000ull
+#define NS_PER_US               1000ull
 
 static inline uint16_t file16(const decode_state *st, const uint8_t *p) { return st->big_endian ? be16(p) : le16(p); }
 static inline uint32_t file32(const decode_state *st, const uint8_t *p) { return st->big_endian ? be32(p) : le32(p); }
@@ -43,15 +43,39 @@ static int pcap_open(decode_state *st, const uint8_t *buf, size_t len, size_t *f
     uint32_t magic = le32(buf);
     st->pcap_record_header_bytes = 16;
     switch (magic) {
-    case 0xa1b2c3d4: st->big_endian = 0; st->ts_nanoseconds = 0; break;
-    case 0xd4c3b2a1: st->big_endian = 1; st->ts_nanoseconds = 0; break;
-    case 0xa1b23c4d: st->big_endian = 0; st->ts_nanoseconds = 1; break;
-    case 0x4d3cb2a1: st->big_endian = 1; st->ts_nanoseconds = 1; break;
-    case 0xa1b2cd34: st->big_endian = 0; st->ts_nanoseconds = 0; st->pcap_record_header_bytes = 24; break;
-    case 0x34cdb2a1: st->big_endian = 1; st->ts_nanoseconds = 0; st->pcap_record_header_bytes = 24; break;
-    default: return fail(st, 0, "not a capture file (unknown magic number)");
+    case 0xa1b2c3d4:
+        st->big_endian = 0;
+        st->ts_nanoseconds = 0;
+        break;
+    case 0xd4c3b2a1:
+        st->big_endian = 1;
+        st->ts_nanoseconds = 0;
+        break;
+    case 0xa1b23c4d:
+        st->big_endian = 0;
+        st->ts_nanoseconds = 1;
+        break;
+    case 0x4d3cb2a1:
+        st->big_endian = 1;
+        st->ts_nanoseconds = 1;
+        break;
+    case 0xa1b2cd34:
+        st->big_endian = 0;
+        st->ts_nanoseconds = 0;
+        st->pcap_record_header_bytes = 24;
+        break;
+    case 0x34cdb2a1:
+        st->big_endian = 1;
+        st->ts_nanoseconds = 0;
+        st->pcap_record_header_bytes = 24;
+        break;
+    default:
+        return fail(st, 0, "not a capture file (unknown magic number)");
     }
-    if (len < 24) { st->cut_offset = 0; return DECODE_CUT; }
+    if (len < 24) {
+        st->cut_offset = 0;
+        return DECODE_CUT;
+    }
     uint16_t major = file16(st, buf + 4), minor = file16(st, buf + 6);
     if (major != 2 || minor > 4) {
         char message[96];
@@ -69,28 +93,41 @@ static int pcap_open(decode_state *st, const uint8_t *buf, size_t len, size_t *f
     return DECODE_MORE;
 }
 
-static int pcap_walk(decode_state *st, const uint8_t *buf, size_t len, size_t off,
-                     const decode_columns *cols, size_t max, size_t *rows, size_t *next) {
+static int pcap_walk(decode_state *st, const uint8_t *buf, size_t len, size_t off, const decode_columns *cols,
+                     size_t max, size_t *rows, size_t *next) {
     size_t n = 0;
     const uint32_t hl = st->pcap_record_header_bytes;
     const uint16_t link_type = st->interfaces[0].link_type;
     int status = DECODE_MORE;
     while (n < max) {
-        if (off == len) { status = DECODE_END; break; }
-        if (len - off < hl) { st->cut_offset = off; status = DECODE_CUT; break; }
+        if (off == len) {
+            status = DECODE_END;
+            break;
+        }
+        if (len - off < hl) {
+            st->cut_offset = off;
+            status = DECODE_CUT;
+            break;
+        }
         const uint8_t *h = buf + off;
         uint32_t ts_s = file32(st, h), ts_frac = file32(st, h + 4);
         uint32_t incl = file32(st, h + 8), orig = file32(st, h + 12);
         if (incl > PCAP_MAX_RECORD_BYTES) {
             char message[128];
-            snprintf(message, sizeof message, "damaged record header (captured length %u bytes exceeds %u)",
-                     incl, PCAP_MAX_RECORD_BYTES);
-            *rows = n; *next = off;
+            snprintf(message, sizeof message, "damaged record header (captured length %u bytes exceeds %u)", incl,
+                     PCAP_MAX_RECORD_BYTES);
+            *rows = n;
+            *next = off;
             return fail(st, off, message);
         }
-        if (len - off - hl < incl) { st->cut_offset = off; status = DECODE_CUT; break; }
+        if (len - off - hl < incl) {
+            st->cut_offset = off;
+            status = DECODE_CUT;
+            break;
+        }
         if (cols) {
-            cols->ts_ns[n] = (int64_t)((uint64_t)ts_s * NS_PER_S + (uint64_t)ts_frac * (st->ts_nanoseconds ? 1 : NS_PER_US));
+            cols->ts_ns[n] =
+                (int64_t)((uint64_t)ts_s * NS_PER_S + (uint64_t)ts_frac * (st->ts_nanoseconds ? 1 : NS_PER_US));
             cols->ts_valid[n] = 1;
             cols->interface[n] = 0;
             decode_frame(h + hl, incl, orig, link_type, cols, n);
@@ -110,18 +147,37 @@ static int64_t pcapng_ticks_to_ns(uint64_t ticks, const decode_interface *ifc) {
     uint8_t code = ifc->tsresol;
     unsigned n = code & 0x7f;
     uint64_t ns;
-    static const uint64_t pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-        10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+    static const uint64_t pow10[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
     if (code & 0x80) {
         if (n >= 64) {
-            ns = 0;   /* every tick is < 2^-64 s */
+            ns = 0; /* every tick is < 2^-64 s */
         } else {
             uint64_t seconds = n ? ticks >> n : ticks;
             uint64_t fraction = n ? ticks & ((1ull << n) - 1) : 0;
             /* fraction / 2^n seconds; keep 32 significant bits so fraction * 1e9 fits in 64 bits */
-            if (n > 32) { fraction >>= (n - 32); n = 32; }
+            if (n > 32) {
+                fraction >>= (n - 32);
+                n = 32;
+            }
             ns = seconds * NS_PER_S + ((fraction * NS_PER_S) >> n);
         }
     } else if (n <= 9) {
@@ -135,14 +191,16 @@ static int64_t pcapng_ticks_to_ns(uint64_t ticks, const decode_interface *ifc) {
 }
 
 /* Walk the options of a block between [p, end): calls back per option. */
-typedef void (*option_fn)(decode_state *st, decode_interface *ifc, uint16_t code, const uint8_t *value, uint16_t length);
+typedef void (*option_fn)(decode_state *st, decode_interface *ifc, uint16_t code, const uint8_t *value,
+                          uint16_t length);
 
-static void pcapng_options(decode_state *st, decode_interface *ifc, const uint8_t *p, const uint8_t *end, option_fn fn) {
+static void pcapng_options(decode_state *st, decode_interface *ifc, const uint8_t *p, const uint8_t *end,
+                           option_fn fn) {
     while (end - p >= 4) {
         uint16_t code = file16(st, p), length = file16(st, p + 2);
         if (code == 0) break;
         size_t padded = ((size_t)length + 3u) & ~(size_t)3u;
-        if ((size_t)(end - p - 4) < length) break;   /* option runs past its block: ignore the rest */
+        if ((size_t)(end - p - 4) < length) break; /* option runs past its block: ignore the rest */
         fn(st, ifc, code, p + 4, length);
         if ((size_t)(end - p - 4) < padded) break;
         p += 4 + padded;
@@ -150,28 +208,39 @@ static void pcapng_options(decode_state *st, decode_interface *ifc, const uint8_
 }
 
 static void idb_option(decode_state *st, decode_interface *ifc, uint16_t code, const uint8_t *v, uint16_t length) {
-    if (code == 2 && length > 0) {   /* if_name */
+    if (code == 2 && length > 0) { /* if_name */
         size_t n = length < DECODE_INTERFACE_NAME_BYTES - 1 ? length : DECODE_INTERFACE_NAME_BYTES - 1;
         memcpy(ifc->name, v, n);
         ifc->name[n] = 0;
-    } else if (code == 9 && length >= 1) {   /* if_tsresol */
+    } else if (code == 9 && length >= 1) { /* if_tsresol */
         ifc->tsresol = v[0];
-    } else if (code == 14 && length == 8) {  /* if_tsoffset, seconds */
+    } else if (code == 14 && length == 8) { /* if_tsoffset, seconds */
         ifc->tsoffset_s = (int64_t)file64(st, v);
     }
 }
 
 static void isb_option(decode_state *st, decode_interface *ifc, uint16_t code, const uint8_t *v, uint16_t length) {
-    if (code == 5 && length == 8) { ifc->has_ifdrop = 1; ifc->isb_ifdrop = file64(st, v); }
-    else if (code == 7 && length == 8) { ifc->has_osdrop = 1; ifc->isb_osdrop = file64(st, v); }
+    if (code == 5 && length == 8) {
+        ifc->has_ifdrop = 1;
+        ifc->isb_ifdrop = file64(st, v);
+    } else if (code == 7 && length == 8) {
+        ifc->has_osdrop = 1;
+        ifc->isb_osdrop = file64(st, v);
+    }
 }
 
 static int pcapng_section_header(decode_state *st, const uint8_t *buf, size_t len, size_t off, uint32_t *block_len) {
-    if (len - off < 12) { st->cut_offset = off; return DECODE_CUT; }
+    if (len - off < 12) {
+        st->cut_offset = off;
+        return DECODE_CUT;
+    }
     uint32_t bom = le32(buf + off + 8);
-    if (bom == PCAPNG_BYTE_ORDER_MAGIC) st->big_endian = 0;
-    else if (bom == 0x4D3C2B1Au) st->big_endian = 1;
-    else return fail(st, off + 8, "damaged section header block (bad byte-order magic)");
+    if (bom == PCAPNG_BYTE_ORDER_MAGIC)
+        st->big_endian = 0;
+    else if (bom == 0x4D3C2B1Au)
+        st->big_endian = 1;
+    else
+        return fail(st, off + 8, "damaged section header block (bad byte-order magic)");
     *block_len = file32(st, buf + off + 4);
     return DECODE_MORE;
 }
@@ -181,7 +250,7 @@ static int pcapng_open(decode_state *st, const uint8_t *buf, size_t len, size_t 
     int status = pcapng_section_header(st, buf, len, 0, &block_len);
     if (status != DECODE_MORE) return status;
     st->format = DECODE_FORMAT_PCAPNG;
-    *first = 0;   /* the walk reads the first SHB like any other */
+    *first = 0; /* the walk reads the first SHB like any other */
     return DECODE_MORE;
 }
 
@@ -191,40 +260,58 @@ static decode_interface *pcapng_interface(decode_state *st, uint32_t local_id) {
     return &st->interfaces[global];
 }
 
-static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t off,
-                       const decode_columns *cols, size_t max, size_t *rows, size_t *next) {
+static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t off, const decode_columns *cols,
+                       size_t max, size_t *rows, size_t *next) {
     size_t n = 0;
     int status = DECODE_MORE;
     char message[128];
     while (n < max) {
-        if (off == len) { status = DECODE_END; break; }
-        if (len - off < 8) { st->cut_offset = off; status = DECODE_CUT; break; }
+        if (off == len) {
+            status = DECODE_END;
+            break;
+        }
+        if (len - off < 8) {
+            st->cut_offset = off;
+            status = DECODE_CUT;
+            break;
+        }
         uint32_t type = file32(st, buf + off);
-        if (le32(buf + off) == PCAPNG_SHB_MAGIC) type = PCAPNG_SHB_MAGIC;   /* palindromic: any byte order */
+        if (le32(buf + off) == PCAPNG_SHB_MAGIC) type = PCAPNG_SHB_MAGIC; /* palindromic: any byte order */
         uint32_t block_len;
         if (type == PCAPNG_SHB_MAGIC) {
             int s = pcapng_section_header(st, buf, len, off, &block_len);
-            if (s != DECODE_MORE) { status = s; break; }
+            if (s != DECODE_MORE) {
+                status = s;
+                break;
+            }
         } else {
             block_len = file32(st, buf + off + 4);
         }
         if (block_len < 12 || block_len % 4 != 0 || block_len > PCAPNG_MAX_BLOCK_BYTES) {
-            snprintf(message, sizeof message, "damaged block header (block type 0x%08x, total length %u)", type, block_len);
+            snprintf(message, sizeof message, "damaged block header (block type 0x%08x, total length %u)", type,
+                     block_len);
             status = fail(st, off, message);
             break;
         }
-        if (len - off < block_len) { st->cut_offset = off; status = DECODE_CUT; break; }
+        if (len - off < block_len) {
+            st->cut_offset = off;
+            status = DECODE_CUT;
+            break;
+        }
         const uint8_t *b = buf + off;
         if (file32(st, b + block_len - 4) != block_len) {
-            snprintf(message, sizeof message, "damaged block (block type 0x%08x: trailing length %u != %u)",
-                     type, file32(st, b + block_len - 4), block_len);
+            snprintf(message, sizeof message, "damaged block (block type 0x%08x: trailing length %u != %u)", type,
+                     file32(st, b + block_len - 4), block_len);
             status = fail(st, off, message);
             break;
         }
-        const uint8_t *block_end = b + block_len - 4;   /* before the trailing length */
+        const uint8_t *block_end = b + block_len - 4; /* before the trailing length */
         switch (type) {
         case PCAPNG_SHB_MAGIC: {
-            if (block_len < 28) { status = fail(st, off, "damaged section header block (too short)"); goto out; }
+            if (block_len < 28) {
+                status = fail(st, off, "damaged section header block (too short)");
+                goto out;
+            }
             uint16_t major = file16(st, b + 12), minor = file16(st, b + 14);
             if (major != 1 || minor > 2) {
                 snprintf(message, sizeof message, "unsupported pcapng version %u.%u", major, minor);
@@ -235,8 +322,11 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
             st->section_count++;
             break;
         }
-        case 1: {   /* Interface Description Block */
-            if (block_len < 20) { status = fail(st, off, "damaged interface description block (too short)"); goto out; }
+        case 1: { /* Interface Description Block */
+            if (block_len < 20) {
+                status = fail(st, off, "damaged interface description block (too short)");
+                goto out;
+            }
             if (st->interface_count >= DECODE_MAX_INTERFACES) {
                 status = fail(st, off, "too many interfaces (more than 4096)");
                 goto out;
@@ -245,17 +335,22 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
             memset(ifc, 0, sizeof *ifc);
             ifc->link_type = file16(st, b + 8);
             ifc->snaplen = file32(st, b + 12);
-            ifc->tsresol = 6;   /* default: microseconds */
+            ifc->tsresol = 6; /* default: microseconds */
             pcapng_options(st, ifc, b + 16, block_end, idb_option);
             st->interface_count++;
             break;
         }
-        case 6: case 2: {   /* Enhanced Packet Block; obsolete Packet Block */
-            if (block_len < 32) { status = fail(st, off, "damaged packet block (too short)"); goto out; }
+        case 6:
+        case 2: { /* Enhanced Packet Block; obsolete Packet Block */
+            if (block_len < 32) {
+                status = fail(st, off, "damaged packet block (too short)");
+                goto out;
+            }
             uint32_t local = type == 6 ? file32(st, b + 8) : file16(st, b + 8);
             decode_interface *ifc = pcapng_interface(st, local);
             if (!ifc) {
-                snprintf(message, sizeof message, "packet block names interface %u, which the section does not define", local);
+                snprintf(message, sizeof message, "packet block names interface %u, which the section does not define",
+                         local);
                 status = fail(st, off, message);
                 goto out;
             }
@@ -275,10 +370,16 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
             n++;
             break;
         }
-        case 3: {   /* Simple Packet Block: interface 0 of the section, no timestamp */
-            if (block_len < 16) { status = fail(st, off, "damaged simple packet block (too short)"); goto out; }
+        case 3: { /* Simple Packet Block: interface 0 of the section, no timestamp */
+            if (block_len < 16) {
+                status = fail(st, off, "damaged simple packet block (too short)");
+                goto out;
+            }
             decode_interface *ifc = pcapng_interface(st, 0);
-            if (!ifc) { status = fail(st, off, "simple packet block before any interface description"); goto out; }
+            if (!ifc) {
+                status = fail(st, off, "simple packet block before any interface description");
+                goto out;
+            }
             uint32_t orig = file32(st, b + 8);
             uint32_t incl = block_len - 16;
             if (orig < incl) incl = orig;
@@ -292,8 +393,11 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
             n++;
             break;
         }
-        case 5: {   /* Interface Statistics Block: the last one per interface holds the totals */
-            if (block_len < 24) { status = fail(st, off, "damaged interface statistics block (too short)"); goto out; }
+        case 5: { /* Interface Statistics Block: the last one per interface holds the totals */
+            if (block_len < 24) {
+                status = fail(st, off, "damaged interface statistics block (too short)");
+                goto out;
+            }
             uint32_t local = file32(st, b + 8);
             decode_interface scratch;
             memset(&scratch, 0, sizeof scratch);
@@ -307,7 +411,7 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
                 last->isb_osdrop = scratch.isb_osdrop;
             }
             decode_interface *ifc = pcapng_interface(st, local);
-            if (!ifc) break;   /* statistics of an undefined interface: nothing to attach them to */
+            if (!ifc) break; /* statistics of an undefined interface: nothing to attach them to */
             ifc->has_ifdrop = scratch.has_ifdrop;
             ifc->has_osdrop = scratch.has_osdrop;
             ifc->isb_ifdrop = scratch.isb_ifdrop;
@@ -315,12 +419,14 @@ static int pcapng_walk(decode_state *st, const uint8_t *buf, size_t len, size_t 
             ifc->isb_count++;
             break;
         }
-        case 9: case 0x00000BADu: case 0x40000BADu:
+        case 9:
+        case 0x00000BADu:
+        case 0x40000BADu:
             /* systemd journal export, custom blocks: records without packet data (tshark counts them as frames) */
             st->nonpacket_records++;
             break;
         default:
-            break;   /* name resolution, decryption secrets, unknown: skip */
+            break; /* name resolution, decryption secrets, unknown: skip */
         }
         off += block_len;
     }
@@ -344,12 +450,14 @@ int decode_open(decode_state *st, const uint8_t *buf, size_t len, size_t *first)
     return pcap_open(st, buf, len, first);
 }
 
-int decode_walk(decode_state *st, const uint8_t *buf, size_t len, size_t offset,
-                const decode_columns *cols, size_t max_packets, size_t *rows_out, size_t *next_offset) {
+int decode_walk(decode_state *st, const uint8_t *buf, size_t len, size_t offset, const decode_columns *cols,
+                size_t max_packets, size_t *rows_out, size_t *next_offset) {
     *rows_out = 0;
     *next_offset = offset;
     if (offset > len) return fail(st, offset, "offset beyond end of buffer");
-    if (st->format == DECODE_FORMAT_PCAP) return pcap_walk(st, buf, len, offset, cols, max_packets, rows_out, next_offset);
-    if (st->format == DECODE_FORMAT_PCAPNG) return pcapng_walk(st, buf, len, offset, cols, max_packets, rows_out, next_offset);
+    if (st->format == DECODE_FORMAT_PCAP)
+        return pcap_walk(st, buf, len, offset, cols, max_packets, rows_out, next_offset);
+    if (st->format == DECODE_FORMAT_PCAPNG)
+        return pcapng_walk(st, buf, len, offset, cols, max_packets, rows_out, next_offset);
     return fail(st, 0, "decoder not opened");
 }

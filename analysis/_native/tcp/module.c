@@ -18,11 +18,26 @@ static const struct {
     Py_ssize_t item_bytes;
     Py_ssize_t per_row;
 } PACKET_COLUMNS[N_PACKET_COLUMNS] = {
-    {"ts_ns", 8, 1}, {"decode_flags", 1, 1}, {"src_addr", 1, 16}, {"dst_addr", 1, 16},
-    {"sport", 2, 1}, {"dport", 2, 1}, {"seq", 4, 1}, {"ack", 4, 1}, {"tcp_flags", 2, 1},
-    {"window", 2, 1}, {"tcp_header_len", 1, 1}, {"tcp_payload_len", 4, 1}, {"opt_mss", 2, 1},
-    {"opt_wscale", 1, 1}, {"opt_sack_permitted", 1, 1}, {"opt_has_ts", 1, 1},
-    {"sack_count", 1, 1}, {"sack_left", 4, 4}, {"sack_right", 4, 4}, {"opt_mptcp", 2, 1},
+    {"ts_ns", 8, 1},
+    {"decode_flags", 1, 1},
+    {"src_addr", 1, 16},
+    {"dst_addr", 1, 16},
+    {"sport", 2, 1},
+    {"dport", 2, 1},
+    {"seq", 4, 1},
+    {"ack", 4, 1},
+    {"tcp_flags", 2, 1},
+    {"window", 2, 1},
+    {"tcp_header_len", 1, 1},
+    {"tcp_payload_len", 4, 1},
+    {"opt_mss", 2, 1},
+    {"opt_wscale", 1, 1},
+    {"opt_sack_permitted", 1, 1},
+    {"opt_has_ts", 1, 1},
+    {"sack_count", 1, 1},
+    {"sack_left", 4, 4},
+    {"sack_right", 4, 4},
+    {"opt_mptcp", 2, 1},
 };
 #define N_USED_COLUMNS N_PACKET_COLUMNS
 
@@ -32,16 +47,13 @@ typedef struct {
     tcp_packets_t pk;
 } packet_views_t;
 
-static void release_views(packet_views_t *v)
-{
-    for (int i = 0; i < v->n_views; i++)
-        PyBuffer_Release(&v->views[i]);
+static void release_views(packet_views_t *v) {
+    for (int i = 0; i < v->n_views; i++) PyBuffer_Release(&v->views[i]);
     v->n_views = 0;
 }
 
 /* Fills v->pk from a tuple of N_USED_COLUMNS buffers holding n_frames rows. */
-static int get_packet_views(PyObject *columns, Py_ssize_t n_frames, packet_views_t *v)
-{
+static int get_packet_views(PyObject *columns, Py_ssize_t n_frames, packet_views_t *v) {
     v->n_views = 0;
     if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != N_USED_COLUMNS) {
         PyErr_Format(PyExc_TypeError, "packets must be a tuple of %d column buffers", N_USED_COLUMNS);
@@ -56,8 +68,8 @@ static int get_packet_views(PyObject *columns, Py_ssize_t n_frames, packet_views
         v->n_views++;
         Py_ssize_t want = n_frames * PACKET_COLUMNS[i].item_bytes * PACKET_COLUMNS[i].per_row;
         if (v->views[i].len != want) {
-            PyErr_Format(PyExc_ValueError, "column %s holds %zd bytes, expected %zd",
-                         PACKET_COLUMNS[i].name, v->views[i].len, want);
+            PyErr_Format(PyExc_ValueError, "column %s holds %zd bytes, expected %zd", PACKET_COLUMNS[i].name,
+                         v->views[i].len, want);
             release_views(v);
             return -1;
         }
@@ -88,78 +100,62 @@ static int get_packet_views(PyObject *columns, Py_ssize_t n_frames, packet_views
     return 0;
 }
 
-static PyObject *new_bytearray(Py_ssize_t n_bytes, void **data)
-{
+static PyObject *new_bytearray(Py_ssize_t n_bytes, void **data) {
     PyObject *b = PyByteArray_FromStringAndSize(NULL, n_bytes);
-    if (b)
-        *data = PyByteArray_AS_STRING(b);
+    if (b) *data = PyByteArray_AS_STRING(b);
     return b;
 }
 
 /* Adds a bytearray copy of `data` under `name` to dict `d`; returns -1 on failure. */
-static int put_copy(PyObject *d, const char *name, const void *data, Py_ssize_t n_bytes)
-{
+static int put_copy(PyObject *d, const char *name, const void *data, Py_ssize_t n_bytes) {
     void *dst;
     PyObject *b = new_bytearray(n_bytes, &dst);
-    if (!b)
-        return -1;
-    if (n_bytes)
-        memcpy(dst, data, (size_t)n_bytes);
+    if (!b) return -1;
+    if (n_bytes) memcpy(dst, data, (size_t)n_bytes);
     int rc = PyDict_SetItemString(d, name, b);
     Py_DECREF(b);
     return rc;
 }
 
-static PyObject *py_assign_streams(PyObject *self, PyObject *args)
-{
+static PyObject *py_assign_streams(PyObject *self, PyObject *args) {
     Py_ssize_t n_frames;
     PyObject *columns;
-    if (!PyArg_ParseTuple(args, "nO!:assign_streams", &n_frames, &PyTuple_Type, &columns))
-        return NULL;
+    if (!PyArg_ParseTuple(args, "nO!:assign_streams", &n_frames, &PyTuple_Type, &columns)) return NULL;
     packet_views_t v;
-    if (get_packet_views(columns, n_frames, &v) < 0)
-        return NULL;
+    if (get_packet_views(columns, n_frames, &v) < 0) return NULL;
 
     PyObject *result = PyDict_New();
     PyObject *stream = NULL, *conversation = NULL, *direction = NULL, *seq64 = NULL, *ack64 = NULL;
     tcp_frame_streams_t fr;
     tcp_streams_t st;
     memset(&st, 0, sizeof(st));
-    if (!result)
-        goto fail;
+    if (!result) goto fail;
     stream = new_bytearray(n_frames * 4, (void **)&fr.stream);
     conversation = new_bytearray(n_frames * 4, (void **)&fr.conversation);
     direction = new_bytearray(n_frames, (void **)&fr.direction);
     seq64 = new_bytearray(n_frames * 8, (void **)&fr.seq64);
     ack64 = new_bytearray(n_frames * 8, (void **)&fr.ack64);
-    if (!stream || !conversation || !direction || !seq64 || !ack64)
-        goto fail;
+    if (!stream || !conversation || !direction || !seq64 || !ack64) goto fail;
 
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = tcp_assign_streams(&v.pk, &fr, &st);
-    Py_END_ALLOW_THREADS
-    if (rc < 0) {
+    Py_BEGIN_ALLOW_THREADS rc = tcp_assign_streams(&v.pk, &fr, &st);
+    Py_END_ALLOW_THREADS if (rc < 0) {
         PyErr_NoMemory();
         goto fail;
     }
     Py_ssize_t c = (Py_ssize_t)st.count;
     if (PyDict_SetItemString(result, "stream", stream) < 0 ||
         PyDict_SetItemString(result, "conversation", conversation) < 0 ||
-        PyDict_SetItemString(result, "direction", direction) < 0 ||
-        PyDict_SetItemString(result, "seq64", seq64) < 0 ||
-        PyDict_SetItemString(result, "ack64", ack64) < 0 ||
-        put_copy(result, "a_addr", st.a_addr, c * 16) < 0 ||
-        put_copy(result, "b_addr", st.b_addr, c * 16) < 0 ||
-        put_copy(result, "a_port", st.a_port, c * 2) < 0 ||
+        PyDict_SetItemString(result, "direction", direction) < 0 || PyDict_SetItemString(result, "seq64", seq64) < 0 ||
+        PyDict_SetItemString(result, "ack64", ack64) < 0 || put_copy(result, "a_addr", st.a_addr, c * 16) < 0 ||
+        put_copy(result, "b_addr", st.b_addr, c * 16) < 0 || put_copy(result, "a_port", st.a_port, c * 2) < 0 ||
         put_copy(result, "b_port", st.b_port, c * 2) < 0 ||
         put_copy(result, "first_frame", st.first_frame, c * 8) < 0 ||
         put_copy(result, "last_frame", st.last_frame, c * 8) < 0 ||
         put_copy(result, "packets", st.packets, c * 16) < 0 ||
         put_copy(result, "payload_bytes", st.payload_bytes, c * 16) < 0 ||
         put_copy(result, "syn_seen", st.syn_seen, c) < 0 ||
-        put_copy(result, "window_scale", st.window_scale, c * 2) < 0 ||
-        put_copy(result, "mss", st.mss, c * 8) < 0 ||
+        put_copy(result, "window_scale", st.window_scale, c * 2) < 0 || put_copy(result, "mss", st.mss, c * 8) < 0 ||
         put_copy(result, "sack_permitted", st.sack_permitted, c * 2) < 0 ||
         put_copy(result, "timestamps", st.timestamps, c * 2) < 0)
         goto fail;
@@ -189,16 +185,14 @@ fail:
     return NULL;
 }
 
-static PyObject *py_wireshark_analyze(PyObject *self, PyObject *args)
-{
+static PyObject *py_wireshark_analyze(PyObject *self, PyObject *args) {
     Py_ssize_t n_frames, n_conversations;
     PyObject *columns, *conversation_obj, *direction_obj;
-    if (!PyArg_ParseTuple(args, "nO!OOn:wireshark_analyze", &n_frames, &PyTuple_Type, &columns,
-                          &conversation_obj, &direction_obj, &n_conversations))
+    if (!PyArg_ParseTuple(args, "nO!OOn:wireshark_analyze", &n_frames, &PyTuple_Type, &columns, &conversation_obj,
+                          &direction_obj, &n_conversations))
         return NULL;
     packet_views_t v;
-    if (get_packet_views(columns, n_frames, &v) < 0)
-        return NULL;
+    if (get_packet_views(columns, n_frames, &v) < 0) return NULL;
     Py_buffer conv_view, dir_view;
     if (PyObject_GetBuffer(conversation_obj, &conv_view, PyBUF_C_CONTIGUOUS) < 0) {
         release_views(&v);
@@ -220,18 +214,16 @@ static PyObject *py_wireshark_analyze(PyObject *self, PyObject *args)
     acked = new_bytearray(n_frames * 8, (void **)&out.acked_frame);
     bif = new_bytearray(n_frames * 8, (void **)&out.bytes_in_flight);
     dupnum = new_bytearray(n_frames * 4, (void **)&out.dupack_num);
-    if (!flags || !rtt || !acked || !bif || !dupnum)
-        goto done;
+    if (!flags || !rtt || !acked || !bif || !dupnum) goto done;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = tcp_wireshark_analyze(&v.pk, conv_view.buf, dir_view.buf, (size_t)n_conversations, &out);
-    Py_END_ALLOW_THREADS
-    if (rc < 0) {
+    Py_BEGIN_ALLOW_THREADS rc =
+        tcp_wireshark_analyze(&v.pk, conv_view.buf, dir_view.buf, (size_t)n_conversations, &out);
+    Py_END_ALLOW_THREADS if (rc < 0) {
         PyErr_NoMemory();
         goto done;
     }
-    result = Py_BuildValue("{sOsOsOsOsO}", "flags", flags, "ack_rtt_ns", rtt, "acked_frame", acked,
-                           "bytes_in_flight", bif, "dupack_num", dupnum);
+    result = Py_BuildValue("{sOsOsOsOsO}", "flags", flags, "ack_rtt_ns", rtt, "acked_frame", acked, "bytes_in_flight",
+                           bif, "dupack_num", dupnum);
 done:
     Py_XDECREF(flags);
     Py_XDECREF(rtt);
@@ -253,12 +245,15 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_tcp",
+    PyModuleDef_HEAD_INIT,
+    "_tcp",
     "TCP streams and Wireshark 4.0-compatible sequence analysis (C passes over the packet table).",
-    -1, methods, NULL, NULL, NULL, NULL,
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
-PyMODINIT_FUNC PyInit__tcp(void)
-{
-    return PyModule_Create(&module);
-}
+PyMODINIT_FUNC PyInit__tcp(void) { return PyModule_Create(&module); }

@@ -22,21 +22,21 @@
 
 #include "tcp_native.h"
 
-#define ADDR_BYTES 16
-#define KEY_BYTES (2 * ADDR_BYTES + 4)   /* two addresses, two 16-bit ports */
-#define WSCALE_MAX_SHIFT 14               /* RFC 7323: larger shifts are treated as 14 */
-#define WSCALE_UNKNOWN (-1)
-#define WSCALE_NONE (-2)                  /* known: no scaling (tshark's -2) */
-#define TWO_POW_32 4294967296LL           /* size of the 32-bit sequence space, in sequence numbers */
+#define ADDR_BYTES       16
+#define KEY_BYTES        (2 * ADDR_BYTES + 4) /* two addresses, two 16-bit ports */
+#define WSCALE_MAX_SHIFT 14                   /* RFC 7323: larger shifts are treated as 14 */
+#define WSCALE_UNKNOWN   (-1)
+#define WSCALE_NONE      (-2)         /* known: no scaling (tshark's -2) */
+#define TWO_POW_32       4294967296LL /* size of the 32-bit sequence space, in sequence numbers */
 
 typedef struct {
     uint8_t key[KEY_BYTES];
-    int32_t conversation;   /* newest conversation with this key; -1 empty bucket */
+    int32_t conversation; /* newest conversation with this key; -1 empty bucket */
 } bucket_t;
 
 typedef struct {
     bucket_t *buckets;
-    size_t capacity;        /* power of two */
+    size_t capacity; /* power of two */
     size_t used;
 } table_t;
 
@@ -44,13 +44,12 @@ typedef struct {
 typedef struct {
     uint32_t base_seq[2];
     uint8_t base_set[2];
-    int8_t win_scale[2];    /* WSCALE_UNKNOWN, WSCALE_NONE or a shift */
-    int64_t seq_ref[2];     /* highest unwrapped value seen in direction d's sequence space */
+    int8_t win_scale[2]; /* WSCALE_UNKNOWN, WSCALE_NONE or a shift */
+    int64_t seq_ref[2];  /* highest unwrapped value seen in direction d's sequence space */
     uint8_t seq_ref_set[2];
 } conv_state_t;
 
-static uint64_t hash_key(const uint8_t *key)
-{
+static uint64_t hash_key(const uint8_t *key) {
     /* Multiply-xorshift over 8-byte words of the key. A byte-wise FNV-1a (36 dependent
      * multiplies) cost ~40 ns per frame, most of this pass; this costs a few. */
     uint64_t h = 0x9E3779B97F4A7C15ULL, word;
@@ -60,41 +59,33 @@ static uint64_t hash_key(const uint8_t *key)
         h = (h ^ word) * 0xff51afd7ed558ccdULL;
         h ^= h >> 32;
     }
-    for (; i < KEY_BYTES; i++)
-        h = (h ^ key[i]) * 0x100000001b3ULL;
+    for (; i < KEY_BYTES; i++) h = (h ^ key[i]) * 0x100000001b3ULL;
     h *= 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 29);
 }
 
-static int table_init(table_t *t, size_t capacity)
-{
+static int table_init(table_t *t, size_t capacity) {
     t->buckets = malloc(capacity * sizeof(bucket_t));
-    if (!t->buckets)
-        return -1;
-    for (size_t i = 0; i < capacity; i++)
-        t->buckets[i].conversation = -1;
+    if (!t->buckets) return -1;
+    for (size_t i = 0; i < capacity; i++) t->buckets[i].conversation = -1;
     t->capacity = capacity;
     t->used = 0;
     return 0;
 }
 
-static bucket_t *table_find(table_t *t, const uint8_t *key)
-{
+static bucket_t *table_find(table_t *t, const uint8_t *key) {
     size_t mask = t->capacity - 1;
     size_t i = (size_t)hash_key(key) & mask;
     for (;;) {
         bucket_t *s = &t->buckets[i];
-        if (s->conversation < 0 || memcmp(s->key, key, KEY_BYTES) == 0)
-            return s;
+        if (s->conversation < 0 || memcmp(s->key, key, KEY_BYTES) == 0) return s;
         i = (i + 1) & mask;
     }
 }
 
-static int table_grow(table_t *t)
-{
+static int table_grow(table_t *t) {
     table_t bigger;
-    if (table_init(&bigger, t->capacity * 2) < 0)
-        return -1;
+    if (table_init(&bigger, t->capacity * 2) < 0) return -1;
     for (size_t i = 0; i < t->capacity; i++) {
         if (t->buckets[i].conversation >= 0) {
             bucket_t *s = table_find(&bigger, t->buckets[i].key);
@@ -108,8 +99,7 @@ static int table_grow(table_t *t)
 }
 
 /* The unordered key of a frame: the lower (address, port) endpoint first. */
-static void make_key(uint8_t *key, const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport)
-{
+static void make_key(uint8_t *key, const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport) {
     int c = memcmp(src, dst, ADDR_BYTES);
     int src_first = c < 0 || (c == 0 && sport <= dport);
     const uint8_t *lo = src_first ? src : dst, *hi = src_first ? dst : src;
@@ -122,19 +112,15 @@ static void make_key(uint8_t *key, const uint8_t *src, uint16_t sport, const uin
     key[2 * ADDR_BYTES + 3] = (uint8_t)hi_port;
 }
 
-static int streams_reserve(tcp_streams_t *s, conv_state_t **state, size_t need)
-{
-    if (need <= s->capacity)
-        return 0;
+static int streams_reserve(tcp_streams_t *s, conv_state_t **state, size_t need) {
+    if (need <= s->capacity) return 0;
     size_t cap = s->capacity ? s->capacity * 2 : 64;
-    while (cap < need)
-        cap *= 2;
-#define GROW(field, per_row)                                                         \
-    do {                                                                             \
-        void *p = realloc(s->field, cap * (per_row) * sizeof(*s->field));           \
-        if (!p)                                                                      \
-            return -1;                                                               \
-        s->field = p;                                                                \
+    while (cap < need) cap *= 2;
+#define GROW(field, per_row)                                                                                           \
+    do {                                                                                                               \
+        void *p = realloc(s->field, cap * (per_row) * sizeof(*s->field));                                              \
+        if (!p) return -1;                                                                                             \
+        s->field = p;                                                                                                  \
     } while (0)
     GROW(a_addr, ADDR_BYTES);
     GROW(b_addr, ADDR_BYTES);
@@ -151,18 +137,15 @@ static int streams_reserve(tcp_streams_t *s, conv_state_t **state, size_t need)
     GROW(timestamps, 2);
 #undef GROW
     void *p = realloc(*state, cap * sizeof(conv_state_t));
-    if (!p)
-        return -1;
+    if (!p) return -1;
     *state = p;
     s->capacity = cap;
     return 0;
 }
 
-static int32_t new_conversation(tcp_streams_t *s, conv_state_t **state, size_t frame,
-                                const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport)
-{
-    if (streams_reserve(s, state, s->count + 1) < 0)
-        return -1;
+static int32_t new_conversation(tcp_streams_t *s, conv_state_t **state, size_t frame, const uint8_t *src,
+                                uint16_t sport, const uint8_t *dst, uint16_t dport) {
+    if (streams_reserve(s, state, s->count + 1) < 0) return -1;
     size_t c = s->count++;
     memcpy(s->a_addr + c * ADDR_BYTES, src, ADDR_BYTES);
     memcpy(s->b_addr + c * ADDR_BYTES, dst, ADDR_BYTES);
@@ -187,8 +170,7 @@ static int32_t new_conversation(tcp_streams_t *s, conv_state_t **state, size_t f
 }
 
 /* Unwraps a raw 32-bit sequence number against the highest value seen in its space. */
-static int64_t unwrap(conv_state_t *st, int space, uint32_t raw)
-{
+static int64_t unwrap(conv_state_t *st, int space, uint32_t raw) {
     int64_t v;
     if (!st->seq_ref_set[space]) {
         v = raw;
@@ -198,21 +180,17 @@ static int64_t unwrap(conv_state_t *st, int space, uint32_t raw)
     }
     int64_t ref = st->seq_ref[space];
     v = ref + (int32_t)(raw - (uint32_t)ref);
-    if (v < 0)
-        v += TWO_POW_32;
-    if (v > ref)
-        st->seq_ref[space] = v;
+    if (v < 0) v += TWO_POW_32;
+    if (v > ref) st->seq_ref[space] = v;
     return v;
 }
 
-int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_streams_t *s)
-{
+int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_streams_t *s) {
     table_t table;
     conv_state_t *state = NULL;
     uint8_t key[KEY_BYTES];
     memset(s, 0, sizeof(*s));
-    if (table_init(&table, 1024) < 0)
-        return -1;
+    if (table_init(&table, 1024) < 0) return -1;
 
     for (size_t i = 0; i < pk->n_frames; i++) {
         out->stream[i] = -1;
@@ -220,8 +198,7 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
         out->direction[i] = 0;
         out->seq64[i] = -1;
         out->ack64[i] = -1;
-        if (pk->tcp_header_len[i] == 0)
-            continue;
+        if (pk->tcp_header_len[i] == 0) continue;
 
         const uint8_t *src = pk->src_addr + i * ADDR_BYTES, *dst = pk->dst_addr + i * ADDR_BYTES;
         uint16_t sport = pk->sport[i], dport = pk->dport[i];
@@ -230,15 +207,13 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
         int in_error = (pk->decode_flags[i] & DECODE_IN_ICMP_ERROR) != 0;
         int analysed = !in_error && !(pk->decode_flags[i] & DECODE_IP_FRAGMENT);
 
-        if (table.used * 2 >= table.capacity && table_grow(&table) < 0)
-            goto fail;
+        if (table.used * 2 >= table.capacity && table_grow(&table) < 0) goto fail;
         make_key(key, src, sport, dst, dport);
         bucket_t *bucket = table_find(&table, key);
         int32_t c = bucket->conversation;
         if (c < 0) {
             c = new_conversation(s, &state, i, src, sport, dst, dport);
-            if (c < 0)
-                goto fail;
+            if (c < 0) goto fail;
             memcpy(bucket->key, key, KEY_BYTES);
             bucket->conversation = c;
             table.used++;
@@ -249,13 +224,11 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
         if ((flags & (TH_SYN | TH_ACK)) == TH_SYN && st->base_set[dir] && seq != st->base_seq[dir]) {
             /* Port reuse: a new connection on the same address/port pair. */
             c = new_conversation(s, &state, i, src, sport, dst, dport);
-            if (c < 0)
-                goto fail;
+            if (c < 0) goto fail;
             bucket->conversation = c;
             dir = 0;
             st = &state[c];
-        } else if ((flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && st->base_set[dir] &&
-                   seq != st->base_seq[dir]) {
+        } else if ((flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && st->base_set[dir] && seq != st->base_seq[dir]) {
             st->base_seq[dir] = seq;
         }
         if (analysed) {
@@ -287,12 +260,10 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
 
         out->conversation[i] = c;
         out->direction[i] = (uint8_t)dir;
-        if (in_error)
-            continue;
+        if (in_error) continue;
 
         out->stream[i] = c;
-        if (s->first_frame[c] < 0)
-            s->first_frame[c] = (int64_t)i;
+        if (s->first_frame[c] < 0) s->first_frame[c] = (int64_t)i;
         s->last_frame[c] = (int64_t)i;
         s->packets[2 * (size_t)c + dir] += 1;
         s->payload_bytes[2 * (size_t)c + dir] += pk->tcp_payload_len[i];
@@ -304,9 +275,7 @@ int tcp_assign_streams(const tcp_packets_t *pk, tcp_frame_streams_t *out, tcp_st
             s->timestamps[k] = pk->opt_has_ts[i] != 0;
         }
         out->seq64[i] = unwrap(st, dir, seq);
-        if (flags & TH_ACK)
-            out->ack64[i] = unwrap(st, !dir, ack);
-
+        if (flags & TH_ACK) out->ack64[i] = unwrap(st, !dir, ack);
     }
     free(table.buckets);
     free(state);
@@ -318,8 +287,7 @@ fail:
     return -1;
 }
 
-void tcp_streams_free(tcp_streams_t *s)
-{
+void tcp_streams_free(tcp_streams_t *s) {
     free(s->a_addr);
     free(s->b_addr);
     free(s->a_port);

@@ -20,13 +20,13 @@
 /* Without an RTT estimate, a hole filled within this time is reordering. */
 #define REORDER_DEFAULT_NS 3000000LL
 /* The TSval tick of Linux and the BSDs (1 ms), and the longest among common stacks. */
-#define TSVAL_TICK_NS 1000000LL
+#define TSVAL_TICK_NS     1000000LL
 #define TSVAL_TICK_MAX_NS 2000000LL
 /* A hole filled within this fraction of the RTT is reordering (1/REORDER_RTT_DIV). */
 #define REORDER_RTT_DIV 2
 /* Segments awaiting their RTT sample, and retransmissions kept for D-SACK
  * matching, per direction (ring buffers, entries). */
-#define RTT_RING 4096
+#define RTT_RING  4096
 #define RETX_RING 512
 /* Holes tracked per direction at once (entries); older ones are forgotten. */
 #define MAX_HOLES 8192
@@ -43,7 +43,7 @@
 #define FIRST_REPAIR_RTTS 3
 /* Retransmission timeouts a sender backs off before it gives up (Linux's tcp_retries2). */
 #define TIMEOUT_BACKOFFS_MAX 15
-#define RECENT_RTT_SAMPLES 8
+#define RECENT_RTT_SAMPLES   8
 /* Distinct TSvals a receiver remembers for the echo that gives an RTT sample. */
 #define TSVAL_RING 64
 /* Distinct TSvals a direction sent, remembered with when each was first and last sent: when
@@ -60,7 +60,7 @@
  * on a path that delivers in order. The floor covers TSval clocks that tick once a
  * millisecond. */
 #define KNOWN_LOST_FLOOR_NS 1000000LL
-#define KNOWN_LOST_RTT_DIV 4
+#define KNOWN_LOST_RTT_DIV  4
 /* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
  * did not come from the socket's counter: a Linux socket numbers every segment it sends
  * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
@@ -85,7 +85,7 @@
  * REORDER_BINS_PER_OCTAVE bins per doubling of microseconds (REORDER_BINS cover 1 us to
  * about 2^31 us). */
 #define REORDER_BINS_PER_OCTAVE 4
-#define REORDER_BINS 128
+#define REORDER_BINS            128
 /* Rounds of expectation-maximisation that settle the loss rate and the reordering hidden
  * by discards together (each round moves the count by less than the one before). */
 #define SCOREBOARD_EM_ROUNDS 8
@@ -95,104 +95,137 @@
 #define AWAITING_RING 4096
 
 enum copy_verdict {
-    VERDICT_PENDING = 0,    /* not yet told */
+    VERDICT_PENDING = 0, /* not yet told */
     VERDICT_LOST = 1,
     VERDICT_DELIVERED = 2,
-    VERDICT_AWAITING = 3,   /* may have arrived late and been discarded: lost unless the receiver says so */
+    VERDICT_AWAITING = 3, /* may have arrived late and been discarded: lost unless the receiver says so */
 };
 
 /* A first copy awaiting the receiver's word. */
-typedef struct { int64_t lo, hi, first_ns, lag_ns, age_ns; double lost; int settled; } awaiting_copy;
+typedef struct {
+    int64_t lo, hi, first_ns, lag_ns, age_ns;
+    double lost;
+    int settled;
+} awaiting_copy;
 
 /* The path's reordering as the sender's ACKs show it, and the first copies awaiting a word. */
 typedef struct {
-    int64_t hist[REORDER_BINS];        /* segments reported as just arrived that far behind */
-    double unreported_hist[REORDER_BINS];   /* retired awaiting copies by lag, weighted by their
-                                               chance of delivery: reordering the reports miss */
-    awaiting_copy *awaiting;           /* ring of AWAITING_RING, allocated at the first */
+    int64_t hist[REORDER_BINS];           /* segments reported as just arrived that far behind */
+    double unreported_hist[REORDER_BINS]; /* retired awaiting copies by lag, weighted by their
+                                             chance of delivery: reordering the reports miss */
+    awaiting_copy *awaiting;              /* ring of AWAITING_RING, allocated at the first */
 } reordering;
 
 /* One segment (or super-segment) as first sent, and what became of its first copy. */
 typedef struct {
     int64_t lo, hi;
-    int64_t first_ns, last_ns;   /* first and newest copy sent */
+    int64_t first_ns, last_ns; /* first and newest copy sent */
     uint32_t first_tsval;
     int32_t copies;
-    int32_t skip;                /* covered: entries to step over to a maybe uncovered one */
-    int8_t covered;              /* ACKed or SACKed */
-    int8_t verdict;              /* enum copy_verdict, of the first copy */
+    int32_t skip;   /* covered: entries to step over to a maybe uncovered one */
+    int8_t covered; /* ACKed or SACKed */
+    int8_t verdict; /* enum copy_verdict, of the first copy */
 } sent_segment;
 
-typedef struct { int64_t lo, hi, created_ns, reveal_id; uint32_t reveal_tsval; int has_ts; } hole;
-typedef struct { int64_t end, ts_ns; } rtt_entry;
+typedef struct {
+    int64_t lo, hi, created_ns, reveal_id;
+    uint32_t reveal_tsval;
+    int has_ts;
+} hole;
+typedef struct {
+    int64_t end, ts_ns;
+} rtt_entry;
 /* TSvals one direction sent, oldest first, each once (a ring allocated on first use). */
-typedef struct { uint32_t tsval; int64_t first_ns, last_ns; } sent_tsval;
-typedef struct { sent_tsval *at; int head, len; } sent_tsval_ring;
-typedef struct { int64_t lo, hi, pkt; int spurious, downstream; } retx_entry;
+typedef struct {
+    uint32_t tsval;
+    int64_t first_ns, last_ns;
+} sent_tsval;
+typedef struct {
+    sent_tsval *at;
+    int head, len;
+} sent_tsval_ring;
+typedef struct {
+    int64_t lo, hi, pkt;
+    int spurious, downstream;
+} retx_entry;
 
 typedef struct {
-    int have_ref;          /* sequence space anchored */
-    int64_t base;          /* first data sequence number (unwrapped) */
-    int64_t hi_end;        /* highest sequence end sent/seen (data only) */
+    int have_ref;   /* sequence space anchored */
+    int64_t base;   /* first data sequence number (unwrapped) */
+    int64_t hi_end; /* highest sequence end sent/seen (data only) */
     int64_t last_tx_ns;
-    int64_t last_tx_len;   /* payload bytes of the last data packet */
+    int64_t last_tx_len; /* payload bytes of the last data packet */
     /* what the peer's ACKs said about this direction's data */
     int have_una;
     int64_t snd_una, last_adv_ns;
-    int64_t dupacks;       /* duplicate ACKs since the cumulative ACK last advanced */
-    int sack_evidence;     /* SACK blocks seen since the last advance */
+    int64_t dupacks;   /* duplicate ACKs since the cumulative ACK last advanced */
+    int sack_evidence; /* SACK blocks seen since the last advance */
     int nsack;
     int64_t sack_lo[TRUTH_MAX_SACK], sack_hi[TRUTH_MAX_SACK];
-    uint32_t peer_window;  /* raw window of the peer's latest packet */
+    uint32_t peer_window; /* raw window of the peer's latest packet */
     int peer_window_known;
     /* recovery episodes */
-    int recovery_kind;     /* 0 none, TRUTH_KIND_RETRANS_FAST or TRUTH_KIND_RETRANS_RTO */
+    int recovery_kind; /* 0 none, TRUTH_KIND_RETRANS_FAST or TRUTH_KIND_RETRANS_RTO */
     int64_t recovery_point;
-    int64_t karn_hi;       /* ACKs up to here cover retransmitted data: no RTT sample */
+    int64_t karn_hi; /* ACKs up to here cover retransmitted data: no RTT sample */
     /* holes (receiver and in-path modes) */
-    hole *holes; int nholes, cap_holes;
+    hole *holes;
+    int nholes, cap_holes;
     /* the highest start of a hole a retransmission filled: a sender repairs holes in
      * sequence order, so a hole still open below it had its retransmission lost (-1: none) */
     int64_t retx_fill_lo;
-    uint32_t retx_fill_tsval; int retx_fill_has_ts;   /* that repair's TSval: a lower repair sent
-                                                         no later arrived late, it was not lost */
+    uint32_t retx_fill_tsval;
+    int retx_fill_has_ts; /* that repair's TSval: a lower repair sent
+                             no later arrived late, it was not lost */
     /* RTT at the sender */
-    rtt_entry *rtt; int rtt_head, rtt_len;
-    retx_entry retx[RETX_RING]; int retx_head, retx_len;
+    rtt_entry *rtt;
+    int rtt_head, rtt_len;
+    retx_entry retx[RETX_RING];
+    int retx_head, retx_len;
     int64_t min_rtt_ns;
     /* the newest receiver-side RTT samples (ns): what a repair's wait is measured against */
-    int64_t recent_rtt_ns[RECENT_RTT_SAMPLES]; int recent_rtt_next, recent_rtt_len;
-    int64_t last_repair_end;  /* where it ended */
-    int last_repair_lost;     /* it showed an earlier repair lost */
+    int64_t recent_rtt_ns[RECENT_RTT_SAMPLES];
+    int recent_rtt_next, recent_rtt_len;
+    int64_t last_repair_end; /* where it ended */
+    int last_repair_lost;    /* it showed an earlier repair lost */
     /* holes below this sequence number were still open when new data sent after their
      * repair arrived: their first repair was lost (-1: none) */
     int64_t repair_lost_below;
     /* this direction's own TSvals, every packet's: when its ACKs left */
     sent_tsval_ring tsvals_sent;
     /* TSval -> first time sent, for the peer's echo (ring of distinct TSvals) */
-    uint32_t tsv[TSVAL_RING]; int64_t tsv_ns[TSVAL_RING]; int tsv_head, tsv_len;
-    uint32_t tsv_last; int tsv_last_valid;
+    uint32_t tsv[TSVAL_RING];
+    int64_t tsv_ns[TSVAL_RING];
+    int tsv_head, tsv_len;
+    uint32_t tsv_last;
+    int tsv_last_valid;
     /* IP ID unwrapping */
-    int have_id; int64_t id_hi; int64_t last_id;
+    int have_id;
+    int64_t id_hi;
+    int64_t last_id;
     int64_t mss;
     /* sent segments not yet cumulatively ACKed, in sequence order (sb[sb_first..sb_len)) */
-    sent_segment *sb; int64_t sb_first, sb_len, sb_cap;
-    int64_t sb_verdict_next;      /* first segment whose first copy no TSecr has passed yet */
-    int64_t sb_una;               /* cumulative ACK the scoreboard has applied */
-    reordering *ro;               /* allocated with the scoreboard */
-    int64_t reorder_samples;      /* segments reported as just arrived, reordered or not */
+    sent_segment *sb;
+    int64_t sb_first, sb_len, sb_cap;
+    int64_t sb_verdict_next; /* first segment whose first copy no TSecr has passed yet */
+    int64_t sb_una;          /* cumulative ACK the scoreboard has applied */
+    reordering *ro;          /* allocated with the scoreboard */
+    int64_t reorder_samples; /* segments reported as just arrived, reordered or not */
     int64_t first_copy_verdicts, first_copy_lost;
-    int64_t covered_sent_max_ns;  /* latest first-copy send time of a segment reported */
-    uint32_t echo_last; int echo_valid;   /* newest TSecr the peer echoed */
-    sent_tsval_ring data_tsvals_sent;   /* this direction's TSvals on data, for the RTT of an echo */
+    int64_t covered_sent_max_ns; /* latest first-copy send time of a segment reported */
+    uint32_t echo_last;
+    int echo_valid;                   /* newest TSecr the peer echoed */
+    sent_tsval_ring data_tsvals_sent; /* this direction's TSvals on data, for the RTT of an echo */
     int64_t sender_rtt_min_ns;
-    int64_t sender_rtt_recent_ns[SENDER_RECENT_RTT_SAMPLES]; int sender_rtt_next, sender_rtt_len;
-    int uses_ts;                  /* this direction's data carries timestamps */
-    int awaiting_head, awaiting_len;   /* ring in ro->awaiting */
-    double inferred_lost;           /* awaiting copies retired: their summed loss probability */
-    double lost_inferred_correction;   /* lost count less the retransmissions labelled needed */
-    double lost_inferred_variance;     /* of that count (segments squared) */
-    uint16_t ack_window_last; int ack_window_valid;   /* the window of the peer's last ACK */
+    int64_t sender_rtt_recent_ns[SENDER_RECENT_RTT_SAMPLES];
+    int sender_rtt_next, sender_rtt_len;
+    int uses_ts;                     /* this direction's data carries timestamps */
+    int awaiting_head, awaiting_len; /* ring in ro->awaiting */
+    double inferred_lost;            /* awaiting copies retired: their summed loss probability */
+    double lost_inferred_correction; /* lost count less the retransmissions labelled needed */
+    double lost_inferred_variance;   /* of that count (segments squared) */
+    uint16_t ack_window_last;
+    int ack_window_valid; /* the window of the peer's last ACK */
 } direction_state;
 
 typedef struct {
@@ -202,9 +235,7 @@ typedef struct {
     int out_of_memory;
 } pass;
 
-static inline int64_t unwrap32(int64_t ref, uint32_t raw) {
-    return ref + (int32_t)(raw - (uint32_t)ref);
-}
+static inline int64_t unwrap32(int64_t ref, uint32_t raw) { return ref + (int32_t)(raw - (uint32_t)ref); }
 
 static int64_t segments_of(int64_t len, int64_t mss) {
     if (len <= 0) return 0;
@@ -225,22 +256,31 @@ static int64_t holes_cut(pass *ps, direction_state *s, int64_t lo, int64_t hi, h
         hole *h = &s->holes[i];
         if (h->hi <= lo) continue;
         if (h->lo >= hi) break;
-        if (!*found) { *first = *h; *found = 1; }
+        if (!*found) {
+            *first = *h;
+            *found = 1;
+        }
         int64_t olo = h->lo > lo ? h->lo : lo, ohi = h->hi < hi ? h->hi : hi;
         removed += ohi - olo;
-        if (olo == h->lo && ohi == h->hi) {               /* whole hole */
+        if (olo == h->lo && ohi == h->hi) { /* whole hole */
             memmove(h, h + 1, sizeof(hole) * (size_t)(s->nholes - i - 1));
-            s->nholes--; i--;
+            s->nholes--;
+            i--;
         } else if (olo == h->lo) {
             h->lo = ohi;
         } else if (ohi == h->hi) {
             h->hi = olo;
-        } else {                                          /* split in two */
+        } else { /* split in two */
             if (s->nholes == s->cap_holes) {
                 int nc = s->cap_holes ? s->cap_holes * 2 : 16;
                 hole *nh = realloc(s->holes, sizeof(hole) * (size_t)nc);
-                if (!nh) { ps->out_of_memory = 1; return removed; }
-                s->holes = nh; s->cap_holes = nc; h = &s->holes[i];
+                if (!nh) {
+                    ps->out_of_memory = 1;
+                    return removed;
+                }
+                s->holes = nh;
+                s->cap_holes = nc;
+                h = &s->holes[i];
             }
             memmove(h + 1, h, sizeof(hole) * (size_t)(s->nholes - i));
             s->nholes++;
@@ -253,15 +293,19 @@ static int64_t holes_cut(pass *ps, direction_state *s, int64_t lo, int64_t hi, h
 }
 
 static void holes_append(pass *ps, direction_state *s, hole h) {
-    if (s->nholes == MAX_HOLES) {  /* forget the oldest */
+    if (s->nholes == MAX_HOLES) { /* forget the oldest */
         memmove(s->holes, s->holes + 1, sizeof(hole) * (MAX_HOLES - 1));
         s->nholes--;
     }
     if (s->nholes == s->cap_holes) {
         int nc = s->cap_holes ? s->cap_holes * 2 : 16;
         hole *nh = realloc(s->holes, sizeof(hole) * (size_t)nc);
-        if (!nh) { ps->out_of_memory = 1; return; }
-        s->holes = nh; s->cap_holes = nc;
+        if (!nh) {
+            ps->out_of_memory = 1;
+            return;
+        }
+        s->holes = nh;
+        s->cap_holes = nc;
     }
     s->holes[s->nholes++] = h;
 }
@@ -277,10 +321,8 @@ static void on_packet(pass *ps, int64_t d, int64_t i) {
 }
 
 static int ip_id_out_of_band(int have_id, int64_t id_hi, uint16_t raw, int64_t payload_len) {
-    if (payload_len > 0)
-        return 0;
-    if (!have_id)
-        return raw == 0;
+    if (payload_len > 0) return 0;
+    if (!have_id) return raw == 0;
     int64_t delta = (int16_t)(uint16_t)(raw - (uint16_t)id_hi);
     return delta > IP_ID_OUT_OF_BAND_JUMP || delta < -IP_ID_OUT_OF_BAND_JUMP;
 }
@@ -295,16 +337,19 @@ static void on_ip_id(pass *ps, int64_t d, int64_t i) {
     direction_state *s = &ps->dirs[d];
     int64_t *S = stats_of(ps, d);
     int64_t len = in->payload_len[i];
-    if (!(in->decode_flags[i] & TRUTH_DECODE_IP_ID_VALID) || (in->tcp_flags[i] & TRUTH_TCP_SYN)
-            || ip_id_out_of_band(s->have_id, s->id_hi, (uint16_t)in->ip_id[i], len))
+    if (!(in->decode_flags[i] & TRUTH_DECODE_IP_ID_VALID) || (in->tcp_flags[i] & TRUTH_TCP_SYN) ||
+        ip_id_out_of_band(s->have_id, s->id_hi, (uint16_t)in->ip_id[i], len))
         return;
     uint16_t raw = (uint16_t)in->ip_id[i];
     int64_t last = segments_of(len, s->mss) - 1;
     int64_t v;
     if (last < 0) last = 0;
     if (raw == 0) S[S_ID_ZERO]++;
-    if (!s->have_id) { v = raw; s->have_id = 1; s->id_hi = v + last; }
-    else {
+    if (!s->have_id) {
+        v = raw;
+        s->have_id = 1;
+        s->id_hi = v + last;
+    } else {
         v = s->id_hi + (int16_t)(uint16_t)(raw - (uint16_t)s->id_hi);
         S[S_ID_STEPS]++;
         if (v == s->last_id + 1) S[S_ID_STEP1]++;
@@ -321,8 +366,7 @@ static void on_handshake(pass *ps, int64_t d, int64_t i) {
     int64_t now = ps->in->ts_ns[i];
     if ((f & TRUTH_TCP_SYN) && !(f & TRUTH_TCP_ACK) && S[S_SYN_TS] < 0) S[S_SYN_TS] = now;
     if ((f & TRUTH_TCP_SYN) && (f & TRUTH_TCP_ACK) && S[S_SYNACK_TS] < 0) S[S_SYNACK_TS] = now;
-    if (!(f & (TRUTH_TCP_SYN | TRUTH_TCP_RST)) && (f & TRUTH_TCP_ACK) && S[S_FIRST_ACK_TS] < 0
-            && P[S_SYNACK_TS] >= 0)
+    if (!(f & (TRUTH_TCP_SYN | TRUTH_TCP_RST)) && (f & TRUTH_TCP_ACK) && S[S_FIRST_ACK_TS] < 0 && P[S_SYNACK_TS] >= 0)
         S[S_FIRST_ACK_TS] = now;
 }
 
@@ -351,15 +395,17 @@ static void on_evidence(pass *ps, int64_t d, int64_t i) {
     int64_t *S = stats_of(ps, d);
     uint16_t f = in->tcp_flags[i];
     int64_t len = in->payload_len[i];
-    if (!(f & (TRUTH_TCP_SYN | TRUTH_TCP_RST))) { p->peer_window = in->window[i]; p->peer_window_known = 1; }
+    if (!(f & (TRUTH_TCP_SYN | TRUTH_TCP_RST))) {
+        p->peer_window = in->window[i];
+        p->peer_window_known = 1;
+    }
     if (len <= 0 || !s->have_ref) return;
     int64_t lo = unwrap32(s->hi_end, in->seq[i]) + ((f & TRUTH_TCP_SYN) ? 1 : 0);
     int64_t hi = lo + len;
     S[S_DATA_PACKETS]++;
     if (lo > s->hi_end)
         S[S_FORWARD_JUMPS]++;
-    else if (lo < s->hi_end &&
-             !(len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0))
+    else if (lo < s->hi_end && !(len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0))
         S[S_RETRANS] += segments_of(len, s->mss);
     if (hi > s->hi_end) s->hi_end = hi;
 }
@@ -373,7 +419,8 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     p->have_una = 1;
     if (!first && a_data > p->snd_una && p->nholes > 0) {
         /* data the peer acknowledges that the capture never saw */
-        hole first_hole; int found;
+        hole first_hole;
+        int found;
         int64_t gap = holes_cut(ps, p, p->snd_una, a_data, &first_hole, &found);
         if (gap > 0) {
             P[S_CAPTURE_GAP_BYTES] += gap;
@@ -387,7 +434,8 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
         rtt_entry *e = &p->rtt[p->rtt_head];
         if (e->end > a_data) break;
         sample_ts = e->ts_ns;
-        p->rtt_head = (p->rtt_head + 1) % RTT_RING; p->rtt_len--;
+        p->rtt_head = (p->rtt_head + 1) % RTT_RING;
+        p->rtt_len--;
     }
     if (!first && sample_ts >= 0 && p->snd_una >= p->karn_hi && ps->in->mode[d ^ 1] == TRUTH_MODE_SENDER) {
         int64_t r = now - sample_ts;
@@ -443,7 +491,10 @@ static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
                     e->spurious = 1;
                     ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
                     P[S_SPURIOUS] += segs;
-                    if (e->downstream) { P[S_DOWNSTREAM_RETRANS] -= segs; e->downstream = 0; }
+                    if (e->downstream) {
+                        P[S_DOWNSTREAM_RETRANS] -= segs;
+                        e->downstream = 0;
+                    }
                     break;
                 }
             }
@@ -454,7 +505,9 @@ static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
         for (int j = first_regular; j < nb; j++) {
             if (R[j] <= L[j]) continue;
             P[S_SACK_BLOCKS]++;
-            p->sack_lo[nkeep] = L[j]; p->sack_hi[nkeep] = R[j]; nkeep++;
+            p->sack_lo[nkeep] = L[j];
+            p->sack_hi[nkeep] = R[j];
+            nkeep++;
         }
         p->nsack = nkeep;
         if (nkeep > 0) p->sack_evidence = 1;
@@ -485,7 +538,10 @@ static int64_t sb_index(const direction_state *s, int64_t lo) {
     int64_t a = s->sb_first, b = s->sb_len;
     while (a < b) {
         int64_t m = a + (b - a) / 2;
-        if (s->sb[m].hi <= lo) a = m + 1; else b = m;
+        if (s->sb[m].hi <= lo)
+            a = m + 1;
+        else
+            b = m;
     }
     return a;
 }
@@ -510,11 +566,17 @@ static int64_t sb_uncovered(direction_state *s, int64_t k) {
 static int sent_tsval_note(sent_tsval_ring *r, uint32_t v, int64_t now) {
     if (r->len > 0) {
         sent_tsval *last = &r->at[(r->head + r->len - 1) % SENT_TSVAL_RING];
-        if (last->tsval == v) { last->last_ns = now; return 0; }
+        if (last->tsval == v) {
+            last->last_ns = now;
+            return 0;
+        }
         if ((int32_t)(v - last->tsval) < 0) return 0;
     }
     if (r->at == NULL && (r->at = malloc(sizeof(sent_tsval) * SENT_TSVAL_RING)) == NULL) return -1;
-    if (r->len == SENT_TSVAL_RING) { r->head = (r->head + 1) % SENT_TSVAL_RING; r->len--; }
+    if (r->len == SENT_TSVAL_RING) {
+        r->head = (r->head + 1) % SENT_TSVAL_RING;
+        r->len--;
+    }
     r->at[(r->head + r->len) % SENT_TSVAL_RING] = (sent_tsval){v, now, now};
     r->len++;
     return 0;
@@ -525,7 +587,10 @@ static const sent_tsval *sent_tsval_find(const sent_tsval_ring *r, uint32_t v) {
     int lo = 0, hi = r->len;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if ((int32_t)(r->at[(r->head + mid) % SENT_TSVAL_RING].tsval - v) < 0) lo = mid + 1; else hi = mid;
+        if ((int32_t)(r->at[(r->head + mid) % SENT_TSVAL_RING].tsval - v) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     if (lo == r->len) return NULL;
     const sent_tsval *e = &r->at[(r->head + lo) % SENT_TSVAL_RING];
@@ -583,7 +648,7 @@ static void reordering_survival(const direction_state *s, double late[REORDER_BI
         const awaiting_copy *c = &s->ro->awaiting[(s->awaiting_head + q) % AWAITING_RING];
         if (!c->settled && c->lag_ns > 0) censored[reorder_bin(c->lag_ns)] += 1.0 - c->lost;
     }
-    int64_t in_order = s->reorder_samples;   /* reports that trailed nothing */
+    int64_t in_order = s->reorder_samples; /* reports that trailed nothing */
     double at_risk = 0.0;
     for (int b = 0; b < REORDER_BINS; b++) {
         in_order -= s->ro->hist[b];
@@ -621,7 +686,7 @@ static int64_t reorder_window_ns(const direction_state *s, double loss_rate) {
  * the reordering window tells), at the loss rate and reordering (reordering_survival) given. */
 static double copy_loss_probability(const direction_state *s, int64_t lag_ns, int64_t age_ns, double loss_rate,
                                     const double late_of_bin[REORDER_BINS]) {
-    double late;   /* chance that a delivered copy is still unreported */
+    double late; /* chance that a delivered copy is still unreported */
     if (lag_ns > 0) {
         late = reordered_that_far(s, lag_ns) ? late_of_bin[reorder_bin(lag_ns)] : 0.0;
     } else {
@@ -645,7 +710,10 @@ static void retransmissions_not_needed(pass *ps, int64_t d, const sent_segment *
         ps->out->kind[r->pkt] = TRUTH_KIND_SPURIOUS;
         S[S_SPURIOUS] += segs;
         S[S_SPURIOUS_WITHOUT_DSACK] += segs;
-        if (r->downstream) { S[S_DOWNSTREAM_RETRANS] -= segs; r->downstream = 0; }
+        if (r->downstream) {
+            S[S_DOWNSTREAM_RETRANS] -= segs;
+            r->downstream = 0;
+        }
     }
 }
 
@@ -664,17 +732,18 @@ static void awaiting_delivered(pass *ps, int64_t d, awaiting_copy *c) {
 static void awaiting_retire(pass *ps, int64_t d, double loss_rate, const double late_of_bin[REORDER_BINS]) {
     direction_state *s = &ps->dirs[d];
     awaiting_copy *c = &s->ro->awaiting[s->awaiting_head];
-    s->awaiting_head = (s->awaiting_head + 1) % AWAITING_RING; s->awaiting_len--;
+    s->awaiting_head = (s->awaiting_head + 1) % AWAITING_RING;
+    s->awaiting_len--;
     if (c->settled) return;
     double lost = copy_loss_probability(s, c->lag_ns, c->age_ns, loss_rate, late_of_bin);
     s->inferred_lost += lost;
     s->lost_inferred_variance += lost * (1.0 - lost);
     if (c->lag_ns > 0) s->ro->unreported_hist[reorder_bin(c->lag_ns)] += 1.0 - lost;
     if (2.0 * lost < 1.0) {
-        awaiting_delivered(ps, d, c);                         /* labelled delivered: */
-        s->lost_inferred_correction += lost;                  /* count its chance of loss */
+        awaiting_delivered(ps, d, c);        /* labelled delivered: */
+        s->lost_inferred_correction += lost; /* count its chance of loss */
     } else {
-        s->lost_inferred_correction -= 1.0 - lost;            /* labelled lost: less its chance */
+        s->lost_inferred_correction -= 1.0 - lost; /* labelled lost: less its chance */
     }
 }
 
@@ -687,9 +756,10 @@ static void unreported_copy(pass *ps, int64_t d, sent_segment *e, int64_t now) {
     /* a copy trailing by less than a TSval tick would not be discarded as too old, and a late
      * copy that is not discarded gets a D-SACK: none came, it was lost */
     int reordered = lag_ns > 0 ? lag_ns > TSVAL_TICK_NS && reordered_that_far(s, lag_ns)
-                               : !(sender_rtt_recent_max_ns(s) > 0 && age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
+                               : !(sender_rtt_recent_max_ns(s) > 0 &&
+                                   age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
     if (!s->uses_ts || s->reorder_samples == 0 || !reordered) {
-        e->verdict = VERDICT_LOST;   /* the path never reordered that far */
+        e->verdict = VERDICT_LOST; /* the path never reordered that far */
         s->first_copy_lost++;
         return;
     }
@@ -713,7 +783,10 @@ static void awaiting_word(pass *ps, int64_t d, int64_t lo, int64_t hi) {
     direction_state *s = &ps->dirs[d];
     for (int q = 0; q < s->awaiting_len; q++) {
         awaiting_copy *c = &s->ro->awaiting[(s->awaiting_head + q) % AWAITING_RING];
-        if (!c->settled && c->lo >= lo && c->hi <= hi) { awaiting_delivered(ps, d, c); return; }
+        if (!c->settled && c->lo >= lo && c->hi <= hi) {
+            awaiting_delivered(ps, d, c);
+            return;
+        }
     }
 }
 
@@ -740,8 +813,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     /* copies not needed and not shown to have arrived (a D-SACK shows one) */
     int64_t *S = stats_of(ps, d);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS];
-    if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0)
-    {
+    if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);
         s->lost_inferred_correction += unneeded_loss_rate * (double)unproven;
         s->lost_inferred_variance += unneeded_loss_rate * (1.0 - unneeded_loss_rate) * (double)unproven;
@@ -757,9 +829,15 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
     int64_t now = in->ts_ns[i];
     if (in->has_ts[i]) {
         s->uses_ts = 1;
-        if (sent_tsval_note(&s->data_tsvals_sent, in->tsval[i], now) < 0) { ps->out_of_memory = 1; return; }
+        if (sent_tsval_note(&s->data_tsvals_sent, in->tsval[i], now) < 0) {
+            ps->out_of_memory = 1;
+            return;
+        }
     }
-    if (s->ro == NULL && (s->ro = calloc(1, sizeof(reordering))) == NULL) { ps->out_of_memory = 1; return; }
+    if (s->ro == NULL && (s->ro = calloc(1, sizeof(reordering))) == NULL) {
+        ps->out_of_memory = 1;
+        return;
+    }
     if (repeat) {
         for (int64_t k = sb_index(s, lo); k < s->sb_len && s->sb[k].lo < hi; k++) {
             sent_segment *e = &s->sb[k];
@@ -772,13 +850,19 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
     if (s->sb_len == s->sb_cap) {
         if (s->sb_first > 0) {
             memmove(s->sb, s->sb + s->sb_first, sizeof(sent_segment) * (size_t)(s->sb_len - s->sb_first));
-            s->sb_len -= s->sb_first; s->sb_verdict_next -= s->sb_first; s->sb_first = 0;
+            s->sb_len -= s->sb_first;
+            s->sb_verdict_next -= s->sb_first;
+            s->sb_first = 0;
         }
         if (s->sb_len == s->sb_cap) {
             int64_t nc = s->sb_cap ? s->sb_cap * 2 : 256;
             sent_segment *nb = realloc(s->sb, sizeof(sent_segment) * (size_t)nc);
-            if (!nb) { ps->out_of_memory = 1; return; }
-            s->sb = nb; s->sb_cap = nc;
+            if (!nb) {
+                ps->out_of_memory = 1;
+                return;
+            }
+            s->sb = nb;
+            s->sb_cap = nc;
         }
     }
     s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], 1, 1, 0, VERDICT_PENDING};
@@ -787,15 +871,16 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
 /* A segment newly ACKed or SACKed. `fresh`: reported as just arrived (the SACK block the
  * receiver lists first, or the segment that moved the cumulative ACK), so its send time
  * measures reordering against what was reported before. */
-static void scoreboard_cover(pass *ps, int64_t d, sent_segment *e, int64_t now, int fresh,
-                             int64_t *newest_sent_ns) {
+static void scoreboard_cover(pass *ps, int64_t d, sent_segment *e, int64_t now, int fresh, int64_t *newest_sent_ns) {
     direction_state *s = &ps->dirs[d];
     e->covered = 1;
     if (e->copies == 1) {
         if (fresh) reorder_sample(s, s->covered_sent_max_ns - e->first_ns);
         if (e->first_ns > *newest_sent_ns) *newest_sent_ns = e->first_ns;
-        if (e->verdict == VERDICT_AWAITING) awaiting_word(ps, d, e->lo, e->hi);   /* it came in time */
-        else if (e->verdict == VERDICT_PENDING) s->first_copy_verdicts++;
+        if (e->verdict == VERDICT_AWAITING)
+            awaiting_word(ps, d, e->lo, e->hi); /* it came in time */
+        else if (e->verdict == VERDICT_PENDING)
+            s->first_copy_verdicts++;
         e->verdict = VERDICT_DELIVERED;
         return;
     }
@@ -809,7 +894,7 @@ static void scoreboard_cover(pass *ps, int64_t d, sent_segment *e, int64_t now, 
         retransmissions_not_needed(ps, d, e);
         return;
     }
-    unreported_copy(ps, d, e, now);   /* covered by a later copy */
+    unreported_copy(ps, d, e, now); /* covered by a later copy */
 }
 
 /* A newer TSecr: an RTT sample, and first copies older than it by more than the PAWS window
@@ -838,13 +923,13 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     direction_state *p = &ps->dirs[d ^ 1];
     int64_t now = in->ts_ns[i];
     uint16_t f = in->tcp_flags[i];
-    if (!(f & TRUTH_TCP_ACK) || (f & TRUTH_TCP_RST) || p->sb_len == p->sb_first)
-        return;
+    if (!(f & TRUTH_TCP_ACK) || (f & TRUTH_TCP_RST) || p->sb_len == p->sb_first) return;
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
     int64_t newest_sent_ns = p->covered_sent_max_ns;
     int news = a != p->sb_una || in->payload_len[i] > 0 || (f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) ||
                !p->ack_window_valid || in->window[i] != p->ack_window_last;
-    p->ack_window_last = in->window[i]; p->ack_window_valid = 1;
+    p->ack_window_last = in->window[i];
+    p->ack_window_valid = 1;
     /* the cumulative ACK: the first newly covered segment is the one that just arrived */
     int fresh = 1;
     for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
@@ -862,7 +947,7 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
         for (int64_t k = sb_index(p, L[0]); k < p->sb_len && p->sb[k].lo < R[0]; k++) {
             sent_segment *e = &p->sb[k];
             if (e->verdict == VERDICT_PENDING && e->copies == 2 && e->lo >= L[0] && e->hi <= R[0]) {
-                p->first_copy_verdicts++;   /* two copies, one a duplicate: the first arrived */
+                p->first_copy_verdicts++; /* two copies, one a duplicate: the first arrived */
                 e->verdict = VERDICT_DELIVERED;
                 retransmissions_not_needed(ps, d ^ 1, e);
             }
@@ -880,7 +965,8 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     }
     p->covered_sent_max_ns = newest_sent_ns;
     if (in->has_ts[i] && (!p->echo_valid || (int32_t)(in->tsecr[i] - p->echo_last) > 0)) {
-        p->echo_last = in->tsecr[i]; p->echo_valid = 1;
+        p->echo_last = in->tsecr[i];
+        p->echo_valid = 1;
         scoreboard_on_echo(ps, d ^ 1, in->tsecr[i], now);
         news = 1;
     }
@@ -896,12 +982,12 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     uint16_t f = in->tcp_flags[i];
     if (!(f & TRUTH_TCP_ACK) || !p->have_ref || (f & TRUTH_TCP_RST)) return;
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
-    if (a > p->hi_end + 1) a = p->hi_end + 1;    /* the ACK of a FIN is one past the data */
+    if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
     int64_t a_data = a > p->hi_end ? p->hi_end : a;
     if (!p->have_una || a > p->snd_una) {
         on_ack_advance(ps, d, i, a, a_data);
-    } else if (a == p->snd_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) &&
-               p->hi_end > a && p->peer_window_known && in->window[i] == p->peer_window) {
+    } else if (a == p->snd_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) && p->hi_end > a &&
+               p->peer_window_known && in->window[i] == p->peer_window) {
         p->dupacks++;
         P[S_DUP_ACKS]++;
     }
@@ -915,8 +1001,7 @@ static void on_window(pass *ps, int64_t d, int64_t i) {
     int64_t *P = stats_of(ps, d ^ 1);
     uint16_t f = ps->in->tcp_flags[i], win = ps->in->window[i];
     if (f & (TRUTH_TCP_SYN | TRUTH_TCP_RST)) return;
-    if (win == 0 && p->peer_window_known && p->peer_window != 0 && p->hi_end > p->base)
-        P[S_ZERO_WINDOW_EVENTS]++;
+    if (win == 0 && p->peer_window_known && p->peer_window != 0 && p->hi_end > p->base) P[S_ZERO_WINDOW_EVENTS]++;
     p->peer_window = win;
     p->peer_window_known = 1;
 }
@@ -944,8 +1029,14 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     s->hi_end = hi;
     if (in->mode[d] == TRUTH_MODE_SENDER) {
         if (s->rtt == NULL) s->rtt = malloc(sizeof(rtt_entry) * RTT_RING);
-        if (s->rtt == NULL) { ps->out_of_memory = 1; return; }
-        if (s->rtt_len == RTT_RING) { s->rtt_head = (s->rtt_head + 1) % RTT_RING; s->rtt_len--; }
+        if (s->rtt == NULL) {
+            ps->out_of_memory = 1;
+            return;
+        }
+        if (s->rtt_len == RTT_RING) {
+            s->rtt_head = (s->rtt_head + 1) % RTT_RING;
+            s->rtt_len--;
+        }
         s->rtt[(s->rtt_head + s->rtt_len) % RTT_RING] = (rtt_entry){hi, now};
         s->rtt_len++;
     }
@@ -964,16 +1055,14 @@ static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *
     const truth_input *in = ps->in;
     const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
     int64_t id = ps->out->id64[i];
-    if (in->id_per_packet[d] && id >= 0 && h->reveal_id >= 0)
-        return id < h->reveal_id;
+    if (in->id_per_packet[d] && id >= 0 && h->reveal_id >= 0) return id < h->reveal_id;
     int64_t min_rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
     if (min_rtt_ns <= 0) min_rtt_ns = handshake_rtt_ns(ps, d);
     if (in->has_ts[i] && h->has_ts && in->tsval[i] != h->reveal_tsval)
         return (int32_t)(in->tsval[i] - h->reveal_tsval) < 0;
     /* the revealing segment's own TSval tick: a repair leaves at least a round trip after
      * it, so on a path whose round trip is longer than a tick it is a late original */
-    if (in->has_ts[i] && h->has_ts && min_rtt_ns > TSVAL_TICK_MAX_NS)
-        return 1;
+    if (in->has_ts[i] && h->has_ts && min_rtt_ns > TSVAL_TICK_MAX_NS) return 1;
     int64_t thr = min_rtt_ns > 0 ? min_rtt_ns / REORDER_RTT_DIV : REORDER_DEFAULT_NS;
     return (in->ts_ns[i] - h->created_ns) < thr;
 }
@@ -992,7 +1081,7 @@ static int64_t recent_rtt_median_ns(const direction_state *s) {
     int64_t v[RECENT_RTT_SAMPLES];
     int n = s->recent_rtt_len;
     if (n == 0) return 0;
-    for (int j = 0; j < n; j++) {                  /* insertion sort: at most 8 entries */
+    for (int j = 0; j < n; j++) { /* insertion sort: at most 8 entries */
         int64_t x = s->recent_rtt_ns[j];
         int k = j;
         for (; k > 0 && v[k - 1] > x; k--) v[k] = v[k - 1];
@@ -1004,7 +1093,7 @@ static int64_t recent_rtt_median_ns(const direction_state *s) {
 /* How long after its hole opened a first repair can fill it (FIRST_REPAIR_RTTS). */
 static int64_t first_repair_within_ns(const direction_state *s) {
     int64_t median_ns = recent_rtt_median_ns(s);
-    if (median_ns > INT64_MAX / FIRST_REPAIR_RTTS) return INT64_MAX;   /* clocks out of range */
+    if (median_ns > INT64_MAX / FIRST_REPAIR_RTTS) return INT64_MAX; /* clocks out of range */
     int64_t rtts_ns = FIRST_REPAIR_RTTS * median_ns;
     return rtts_ns > RTO_MIN_NS ? rtts_ns : RTO_MIN_NS;
 }
@@ -1017,7 +1106,7 @@ static int64_t repair_timeouts_waited(const direction_state *s, int64_t hole_age
     int64_t wait_ns = first_repair_within_ns(s), waited_ns = wait_ns, timeouts = 0;
     while (hole_age_ns > waited_ns && timeouts < TIMEOUT_BACKOFFS_MAX) {
         timeouts++;
-        if (wait_ns > (INT64_MAX - waited_ns) / 2) break;   /* no later timeout fits in int64 */
+        if (wait_ns > (INT64_MAX - waited_ns) / 2) break; /* no later timeout fits in int64 */
         wait_ns *= 2;
         waited_ns += wait_ns;
     }
@@ -1040,12 +1129,14 @@ static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
 static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
     if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
     if (lo <= s->snd_una && idle_ns >= RTO_MIN_NS) {
-        s->recovery_kind = TRUTH_KIND_RETRANS_RTO; s->recovery_point = s->hi_end;
+        s->recovery_kind = TRUTH_KIND_RETRANS_RTO;
+        s->recovery_point = s->hi_end;
         return TRUTH_KIND_RETRANS_RTO;
     }
     if (s->recovery_kind == TRUTH_KIND_RETRANS_FAST) return TRUTH_KIND_RETRANS_FAST;
     if (s->dupacks > 0 || s->sack_evidence) {
-        s->recovery_kind = TRUTH_KIND_RETRANS_FAST; s->recovery_point = s->hi_end;
+        s->recovery_kind = TRUTH_KIND_RETRANS_FAST;
+        s->recovery_point = s->hi_end;
         return TRUTH_KIND_RETRANS_FAST;
     }
     return hi >= s->hi_end ? TRUTH_KIND_RETRANS_TLP : TRUTH_KIND_RETRANS_OTHER;
@@ -1060,19 +1151,23 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     int64_t len = hi - lo, now = in->ts_ns[i];
     int8_t m = in->mode[d];
     int64_t newpart = hi > s->hi_end ? hi - s->hi_end : 0;
-    if (newpart > 0) { S[S_UNIQUE_BYTES] += newpart; s->hi_end = hi; }
+    if (newpart > 0) {
+        S[S_UNIQUE_BYTES] += newpart;
+        s->hi_end = hi;
+    }
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
     int64_t hole_age_ns = -1;
     if (m != TRUTH_MODE_SENDER) {
-        hole h; int found;
+        hole h;
+        int found;
         int64_t cut = holes_cut(ps, s, lo, hi, &h, &found);
         if (cut > 0) {
             filled = 1;
             S[S_UNIQUE_BYTES] += cut;
             reordered = fills_as_reordered(ps, d, i, &h);
-            hole_age_ns = now > h.created_ns ? now - h.created_ns : 0;   /* clock stepped back: 0 */
+            hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
         } else if (m == TRUTH_MODE_RECEIVER) {
-            spurious = 1;   /* the receiver already had all of it */
+            spurious = 1; /* the receiver already had all of it */
         } else {
             /* in path: it passed here before; needed again unless the receiver had
              * acknowledged or SACKed it by now (then the repeat was not needed) */
@@ -1096,8 +1191,10 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     int rk = retransmission_kind(s, lo, hi, idle_ns);
     S[S_RETRANS] += rseg;
     S[S_RETRANS_BYTES] += len - newpart;
-    S[rk == TRUTH_KIND_RETRANS_FAST ? S_RETRANS_FAST : rk == TRUTH_KIND_RETRANS_RTO ? S_RETRANS_RTO
-      : rk == TRUTH_KIND_RETRANS_TLP ? S_RETRANS_TLP : S_RETRANS_OTHER] += rseg;
+    S[rk == TRUTH_KIND_RETRANS_FAST  ? S_RETRANS_FAST
+      : rk == TRUTH_KIND_RETRANS_RTO ? S_RETRANS_RTO
+      : rk == TRUTH_KIND_RETRANS_TLP ? S_RETRANS_TLP
+                                     : S_RETRANS_OTHER] += rseg;
     if (filled) {
         S[S_HOLE_FILL_RETRANS] += rseg;
         ps->out->hole_age_ns[i] = hole_age_ns;
@@ -1116,14 +1213,18 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->last_repair_end = hi;
         if (lo > s->retx_fill_lo) {
             s->retx_fill_lo = lo;
-            s->retx_fill_tsval = in->tsval[i]; s->retx_fill_has_ts = in->has_ts[i];
+            s->retx_fill_tsval = in->tsval[i];
+            s->retx_fill_has_ts = in->has_ts[i];
         }
     }
     if (downstream) S[S_DOWNSTREAM_RETRANS] += rseg;
     ps->out->kind[i] = spurious ? TRUTH_KIND_SPURIOUS : (uint8_t)rk;
     if (spurious) S[S_SPURIOUS] += rseg;
     if (hi > s->karn_hi) s->karn_hi = hi;
-    if (s->retx_len == RETX_RING) { s->retx_head = (s->retx_head + 1) % RETX_RING; s->retx_len--; }
+    if (s->retx_len == RETX_RING) {
+        s->retx_head = (s->retx_head + 1) % RETX_RING;
+        s->retx_len--;
+    }
     s->retx[(s->retx_head + s->retx_len) % RETX_RING] = (retx_entry){lo, hi, i, spurious, downstream};
     s->retx_len++;
 }
@@ -1139,11 +1240,10 @@ static void on_data_after_idle(pass *ps, int64_t d, int64_t i) {
     const direction_state *s = &ps->dirs[d];
     const int64_t *S = stats_of(ps, d);
     int64_t silence_ns = ps->in->ts_ns[i] - s->last_tx_ns;
-    if (S[S_DATA_PACKETS] <= 1 || s->mss <= 0 || S[S_UNIQUE_BYTES] > s->mss || !s->have_una ||
-            s->snd_una < s->hi_end || silence_ns <= IDLE_NS)
+    if (S[S_DATA_PACKETS] <= 1 || s->mss <= 0 || S[S_UNIQUE_BYTES] > s->mss || !s->have_una || s->snd_una < s->hi_end ||
+        silence_ns <= IDLE_NS)
         return;
-    if (ps->in->mode[d] != TRUTH_MODE_SENDER && s->last_tx_len % s->mss == 0)
-        return;
+    if (ps->in->mode[d] != TRUTH_MODE_SENDER && s->last_tx_len % s->mss == 0) return;
     stats_of(ps, d)[S_IDLE_NS] += silence_ns;
 }
 
@@ -1208,7 +1308,7 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
         if (timeout_resend) on_timeout_resend(ps, d, i, silence_ns);
         if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 0);
     } else if (len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0) {
-        ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE;   /* a one-byte zero-window probe: not loss */
+        ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE; /* a one-byte zero-window probe: not loss */
         S[S_WINDOW_PROBES]++;
     } else {
         on_repeat(ps, d, i, lo, hi, idle_ns);
@@ -1237,16 +1337,23 @@ static void on_timestamp_echo(pass *ps, int64_t d, int64_t i) {
     /* as the receiver (the peer direction is seen at its receiver): record our TSval */
     if (in->mode[d ^ 1] >= TRUTH_MODE_RECEIVER && in->payload_len[i] == 0) {
         if (!s->tsv_last_valid || s->tsv_last != in->tsval[i]) {
-            s->tsv_last = in->tsval[i]; s->tsv_last_valid = 1;
-            if (s->tsv_len == TSVAL_RING) { s->tsv_head = (s->tsv_head + 1) % TSVAL_RING; s->tsv_len--; }
+            s->tsv_last = in->tsval[i];
+            s->tsv_last_valid = 1;
+            if (s->tsv_len == TSVAL_RING) {
+                s->tsv_head = (s->tsv_head + 1) % TSVAL_RING;
+                s->tsv_len--;
+            }
             int at = (s->tsv_head + s->tsv_len) % TSVAL_RING;
-            s->tsv[at] = in->tsval[i]; s->tsv_ns[at] = in->ts_ns[i]; s->tsv_len++;
+            s->tsv[at] = in->tsval[i];
+            s->tsv_ns[at] = in->ts_ns[i];
+            s->tsv_len++;
         }
     }
     /* as the data sender seen from the receiver: our TSecr echoes the peer */
     if (in->mode[d] >= TRUTH_MODE_RECEIVER && in->payload_len[i] > 0 && in->tsecr[i] != 0) {
         while (p->tsv_len > 0 && (int32_t)(p->tsv[p->tsv_head] - in->tsecr[i]) < 0) {
-            p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
+            p->tsv_head = (p->tsv_head + 1) % TSVAL_RING;
+            p->tsv_len--;
         }
         if (p->tsv_len > 0 && p->tsv[p->tsv_head] == in->tsecr[i]) {
             int64_t r = in->ts_ns[i] - p->tsv_ns[p->tsv_head];
@@ -1258,7 +1365,8 @@ static void on_timestamp_echo(pass *ps, int64_t d, int64_t i) {
                 s->recent_rtt_next = (s->recent_rtt_next + 1) % RECENT_RTT_SAMPLES;
                 if (s->recent_rtt_len < RECENT_RTT_SAMPLES) s->recent_rtt_len++;
             }
-            p->tsv_head = (p->tsv_head + 1) % TSVAL_RING; p->tsv_len--;
+            p->tsv_head = (p->tsv_head + 1) % TSVAL_RING;
+            p->tsv_len--;
         }
     }
 }
@@ -1281,8 +1389,8 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     const direction_state *p = &ps->dirs[d ^ 1];
     /* where late originals were seen, the path reorders: new data sent after a repair may
      * arrive before it, and the order of arrival is no evidence */
-    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || s->recent_rtt_len == 0 || p->tsvals_sent.len == 0
-            || stats_of(ps, d)[S_REORDERED] > 0)
+    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || s->recent_rtt_len == 0 || p->tsvals_sent.len == 0 ||
+        stats_of(ps, d)[S_REORDERED] > 0)
         return;
     const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
     if (echoed == NULL) return;
@@ -1297,7 +1405,10 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     int lo = 0, hi = s->nholes;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (s->holes[mid].hi <= s->repair_lost_below) lo = mid + 1; else hi = mid;
+        if (s->holes[mid].hi <= s->repair_lost_below)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++)
         s->repair_lost_below = s->holes[j].hi;
@@ -1314,7 +1425,8 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         memset(S, 0, sizeof(int64_t) * S_N_FIELDS);
         S[S_FIRST_DATA_TS] = S[S_LAST_DATA_TS] = S[S_SYN_TS] = S[S_SYNACK_TS] = S[S_FIRST_ACK_TS] = -1;
         S[S_FIRST_ACKED_TS] = -1;
-        S[S_TTL_MIN] = 256; S[S_TTL_MAX] = -1;
+        S[S_TTL_MIN] = 256;
+        S[S_TTL_MAX] = -1;
         ps.dirs[d].mss = in->mss[d];
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
@@ -1322,8 +1434,12 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].repair_lost_below = -1;
     }
     for (int64_t i = 0; i < in->n_packets; i++) {
-        out->kind[i] = TRUTH_KIND_NONE; out->rtt_us[i] = NAN; out->rtt_direction[i] = -1;
-        out->in_flight[i] = -1; out->id64[i] = -1; out->hole_age_ns[i] = -1;
+        out->kind[i] = TRUTH_KIND_NONE;
+        out->rtt_us[i] = NAN;
+        out->rtt_direction[i] = -1;
+        out->in_flight[i] = -1;
+        out->id64[i] = -1;
+        out->hole_age_ns[i] = -1;
         int32_t d = in->direction[i];
         if (d < 0 || d >= n_dirs) continue;
         if (in->decode_flags[i] & (TRUTH_DECODE_IP_FRAGMENT | TRUTH_DECODE_IN_ICMP_ERROR)) continue;
