@@ -207,10 +207,20 @@ def sender_p95_rtt_ms(analysis: Optional[dict]) -> Optional[float]:
     return float(bulk["rtt_ms"]["p95"])
 
 
-def jain_index(values: list[float]) -> Optional[float]:
-    """Jain's fairness index: (sum x)^2 / (n x sum x^2); 1.0 is an equal split."""
-    squares = sum(v * v for v in values)
-    return sum(values) ** 2 / (len(values) * squares) if values and squares else None
+def _load_jain_index():
+    """analysis/testbed/fairness.py by its path: this script runs on the system's python3, where
+    the package (numpy, pandas) may not be installed; that file needs only the standard library."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "analysis" / "testbed" / "fairness.py"
+    spec = importlib.util.spec_from_file_location("spline_testbed_fairness", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.jain_index
+
+
+jain_index = _load_jain_index()
 
 
 def flows_of(run: dict) -> list[dict]:

@@ -6,14 +6,14 @@ from typing import Any, List, Sequence
 
 import numpy as np
 
-from ..testbed.results import jain_index as results_jain_index
+from ..testbed.fairness import jain_index as testbed_jain_index
 from .figure import BITS_PER_MBIT, _colors, _figure
 
 
 def jain_index(throughputs: Sequence[float]) -> float:
-    """Jain's fairness index of `throughputs` (testbed.results.jain_index, the one definition),
+    """Jain's fairness index of `throughputs` (testbed.fairness.jain_index, the one definition),
     NaN where that has none (no values, a NaN, all zero): a bar that is not drawn."""
-    index = results_jain_index(list(throughputs))
+    index = testbed_jain_index(list(throughputs))
     return float("nan") if index is None else float(index)
 
 

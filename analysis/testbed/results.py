@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .analyse import analyse_capture, find_direction
+from .fairness import jain_index
 from .run import SENDER_ADDRESS, RunRecord
 
 COLUMNS = [
@@ -52,17 +53,6 @@ COLUMNS = [
     "iperf3_json",
     "analysis_note",
 ]
-
-
-def jain_index(throughputs_bps: Sequence[Optional[float]]) -> Optional[float]:
-    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 = equal shares, 1/n = one flow takes all."""
-    values = [float(x) for x in throughputs_bps if x is not None]
-    if not values or len(values) != len(throughputs_bps):
-        return None
-    square_sum = sum(x * x for x in values)
-    if square_sum == 0:
-        return None
-    return sum(values) ** 2 / (len(values) * square_sum)
 
 
 def overlap_throughput_bps(
