@@ -476,6 +476,10 @@ DOCUMENT_KEYS: Tuple[Key, ...] = (
     Key("plots", "array", "", "--plot: the figures written", "report", optional=True, items="string"),
 )
 
+# The CSV's Wireshark columns are the `wireshark` object's flags but for the probe and
+# keep-alive answers, which it never carried.
+_WIRESHARK_FLAGS_NOT_IN_CSV = ("zero_window_probe", "zero_window_probe_ack", "keep_alive_ack")
+
 # The per-direction CSV: (column, path of its value in a `directions` object), in column order.
 # `file` and `warnings` come from the document (its file; the codes raised for the direction).
 DIRECTION_CSV: Tuple[Tuple[str, str], ...] = (
@@ -519,22 +523,7 @@ DIRECTION_CSV: Tuple[Tuple[str, str], ...] = (
         )
     ),
     *((f"rtt_{name}_ms", f"rtt_ms.{name}") for name in ("min", "median", "p95", "max", "jitter")),
-    *(
-        (f"ws_{name}", f"wireshark.{name}")
-        for name in (
-            "retransmission",
-            "fast_retransmission",
-            "spurious_retransmission",
-            "out_of_order",
-            "lost_segment",
-            "ack_lost_segment",
-            "duplicate_ack",
-            "zero_window",
-            "keep_alive",
-            "window_update",
-            "window_full",
-        )
-    ),
+    *((f"ws_{name}", f"wireshark.{name}") for name, _ in _WIRESHARK_FLAGS if name not in _WIRESHARK_FLAGS_NOT_IN_CSV),
     *((name, name) for name in ("delivered_bytes", "super_segment_frames", "duplicate_frames", "forwarded_drops")),
     ("warnings", "/warnings"),
 )
