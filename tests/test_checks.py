@@ -49,6 +49,16 @@ def pinned_version(package: str) -> str:
 
 
 def project_files() -> List[Path]:
+    """The files a commit could hold: git's tracked and untracked files less what .gitignore
+    names (a module built in the tree leaves *.mod.c there); every file outside a checkout."""
+    if (REPO / ".git").exists():
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+        return sorted(REPO / name for name in listed.split("\0") if name and (REPO / name).is_file())
     found = []
     for root, dirs, files in os.walk(REPO):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info"))
