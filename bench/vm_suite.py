@@ -31,9 +31,9 @@ from typing import Optional
 DEFAULT_SCENARIOS = Path(__file__).resolve().parent / "scenarios.tsv"
 # vm-test.sh never makes a bottleneck buffer smaller than this.
 VM_MIN_QUEUE_BYTES = 30000
-METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "share", "jain", "spurious")
+METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "link_util", "share", "jain", "spurious")
 # Metrics that are fractions of a whole: "x link" compares them with 1.0.
-FRACTIONS = ("util", "share", "jain")
+FRACTIONS = ("util", "link_util", "share", "jain")
 # A rate phase's utilisation leaves out its first second: the guest's step clock starts when the
 # capture does, before iperf3 connects (up to a second earlier under TCG), and a step down
 # first drains the queue built before it.
@@ -248,6 +248,19 @@ def run_duration_s(flows: list[dict]) -> Optional[float]:
     return max(ends) if ends else None
 
 
+def link_utilisation(run: dict, link_mbit: Optional[float], duration_s: Optional[float]) -> Optional[float]:
+    """What the bottleneck carried over what it could have: the tbf's sent bytes (frames with
+    their headers, retransmissions included, as its rate counts them) over rate x the run's
+    duration. Goodput over the rate cannot say whether the link was busy: payload is at most
+    1448 of every 1514 bytes (95.6%), so a bar of 95% on it fails for any CCA. The tbf also
+    carries the queue left at the run's end, at most one buffer (0.2% of a 20 s run at 1 BDP),
+    so a full link may read a little above 1."""
+    carried = (run.get("path") or {}).get("bottleneck_bytes")
+    if carried is None or not link_mbit or not duration_s:
+        return None
+    return carried * 8 / (link_mbit * 1e6 * duration_s)
+
+
 def spurious_fraction(run: dict) -> Optional[float]:
     """Of a run's retransmissions (TCP_INFO), the part no drop needed: every packet the router
     dropped (random loss or the queue overflowing) needs one retransmission, the rest repeat
@@ -264,7 +277,7 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
     """One vm-test run: goodput (bit/s at the receiver, summed over its flows), retransmissions
     (TCP_INFO's total, iperf3), retransmissions per delivered segment (delivered = bytes
     received / MSS), p95 RTT (ms, sender capture), util (goodput over the bottleneck rate,
-    time-weighted when it steps), share (the first flow's part of the goodput), jain (over
+    time-weighted when it steps), link_util (what the bottleneck carried over its capacity), share (the first flow's part of the goodput), jain (over
     the flows), spurious (the part of the retransmissions no router drop needed),
     phase_util (per constant-rate part of the run, from the receiver's intervals)."""
     if not run.get("ok"):
@@ -294,6 +307,7 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
         "rps": retrans / delivered_segs if retrans is not None and delivered_segs else None,
         "p95_rtt": sender_p95_rtt_ms(analysis),
         "util": goodput / (link_mbit * 1e6) if goodput and link_mbit else None,
+        "link_util": link_utilisation(run, link_mbit, duration_s),
         "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
         "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
         "spurious": spurious_fraction(run),
@@ -373,8 +387,11 @@ def fmt(value: Optional[float], spec: str, scale: float = 1.0) -> str:
 
 def details_text(row: dict) -> str:
     """Share and Jain's index (runs of several flows), the spurious part of the retransmissions
-    (beyond the router's drops), utilisation by phase (rate steps)."""
+    (beyond the router's drops), the link's utilisation (what the bottleneck carried),
+    utilisation by phase (rate steps)."""
     parts = []
+    if row["link_util"][0] is not None:
+        parts.append(f"link util {fmt(row['link_util'][0], '.3f')} +- {fmt(row['link_util'][1], '.3f')}")
     if row["share"][0] is not None:
         parts.append(f"share {fmt(row['share'][0], '.2f')} +- {fmt(row['share'][1], '.2f')}")
     if row["jain"][0] is not None:
@@ -389,14 +406,14 @@ def details_text(row: dict) -> str:
 def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
     lines = [
         f"== {scenario.name}: {scenario.describe()}",
-        f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'retrans':>12}"
+        f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'link':>5} {'retrans':>12}"
         f" {'retr/deliv %':>13} {'p95 RTT ms':>12}  details",
     ]
     for cca, row in table.items():
-        g, r, rps, p95, util = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt", "util"))
+        g, r, rps, p95, util, link = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt", "util", "link_util"))
         lines.append(
             f"{cca:7} {row['ok_runs']:>2}/{row['runs']:<1} "
-            f"{fmt(g[0], '.2f', 1e-6):>8} +-{fmt(g[1], '.2f', 1e-6):<5} {fmt(util[0], '.2f'):>5} "
+            f"{fmt(g[0], '.2f', 1e-6):>8} +-{fmt(g[1], '.2f', 1e-6):<5} {fmt(util[0], '.2f'):>5} {fmt(link[0], '.2f'):>5} "
             f"{fmt(r[0], '.0f'):>6} +-{fmt(r[1], '.0f'):<4} "
             f"{fmt(rps[0], '.2f', 100):>6} +-{fmt(rps[1], '.2f', 100):<5} "
             f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}  {details_text(row)}"
@@ -421,7 +438,7 @@ def markdown_rows(scenario: Scenario, table: dict[str, dict]) -> list[str]:
 
 MARKDOWN_HEADER = [
     "| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms"
-    " | share, Jain, spurious retransmissions, util by phase |",
+    " | link util, share, Jain, spurious retransmissions, util by phase |",
     "| --- | --- | --- | --- | --- | --- | --- |",
 ]
 
