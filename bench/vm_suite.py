@@ -31,7 +31,7 @@ from typing import Optional
 DEFAULT_SCENARIOS = Path(__file__).resolve().parent / "scenarios.tsv"
 # vm-test.sh never makes a bottleneck buffer smaller than this.
 VM_MIN_QUEUE_BYTES = 30000
-METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "link_util", "share", "jain", "spurious")
+METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "link_util", "share", "jain", "spurious", "paws")
 # Metrics that are fractions of a whole: "x link" compares them with 1.0.
 FRACTIONS = ("util", "link_util", "share", "jain")
 # A rate phase's utilisation leaves out its first second: the guest's step clock starts when the
@@ -273,12 +273,24 @@ def spurious_fraction(run: dict) -> Optional[float]:
     return max(retrans - drops, 0) / retrans
 
 
+def paws_fraction(run: dict) -> Optional[float]:
+    """Of a run's retransmissions, the part that replaced originals the receiver discarded by PAWS
+    (its TcpExt.PAWSEstab): a retransmission that fills a hole carries a newer timestamp, and an
+    original sent before it that jitter delays past it is discarded as old, unseen. On the
+    jitter paths this is nearly all of the "spurious" part (stop 20: within 13 packets a run)."""
+    retrans, receiver = run.get("retransmits"), (run.get("mib") or {}).get("rcv")
+    if not retrans or receiver is None:
+        return None
+    return min(receiver.get("TcpExt.PAWSEstab", 0) / retrans, 1.0)
+
+
 def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict:
     """One vm-test run: goodput (bit/s at the receiver, summed over its flows), retransmissions
     (TCP_INFO's total, iperf3), retransmissions per delivered segment (delivered = bytes
     received / MSS), p95 RTT (ms, sender capture), util (goodput over the bottleneck rate,
     time-weighted when it steps), link_util (what the bottleneck carried over its capacity), share (the first flow's part of the goodput), jain (over
-    the flows), spurious (the part of the retransmissions no router drop needed),
+    the flows), spurious (the part of the retransmissions no router drop needed), paws (the part
+    that replaced originals the receiver discarded by PAWS),
     phase_util (per constant-rate part of the run, from the receiver's intervals)."""
     if not run.get("ok"):
         return {m: None for m in METRICS} | {"phase_util": None}
@@ -311,6 +323,7 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
         "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
         "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
         "spurious": spurious_fraction(run),
+        "paws": paws_fraction(run),
         "phase_util": phase_util,
     }
 
@@ -398,6 +411,8 @@ def details_text(row: dict) -> str:
         parts.append(f"Jain {fmt(row['jain'][0], '.3f')} +- {fmt(row['jain'][1], '.3f')}")
     if row["spurious"][0] is not None:
         parts.append(f"spurious {fmt(row['spurious'][0], '.0f', 100)}%")
+    if row["paws"][0] is not None:
+        parts.append(f"receiver PAWS discards {fmt(row['paws'][0], '.0f', 100)}%")
     if row.get("phase_util"):
         parts.append("util by phase " + " / ".join(fmt(m, ".2f") for m, _ in row["phase_util"]))
     return ", ".join(parts) or "-"

@@ -144,6 +144,14 @@ def test_link_utilisation_is_what_the_bottleneck_carried_over_rate_times_duratio
     assert vm_suite.run_metrics(dict(run, path=None), None, clean)["link_util"] is None
 
 
+def test_paws_part_is_the_receivers_discards_per_retransmission():
+    run = {"retransmits": 1300, "mib": {"rcv": {"TcpExt.PAWSEstab": 1170}, "snd": {}}}
+    assert vm_suite.paws_fraction(run) == pytest.approx(0.9)
+    # the counter did not move: none; no receiver counters recorded: unknown
+    assert vm_suite.paws_fraction({"retransmits": 50, "mib": {"rcv": {}}}) == 0
+    assert vm_suite.paws_fraction({"retransmits": 50}) is None
+
+
 def test_spurious_retransmissions_are_those_beyond_the_routers_drops():
     run = {"retransmits": 900, "path": {"random_loss_drops": 80, "queue_drops": 10}}
     assert vm_suite.spurious_fraction(run) == pytest.approx(0.9)
