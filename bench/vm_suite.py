@@ -31,9 +31,9 @@ from typing import Optional
 DEFAULT_SCENARIOS = Path(__file__).resolve().parent / "scenarios.tsv"
 # vm-test.sh never makes a bottleneck buffer smaller than this.
 VM_MIN_QUEUE_BYTES = 30000
-METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "share", "jain", "spurious")
+METRICS = ("goodput", "rps", "retrans", "p95_rtt", "util", "link_util", "share", "jain", "spurious", "paws")
 # Metrics that are fractions of a whole: "x link" compares them with 1.0.
-FRACTIONS = ("util", "share", "jain")
+FRACTIONS = ("util", "link_util", "share", "jain")
 # A rate phase's utilisation leaves out its first second: the guest's step clock starts when the
 # capture does, before iperf3 connects (up to a second earlier under TCG), and a step down
 # first drains the queue built before it.
@@ -248,6 +248,19 @@ def run_duration_s(flows: list[dict]) -> Optional[float]:
     return max(ends) if ends else None
 
 
+def link_utilisation(run: dict, link_mbit: Optional[float], duration_s: Optional[float]) -> Optional[float]:
+    """What the bottleneck carried over what it could have: the tbf's sent bytes (frames with
+    their headers, retransmissions included, as its rate counts them) over rate x the run's
+    duration. Goodput over the rate cannot say whether the link was busy: payload is at most
+    1448 of every 1514 bytes (95.6%), so a bar of 95% on it fails for any CCA. The tbf also
+    carries the queue left at the run's end, at most one buffer (0.2% of a 20 s run at 1 BDP),
+    so a full link may read a little above 1."""
+    carried = (run.get("path") or {}).get("bottleneck_bytes")
+    if carried is None or not link_mbit or not duration_s:
+        return None
+    return carried * 8 / (link_mbit * 1e6 * duration_s)
+
+
 def spurious_fraction(run: dict) -> Optional[float]:
     """Of a run's retransmissions (TCP_INFO), the part no drop needed: every packet the router
     dropped (random loss or the queue overflowing) needs one retransmission, the rest repeat
@@ -260,12 +273,24 @@ def spurious_fraction(run: dict) -> Optional[float]:
     return max(retrans - drops, 0) / retrans
 
 
+def paws_fraction(run: dict) -> Optional[float]:
+    """Of a run's retransmissions, the part that replaced originals the receiver discarded by PAWS
+    (its TcpExt.PAWSEstab): a retransmission that fills a hole carries a newer timestamp, and an
+    original sent before it that jitter delays past it is discarded as old, unseen. On the
+    jitter paths this is nearly all of the "spurious" part (stop 20: within 13 packets a run)."""
+    retrans, receiver = run.get("retransmits"), (run.get("mib") or {}).get("rcv")
+    if not retrans or receiver is None:
+        return None
+    return min(receiver.get("TcpExt.PAWSEstab", 0) / retrans, 1.0)
+
+
 def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict:
     """One vm-test run: goodput (bit/s at the receiver, summed over its flows), retransmissions
     (TCP_INFO's total, iperf3), retransmissions per delivered segment (delivered = bytes
     received / MSS), p95 RTT (ms, sender capture), util (goodput over the bottleneck rate,
-    time-weighted when it steps), share (the first flow's part of the goodput), jain (over
-    the flows), spurious (the part of the retransmissions no router drop needed),
+    time-weighted when it steps), link_util (what the bottleneck carried over its capacity), share (the first flow's part of the goodput), jain (over
+    the flows), spurious (the part of the retransmissions no router drop needed), paws (the part
+    that replaced originals the receiver discarded by PAWS),
     phase_util (per constant-rate part of the run, from the receiver's intervals)."""
     if not run.get("ok"):
         return {m: None for m in METRICS} | {"phase_util": None}
@@ -294,9 +319,11 @@ def run_metrics(run: dict, analysis: Optional[dict], scenario: Scenario) -> dict
         "rps": retrans / delivered_segs if retrans is not None and delivered_segs else None,
         "p95_rtt": sender_p95_rtt_ms(analysis),
         "util": goodput / (link_mbit * 1e6) if goodput and link_mbit else None,
+        "link_util": link_utilisation(run, link_mbit, duration_s),
         "share": flow_goodputs[0] / sum(flow_goodputs) if len(flows) > 1 and sum(flow_goodputs) else None,
         "jain": jain_index(flow_goodputs) if len(flows) > 1 else None,
         "spurious": spurious_fraction(run),
+        "paws": paws_fraction(run),
         "phase_util": phase_util,
     }
 
@@ -373,14 +400,19 @@ def fmt(value: Optional[float], spec: str, scale: float = 1.0) -> str:
 
 def details_text(row: dict) -> str:
     """Share and Jain's index (runs of several flows), the spurious part of the retransmissions
-    (beyond the router's drops), utilisation by phase (rate steps)."""
+    (beyond the router's drops), the link's utilisation (what the bottleneck carried),
+    utilisation by phase (rate steps)."""
     parts = []
+    if row["link_util"][0] is not None:
+        parts.append(f"link util {fmt(row['link_util'][0], '.3f')} +- {fmt(row['link_util'][1], '.3f')}")
     if row["share"][0] is not None:
         parts.append(f"share {fmt(row['share'][0], '.2f')} +- {fmt(row['share'][1], '.2f')}")
     if row["jain"][0] is not None:
         parts.append(f"Jain {fmt(row['jain'][0], '.3f')} +- {fmt(row['jain'][1], '.3f')}")
     if row["spurious"][0] is not None:
         parts.append(f"spurious {fmt(row['spurious'][0], '.0f', 100)}%")
+    if row["paws"][0] is not None:
+        parts.append(f"receiver PAWS discards {fmt(row['paws'][0], '.0f', 100)}%")
     if row.get("phase_util"):
         parts.append("util by phase " + " / ".join(fmt(m, ".2f") for m, _ in row["phase_util"]))
     return ", ".join(parts) or "-"
@@ -389,14 +421,14 @@ def details_text(row: dict) -> str:
 def format_table(scenario: Scenario, table: dict[str, dict]) -> list[str]:
     lines = [
         f"== {scenario.name}: {scenario.describe()}",
-        f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'retrans':>12}"
+        f"{'cca':7} {'runs':>4} {'goodput Mbit/s':>16} {'util':>5} {'link':>5} {'retrans':>12}"
         f" {'retr/deliv %':>13} {'p95 RTT ms':>12}  details",
     ]
     for cca, row in table.items():
-        g, r, rps, p95, util = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt", "util"))
+        g, r, rps, p95, util, link = (row[m] for m in ("goodput", "retrans", "rps", "p95_rtt", "util", "link_util"))
         lines.append(
             f"{cca:7} {row['ok_runs']:>2}/{row['runs']:<1} "
-            f"{fmt(g[0], '.2f', 1e-6):>8} +-{fmt(g[1], '.2f', 1e-6):<5} {fmt(util[0], '.2f'):>5} "
+            f"{fmt(g[0], '.2f', 1e-6):>8} +-{fmt(g[1], '.2f', 1e-6):<5} {fmt(util[0], '.2f'):>5} {fmt(link[0], '.2f'):>5} "
             f"{fmt(r[0], '.0f'):>6} +-{fmt(r[1], '.0f'):<4} "
             f"{fmt(rps[0], '.2f', 100):>6} +-{fmt(rps[1], '.2f', 100):<5} "
             f"{fmt(p95[0], '.0f'):>5} +-{fmt(p95[1], '.0f'):<4}  {details_text(row)}"
@@ -421,7 +453,7 @@ def markdown_rows(scenario: Scenario, table: dict[str, dict]) -> list[str]:
 
 MARKDOWN_HEADER = [
     "| path | CCA | goodput Mbit/s | retrans per delivered segment % | retransmits | p95 RTT ms"
-    " | share, Jain, spurious retransmissions, util by phase |",
+    " | link util, share, Jain, spurious retransmissions, util by phase |",
     "| --- | --- | --- | --- | --- | --- | --- |",
 ]
 

@@ -26,6 +26,8 @@ def test_the_shipped_suite_holds_the_issue_paths_and_their_bars():
     jittery = scenarios["jittery"]
     assert vm_suite.Check("retrans", "<=", 0.5, "bbr") in jittery.checks
     assert {"lossy2", "lossy5", "clean10", "clean1bdp"} <= scenarios.keys()
+    # utilisation is what the link carried: goodput alone tops out at 1448/1514 of the rate
+    assert vm_suite.Check("link_util", ">=", 0.95, "link") in scenarios["clean1bdp"].checks
     # one bottleneck shared by two flows, and a rate step, are runs of the suite too
     assert scenarios["vs_cubic"].ccas[0] == "spline+cubic"
     assert vm_suite.Check("share", ">=", 0.4, "link") in scenarios["vs_cubic"].checks
@@ -117,6 +119,37 @@ def test_a_rate_step_weighs_the_link_by_time_and_gives_utilisation_per_phase():
     assert metrics["util"] == pytest.approx(11.3 / 15)
     assert metrics["phase_util"] == pytest.approx([0.95, 1.0, 0.5])
     assert step.vm_test_args()[-2:] == ["--rate-steps", "5@10 20@20"]
+
+
+def test_link_utilisation_is_what_the_bottleneck_carried_over_rate_times_duration():
+    clean = vm_suite.parse_scenarios("c 10 40 0 0 1 spline - link_util >= 0.95 x link\n")[0]
+    intervals = [[float(t), float(t + 1), 9.4e6] for t in range(20)]
+    run = {
+        "ok": True,
+        "throughput_bps": 9.4e6,  # payload: 1448 of each 1514-byte frame on a full 10 Mbit/s link
+        "retransmits": 0,
+        "mss_bytes": 1448,
+        "bytes_received": 23_500_000,
+        "receiver_intervals": intervals,
+        "path": {"random_loss_drops": 0, "queue_drops": 0, "bottleneck_bytes": 24_500_000},
+    }
+    metrics = vm_suite.run_metrics(run, None, clean)
+    assert metrics["util"] == pytest.approx(0.94)
+    assert metrics["link_util"] == pytest.approx(24_500_000 * 8 / (10e6 * 20))  # 0.98
+    assert vm_suite.evaluate(clean.checks[0], vm_suite.aggregate({"spline": [metrics]}), "spline")[0] is True
+    # a rate step: the capacity is the time-weighted rate
+    step = vm_suite.parse_scenarios("st 20 40 0 0 1 spline 5@10 -\n")[0]
+    assert vm_suite.run_metrics(run, None, step)["link_util"] == pytest.approx(24_500_000 * 8 / (12.5e6 * 20))
+    # no router counters (an older summary): unknown, not zero
+    assert vm_suite.run_metrics(dict(run, path=None), None, clean)["link_util"] is None
+
+
+def test_paws_part_is_the_receivers_discards_per_retransmission():
+    run = {"retransmits": 1300, "mib": {"rcv": {"TcpExt.PAWSEstab": 1170}, "snd": {}}}
+    assert vm_suite.paws_fraction(run) == pytest.approx(0.9)
+    # the counter did not move: none; no receiver counters recorded: unknown
+    assert vm_suite.paws_fraction({"retransmits": 50, "mib": {"rcv": {}}}) == 0
+    assert vm_suite.paws_fraction({"retransmits": 50}) is None
 
 
 def test_spurious_retransmissions_are_those_beyond_the_routers_drops():

@@ -157,7 +157,12 @@ qdisc tbf 10: parent 1:1 rate 10Mbit burst 5000b lat 46ms
 
 
 def test_router_drops_split_into_random_loss_and_queue_overflow():
-    assert summarize_mod.path_drops(TC_STATS) == {"random_loss_drops": 451, "queue_drops": 61, "delivered_pkts": 22410}
+    assert summarize_mod.path_drops(TC_STATS) == {
+        "random_loss_drops": 451,
+        "queue_drops": 61,
+        "delivered_pkts": 22410,
+        "bottleneck_bytes": 33803468,
+    }
 
 
 def test_a_run_carries_its_router_drops_when_the_guest_recorded_them(tmp_path):

@@ -73,6 +73,9 @@ static double sim_uniform(void)
 	return (double)((sim_rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
+#define QUEUE_BIN_US 250
+#define QUEUE_BINS   2048 /* up to 512 ms */
+
 enum { PKT_FREE = 0, PKT_INFLIGHT, PKT_DELIVERED, PKT_LOST };
 enum cca { CCA_SPLINE, CCA_RENO };
 
@@ -115,6 +118,10 @@ struct flow {
 	u32 epoch_lengths[SPL_EPOCH_MAX_ROUNDS + 2];
 	u32 epoch_start_round;
 	u32 rto_count;
+	/* queueing delay of each ACKed packet after the goodput mark (RTT - propagation, jitter
+	 * included), in QUEUE_BIN_US bins
+	 */
+	u32 queue_hist[QUEUE_BINS];
 };
 
 struct link {
@@ -292,6 +299,11 @@ static void flow_ack(struct flow *f, u32 idx, u64 now)
 		f->snd_una++;
 
 	rtt_us = (u32)(now - p->sent_us);
+	if (f->mark_us && now >= f->mark_us) {
+		u32 bin = rtt_us > L.prop_rtt_us ? (rtt_us - L.prop_rtt_us) / QUEUE_BIN_US : 0;
+
+		f->queue_hist[bin < QUEUE_BINS ? bin : QUEUE_BINS - 1]++;
+	}
 	f->srtt_us = f->srtt_us ? f->srtt_us - (f->srtt_us >> 3) + (rtt_us >> 3) : rtt_us;
 	snd_int = p->sent_us - p->first_tx_us;
 	ack_int = now - p->delivered_us;
@@ -477,6 +489,22 @@ static double bw_est_mbps(const struct flow *f)
 	return spline_bw_bytes_per_sec(&f->st) * 8.0 / 1e6;
 }
 
+/* p-th percentile (0..100) of the queueing delay after the goodput mark, ms (bin upper edge) */
+static double queue_delay_pct_ms(const struct flow *f, double pct)
+{
+	u64 total = 0, seen = 0;
+	u32 i;
+
+	for (i = 0; i < QUEUE_BINS; i++)
+		total += f->queue_hist[i];
+	for (i = 0; i < QUEUE_BINS && total; i++) {
+		seen += f->queue_hist[i];
+		if ((double)seen >= pct / 100.0 * (double)total)
+			return (i + 1) * QUEUE_BIN_US / 1000.0;
+	}
+	return 0;
+}
+
 static const char *mode_name(u8 m)
 {
 	static const char *names[] = {"START_PROBE", "PROBE_BW", "PROBE_RTT", "DRAIN_PROBE"};
@@ -491,11 +519,12 @@ static void print_figures(const char *name, const struct flow *f, u64 end_us)
 	if (!total)
 		total = 1;
 	printf("  [%s] %s: goodput %.2f Mbit/s, sent %u, lost %u (%.2f%%), rto %u, "
-	       "bw_est %.2f Mbit/s, min_rtt %.1f ms, cwnd %u pkts, max loss_cnt %u, "
-	       "ACKs by mode: START %.0f%% BW %.0f%% RTT %.0f%% DRAIN %.0f%%\n",
+	       "bw_est %.2f Mbit/s, min_rtt %.1f ms, cwnd %u pkts, queue p50 %.2f p95 %.2f ms, "
+	       "max loss_cnt %u, ACKs by mode: START %.0f%% BW %.0f%% RTT %.0f%% DRAIN %.0f%%\n",
 	       name, f->cca == CCA_SPLINE ? "spline" : "reno", goodput_mbps(f, end_us), f->sent,
 	       f->lost, f->sent ? 100.0 * f->lost / f->sent : 0.0, f->rto_count, bw_est_mbps(f),
-	       f->st.min_rtt_us / 1000.0, f->cwnd, f->max_loss_cnt, 100.0 * f->mode_acks[0] / total,
+	       f->st.min_rtt_us / 1000.0, f->cwnd, queue_delay_pct_ms(f, 50),
+	       queue_delay_pct_ms(f, 95), f->max_loss_cnt, 100.0 * f->mode_acks[0] / total,
 	       100.0 * f->mode_acks[1] / total, 100.0 * f->mode_acks[2] / total,
 	       100.0 * f->mode_acks[3] / total);
 }
@@ -568,8 +597,7 @@ static void check_overflow(void)
 		      o.pacing_rate_bytes_per_sec < 2700000000ULL && o.cwnd_pkts > 1000000 &&
 		      o.cwnd_pkts < 1200000,
 	      "no overflow: 10 Gbit/s x 1 s RTT in PROBE_BW paces at %.3f Gbit/s (2.15 x 0.99 x "
-	      "10) "
-	      "with cwnd %u packets (1.25 BDP)",
+	      "10) with cwnd %u packets (1.25 BDP)",
 	      o.pacing_rate_bytes_per_sec * 8 / 1e9, o.cwnd_pkts);
 }
 

@@ -56,6 +56,8 @@ def path_drops(tc_stats: str) -> dict | None:
 
     netem counts its random losses and also each packet its tbf child refused, so
     random losses = netem drops - tbf drops; tbf drops are the bottleneck queue overflowing.
+    bottleneck_bytes is what the tbf sent on: frame bytes (Ethernet header included, as its
+    rate counts them), retransmissions and headers included, i.e. what the link carried.
     """
     counters, kind = {}, None
     for line in tc_stats.splitlines():
@@ -72,6 +74,7 @@ def path_drops(tc_stats: str) -> dict | None:
         "random_loss_drops": counters["netem"]["dropped"] - counters["tbf"]["dropped"],
         "queue_drops": counters["tbf"]["dropped"],
         "delivered_pkts": counters["tbf"]["pkts"],
+        "bottleneck_bytes": counters["tbf"]["bytes"],
     }
 
 
