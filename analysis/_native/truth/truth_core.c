@@ -224,6 +224,7 @@ typedef struct {
     double inferred_lost;            /* awaiting copies retired: their summed loss probability */
     double lost_inferred_correction; /* lost count less the retransmissions labelled needed */
     double lost_inferred_variance;   /* of that count (segments squared) */
+    int64_t dsack_more_segments;     /* retransmissions a D-SACK showed beyond its first */
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
 } direction_state;
@@ -456,7 +457,9 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
 
 /* SACK blocks: D-SACK when the first block lies below the cumulative ACK or inside the
  * second block (RFC 2883); a D-SACK marks the newest retransmission inside it as not
- * needed (in path: not lost downstream either, the receiver had it twice). */
+ * needed (in path: not lost downstream either, the receiver had it twice), and the next
+ * newest below that one, down the block: a receiver that coalesced several repeats (GRO)
+ * reports them in one block. */
 /* The SACK blocks of packet i about direction d's data, unwrapped into L/R; returns their
  * count, and in *dsack whether the first is a D-SACK (RFC 2883: below the cumulative ACK a,
  * or inside the second block). */
@@ -484,19 +487,23 @@ static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
         P[S_DSACK_BLOCKS]++;
         int8_t m = in->mode[d ^ 1];
         if (m == TRUTH_MODE_SENDER || m == TRUTH_MODE_IN_PATH) {
-            for (int q = 0; q < p->retx_len; q++) {
+            /* newest first, each byte of the block once: the repeats the receiver coalesced
+             * (GRO) into the one duplicate it reports were all not needed */
+            int64_t marked_lo = R[0]; /* the block's bytes from here up are accounted for */
+            int marked = 0;
+            for (int q = 0; q < p->retx_len && marked_lo > L[0]; q++) {
                 retx_entry *e = &p->retx[(p->retx_head + p->retx_len - 1 - q) % RETX_RING];
-                if (!e->spurious && e->lo >= L[0] && e->hi <= R[0]) {
-                    int64_t segs = segments_of(e->hi - e->lo, p->mss);
-                    e->spurious = 1;
-                    ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
-                    P[S_SPURIOUS] += segs;
-                    if (e->downstream) {
-                        P[S_DOWNSTREAM_RETRANS] -= segs;
-                        e->downstream = 0;
-                    }
-                    break;
+                if (e->spurious || e->lo < L[0] || e->hi > marked_lo) continue;
+                int64_t segs = segments_of(e->hi - e->lo, p->mss);
+                e->spurious = 1;
+                ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
+                P[S_SPURIOUS] += segs;
+                if (marked++) p->dsack_more_segments += segs;
+                if (e->downstream) {
+                    P[S_DOWNSTREAM_RETRANS] -= segs;
+                    e->downstream = 0;
                 }
+                marked_lo = e->lo;
             }
         }
     }
@@ -812,7 +819,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     while (s->awaiting_len > 0) awaiting_retire(ps, d, rate, late);
     /* copies not needed and not shown to have arrived (a D-SACK shows one) */
     int64_t *S = stats_of(ps, d);
-    int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS];
+    int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
     if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);
         s->lost_inferred_correction += unneeded_loss_rate * (double)unproven;
