@@ -275,6 +275,23 @@ def test_one_dsack_for_repeats_the_receiver_coalesced_shows_every_one_of_them_sp
     assert r["spurious_retransmissions"] == 3 and r["lost_segments"] == 0
 
 
+def test_a_super_segment_repeat_reported_a_segment_at_a_time_is_spurious_once_every_segment_is():
+    """TSO: the sender resends segments 2-4 as one packet although they arrived; the path
+    cuts it into segments and the receiver reports each duplicate in its own D-SACK block."""
+    f = Flow()
+    rtt_s = 0.010
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    f.add(t, 1, base, 5001, length=10 * MSS, ip_id=100, flags=TCP_ACK | TCP_PSH)
+    f.add(t + 0.0005, 1, base + 2 * MSS, 5001, length=3 * MSS, ip_id=101)
+    for n, k in enumerate((2, 3, 4)):
+        f.add(t + rtt_s + 0.001 * n, 0, 5001, base + 10 * MSS, sack=((base + k * MSS, base + (k + 1) * MSS),))
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 3 and r["dsack_blocks"] == 3
+    assert r["spurious_retransmissions"] == 3 and r["lost_segments"] == 0
+
+
 def test_reordered_segment_at_receiver_is_not_counted_as_loss_or_retransmission():
     order = [(0, 0.001, 0), (2, 0.002, 2), (1, 0.0021, 1), (3, 0.003, 3), (4, 0.004, 4)]
     _, _, d = analyze(receiver_side_arrivals(order))
