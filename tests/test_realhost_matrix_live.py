@@ -23,7 +23,7 @@ import pytest
 from spline_analysis.testbed import cli
 from spline_analysis.testbed.realhost import run_transfer
 from spline_analysis.testbed.realhost_compare import compare_record, format_table
-from spline_analysis.testbed.realhost_spec import load_matrix
+from spline_analysis.testbed.realhost_spec import LOST_TOLERANCE, load_matrix
 
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 pytestmark = pytest.mark.skipif(
@@ -103,6 +103,18 @@ def test_spline_analyze_agrees_with_the_hosts_within_the_issue_tolerances(made, 
     row = rows[vantage]
     assert row["directions_found"] == made[name][0].transfer.flows
     assert row["lost_ok"] and row["retransmissions_ok"] is not False and row["warnings_ok"], "\n" + format_table([row])
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_at_the_sender_each_retransmission_is_labelled_needed_or_spurious_as_the_router_saw_it(made, name):
+    """Every copy the router saw repeat is a retransmission in the sender's capture, and its
+    label (spurious, or a kind of needed) is the router's for all but a few: within the lost
+    tolerance of the sender, since each spurious one taken as needed counts as lost."""
+    record, rows = made[name]
+    row, router = rows["sender"], record.truth.retransmissions
+    assert router is not None and row["retransmissions_not_labelled"] == 0
+    mislabelled = row["spurious_taken_as_needed"] + row["needed_taken_as_spurious"]
+    assert mislabelled <= LOST_TOLERANCE["sender"] * router["retransmitted_segments"], (router, row)
 
 
 def test_reanalyse_compares_the_finished_transfers_again_and_writes_the_results(made, out_dir, capsys):
