@@ -53,6 +53,27 @@ def test_super_segment_that_came_in_and_never_left_counts_its_segments_as_the_ho
     assert r["retransmissions"] == 0
 
 
+def test_a_repeat_that_came_in_while_the_first_copy_was_queued_leaves_that_copy_its_pieces():
+    """A super-segment waits in the host's queue; the sender repeats it (spuriously: a loss
+    probe, or reordering before the host) before it leaves. Both leave in pieces, each piece
+    with its own copy's TSval: neither copy was dropped here."""
+    f = forwarded_transfer(4, 10)
+    start, when, queued_s = 1001 + 10 * 4 * MSS, 0.040, 0.012
+    for copy, (tsval, ip_id, in_s) in enumerate(((500, 300, when), (508, 400, when + 0.008))):
+        f.add(in_s, 1, start, 5001, length=4 * MSS, ip_id=ip_id, ttl=64, tsval=tsval)
+        for k in range(4):
+            out_s = when + queued_s + 0.001 * copy + 0.00001 * k
+            f.add(out_s, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=63, tsval=tsval)
+    # the receiver has it all, and reports the repeat with a D-SACK (through the host)
+    end = start + 4 * MSS
+    for ttl, late_s in ((64, 0.0), (63, 0.0001)):
+        f.add(0.070 + late_s, 0, 5001, end, ttl=ttl, ip_id=50, sack=[(start, end)])
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["forwarded_drops"] == 0 and r["lost_segments"] == 0
+    assert r["retransmissions"] == 4 and r["duplicate_frames"] == 10 + 2 + 1
+
+
 def test_whole_copies_pair_as_before():
     _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5,), split_on_the_way_out=False))
     r = row_of(d, 0, 1)

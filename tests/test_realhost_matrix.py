@@ -84,14 +84,14 @@ def test_dropped_segments_weigh_each_bucket_by_its_segment_count():
 
 
 SS_OUTPUT = """ESTAB 0 1234 10.72.1.1:41001 10.72.2.1:5201
-\t cubic wscale:7,7 rto:204 rtt:1.2/0.3 mss:1448 cwnd:10 bytes_sent:100 bytes_retrans:2896 bytes_acked:90 segs_out:120 segs_in:60 data_segs_out:118 retrans:0/2 lost:0
+\t cubic wscale:7,7 rto:204 rtt:1.2/0.3 mss:1448 cwnd:10 bytes_sent:100 bytes_retrans:2896 bytes_acked:90 segs_out:120 segs_in:60 data_segs_out:118 retrans:0/2 lost:0 dsack_dups:1 reord_seen:3
 FIN-WAIT-1 0 0 [fd72:1::1]:41002 [fd72:2::1]:5201
 \t bbr wscale:7,7 bytes_acked:5 segs_out:7 data_segs_out:5
 TIME-WAIT 0 0 10.72.1.1:41003 10.72.2.1:5201
 """
 
 
-def test_ss_info_gives_each_sockets_total_retransmissions_and_segments():
+def test_ss_info_gives_each_sockets_retransmissions_segments_and_dsacks_received():
     samples = parse_ss_info(SS_OUTPUT)
     assert samples[41001] == {
         "total_retrans": 2,
@@ -100,8 +100,12 @@ def test_ss_info_gives_each_sockets_total_retransmissions_and_segments():
         "bytes_acked": 90,
         "bytes_sent": 100,
         "bytes_retrans": 2896,
+        "dsack_dups": 1,
+        "reord_seen": 3,
     }
+    # ss prints dsack_dups and reord_seen only when not 0
     assert samples[41002]["total_retrans"] == 0 and samples[41002]["segs_out"] == 7
+    assert (samples[41002]["dsack_dups"], samples[41002]["reord_seen"]) == (0, 0)
     assert 41003 not in samples
 
 

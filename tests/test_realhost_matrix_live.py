@@ -3,9 +3,10 @@
 Each runs 3 s through three namespaces (root; iproute2, iptables, ip6tables, ethtool,
 tcpdump, iperf3; skips otherwise) and is captured at the sender, the receiver, the router
 with `-i any` and the router's egress. The hosts' own counters must agree with each other
-(the data segments that left the sender and never reached the receiver are what the
-sender's TCP_INFO retransmitted, within the few a retransmission timer can add), and spline-analyze must agree with them within
-the issue's tolerances, raising the warnings the conditions explain and no others.
+and with the router's own account of every copy (each retransmission needed or
+spurious), and spline-analyze must agree with them within the issue's tolerances, raising
+the warnings the conditions explain and no others; at the sender, its label of each
+retransmission is held to the router's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 from spline_analysis.testbed import cli
 from spline_analysis.testbed.realhost import run_transfer
 from spline_analysis.testbed.realhost_compare import compare_record, format_table
-from spline_analysis.testbed.realhost_spec import load_matrix
+from spline_analysis.testbed.realhost_spec import LOST_TOLERANCE, load_matrix
 
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 pytestmark = pytest.mark.skipif(
@@ -35,13 +36,15 @@ DURATION_S = 3.0
 # counts holes and lost repairs (no IP ID). Five 3-second runs of the two IPv6 transfers read
 # -2.2% to -1.2% (cubic) and -2.8% to 0 (bbr, TSO bursts) at the receiver; a loss at the head
 # of the data that nothing after it revealed leaves no hole, so the count runs a little low.
-# The bbr transfer's receiver and egress captures still read -6.4% in some runs (and -i any +8%
-# once), cause not found yet: held at the sender only (open in issue 8).
+# The bbr transfer's sender (+5.2%) and -i any (+8%) read high while a TSO repeat D-SACKed a
+# segment at a time went unrecognised; both now hold (22 of 22 captures, s20). Its receiver
+# and egress captures still read -4.2% to -6.0% in 3 of those 22 (holes that leave no trace
+# downstream, no spurious retransmission involved): not held here (open in issue 8).
 SUBSET = {
     "gro-v4-p3-reno-l1-a1": ("sender", "receiver", "router-any", "router-out"),
     "tso-gro-v4-p3-cubic-l1": ("sender", "receiver", "router-any", "router-out"),
     "gro-v6-p1-cubic-l2": ("sender", "receiver", "router-any", "router-out"),
-    "tso-gro-v6-p1-bbr-l2": ("sender",),
+    "tso-gro-v6-p1-bbr-l2": ("sender", "router-any"),
 }
 
 
@@ -63,13 +66,24 @@ def made(out_dir):
 
 
 @pytest.mark.parametrize("name", SUBSET)
-def test_data_that_left_the_sender_and_never_arrived_is_what_tcp_info_retransmitted(made, name):
+def test_each_retransmission_was_needed_or_spurious_and_the_hosts_counters_say_the_same(made, name):
+    """The router's two sides follow every copy (realhost_retransmissions): they must see what
+    the hosts counted, and split the sender's retransmissions into needed and spurious so that
+    both of the hosts' counts follow. A sender may retransmit spuriously (a loss probe, a
+    timer, a reordered segment), so TCP_INFO's retransmissions exceed the drops by those."""
     record, _ = made[name]
     truth = record.truth
+    router = truth.retransmissions
     assert truth.data_drop_segments > 50 and truth.lost_segments >= truth.data_drop_segments
     if record.transfer.sender_tso:
         assert truth.data_drop_segments > truth.data_drop_packets, "no GSO packet reached the router whole"
-    assert abs(truth.tcpinfo_retransmissions - truth.lost_segments) <= 0.03 * truth.lost_segments
+    assert router is not None and router["unmatched_out_copies"] == 0
+    # the router saw what left the sender and what never arrived, segment for segment
+    assert (router["sent_segments"], router["lost_segments"]) == (truth.sent_segments, truth.lost_segments)
+    # every retransmission the sender counted, each either needed or spurious
+    assert router["needed"] + router["spurious"] == router["retransmitted_segments"] == truth.retransmissions_at_close
+    # every copy lost was needed again, or was a spurious copy lost as well
+    assert truth.lost_segments == router["needed"] + router["spurious_dropped"] + router["undelivered_segments"]
     assert all(c.counters["captured"] and c.counters["kernel_drops"] == 0 for c in record.captures.values())
 
 
@@ -89,6 +103,18 @@ def test_spline_analyze_agrees_with_the_hosts_within_the_issue_tolerances(made, 
     row = rows[vantage]
     assert row["directions_found"] == made[name][0].transfer.flows
     assert row["lost_ok"] and row["retransmissions_ok"] is not False and row["warnings_ok"], "\n" + format_table([row])
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_at_the_sender_each_retransmission_is_labelled_needed_or_spurious_as_the_router_saw_it(made, name):
+    """Every copy the router saw repeat is a retransmission in the sender's capture, and its
+    label (spurious, or a kind of needed) is the router's for all but a few: within the lost
+    tolerance of the sender, since each spurious one taken as needed counts as lost."""
+    record, rows = made[name]
+    row, router = rows["sender"], record.truth.retransmissions
+    assert router is not None and row["retransmissions_not_labelled"] == 0
+    mislabelled = row["spurious_taken_as_needed"] + row["needed_taken_as_spurious"]
+    assert mislabelled <= LOST_TOLERANCE["sender"] * router["retransmitted_segments"], (router, row)
 
 
 def test_reanalyse_compares_the_finished_transfers_again_and_writes_the_results(made, out_dir, capsys):

@@ -252,6 +252,46 @@ def test_retransmission_reported_by_dsack_is_spurious_and_not_loss():
     assert r["dsack_blocks"] == 1 and r["lost_segments"] == 0
 
 
+def test_one_dsack_for_repeats_the_receiver_coalesced_shows_every_one_of_them_spurious():
+    """Segments 2-4 are reordered behind 5-9 on the way; the sender resends them on the SACK
+    of 5-9, then the first copies arrive (their ACK is lost), and the receiver (GRO) takes the
+    three repeats as one packet: its ACK covers everything and reports the repeats in one
+    D-SACK block, a round trip after they left. None of the three was needed."""
+    f = Flow()
+    rtt_s = 0.010
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    for k in range(10):
+        f.add(t + k * 0.0001, 1, base + k * MSS, 5001, length=MSS, ip_id=100 + k, flags=TCP_ACK | TCP_PSH)
+    arrive = t + rtt_s
+    f.add(arrive, 0, 5001, base + 2 * MSS)
+    f.add(arrive + 0.0005, 0, 5001, base + 2 * MSS, sack=((base + 5 * MSS, base + 10 * MSS),))
+    for n, k in enumerate((2, 3, 4)):
+        f.add(arrive + 0.0006 + 0.00001 * n, 1, base + k * MSS, 5001, length=MSS, ip_id=110 + n)
+    f.add(arrive + 0.0006 + rtt_s, 0, 5001, base + 10 * MSS, sack=((base + 2 * MSS, base + 5 * MSS),))
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 3 and r["dsack_blocks"] == 1
+    assert r["spurious_retransmissions"] == 3 and r["lost_segments"] == 0
+
+
+def test_a_super_segment_repeat_reported_a_segment_at_a_time_is_spurious_once_every_segment_is():
+    """TSO: the sender resends segments 2-4 as one packet although they arrived; the path
+    cuts it into segments and the receiver reports each duplicate in its own D-SACK block."""
+    f = Flow()
+    rtt_s = 0.010
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    f.add(t, 1, base, 5001, length=10 * MSS, ip_id=100, flags=TCP_ACK | TCP_PSH)
+    f.add(t + 0.0005, 1, base + 2 * MSS, 5001, length=3 * MSS, ip_id=101)
+    for n, k in enumerate((2, 3, 4)):
+        f.add(t + rtt_s + 0.001 * n, 0, 5001, base + 10 * MSS, sack=((base + k * MSS, base + (k + 1) * MSS),))
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 3 and r["dsack_blocks"] == 3
+    assert r["spurious_retransmissions"] == 3 and r["lost_segments"] == 0
+
+
 def test_reordered_segment_at_receiver_is_not_counted_as_loss_or_retransmission():
     order = [(0, 0.001, 0), (2, 0.002, 2), (1, 0.0021, 1), (3, 0.003, 3), (4, 0.004, 4)]
     _, _, d = analyze(receiver_side_arrivals(order))

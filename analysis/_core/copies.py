@@ -140,7 +140,8 @@ def find_forwarded_copies(
     # segments: those pair by sequence range instead
     seq = np.asarray(packets["seq"])[rows].astype(np.int64)
     payload_len = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
-    split_in, split_out = _pair_segmented(row_slot, seq, payload_len, ts, incoming, pair_in, pair_out)
+    tsval = np.asarray(packets["opt_tsval"])[rows].astype(np.int64)
+    split_in, split_out = _pair_segmented(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out)
     pair_in, pair_out = np.concatenate([pair_in, split_in]), np.concatenate([pair_out, split_out])
 
     # A direction is forwarded through this host when most of its packets pair up; two TTLs
@@ -176,14 +177,18 @@ def _pair_segmented(
     row_slot: np.ndarray,
     seq: np.ndarray,
     payload_len: np.ndarray,
+    tsval: np.ndarray,
     ts: np.ndarray,
     incoming: np.ndarray,
     pair_in: np.ndarray,
     pair_out: np.ndarray,
 ):
     """Pairs (incoming row, outgoing row) where an outgoing data packet not yet paired lies
-    inside the sequence range of an unpaired incoming one of its direction that came in
-    before it (within MAX_FORWARDING_DELAY_NS): a super-segment forwarded in pieces."""
+    inside the sequence range of an unpaired incoming one of its direction with its TSval (the
+    pieces of a super-segment carry its timestamps) that came in before it (within
+    MAX_FORWARDING_DELAY_NS): a super-segment forwarded in pieces. Without the TSval, a
+    retransmission of the same bytes that came in while the first copy was still queued
+    would take that copy's pieces, and the first copy would count as dropped here."""
     paired = np.zeros(len(row_slot), dtype=bool)
     paired[pair_in] = True
     paired[pair_out] = True
@@ -193,16 +198,18 @@ def _pair_segmented(
     none = np.zeros(0, dtype=np.int64)
     if len(in_rows) == 0 or len(out_rows) == 0:
         return none, none
-    # incoming sorted by (direction, sequence start, time); each outgoing finds the last
-    # incoming of its direction starting at or below its own start
-    in_key = (row_slot[in_rows] << 32) | seq[in_rows]
+    # incoming sorted by (direction and TSval, sequence start, time); each outgoing finds the
+    # last incoming of its direction and TSval starting at or below its own start
+    _, group = np.unique((row_slot << 32) | tsval, return_inverse=True)
+    group = group.ravel().astype(np.int64)
+    in_key = (group[in_rows] << 32) | seq[in_rows]
     order = np.lexsort((ts[in_rows], in_key))
     in_rows, in_key = in_rows[order], in_key[order]
-    out_key = (row_slot[out_rows] << 32) | seq[out_rows]
+    out_key = (group[out_rows] << 32) | seq[out_rows]
     at = np.searchsorted(in_key, out_key, side="right") - 1
     ok = at >= 0
     cand = in_rows[np.maximum(at, 0)]
-    ok &= row_slot[cand] == row_slot[out_rows]
+    ok &= group[cand] == group[out_rows]
     ok &= seq[out_rows] + payload_len[out_rows] <= seq[cand] + payload_len[cand]
     delay = ts[out_rows] - ts[cand]
     ok &= (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)

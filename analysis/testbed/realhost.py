@@ -31,7 +31,12 @@ Ground truth, in segments:
                and `ss -tiE` at the sender, which prints each socket's TCP_INFO as the
                kernel destroys it (total_retrans, segs_out, bytes_acked at the very end);
   delivered    iperf3's receiver figures (bytes the receiving application read);
-  capture      each tcpdump's own counters (captured, dropped by kernel).
+  capture      each tcpdump's own counters (captured, dropped by kernel);
+  retransmissions  each one needed or spurious, from the router's captures of both its sides
+               (realhost_retransmissions): a sender retransmits spuriously too (a loss
+               probe, a timer, a segment reordered on the way), so TCP_INFO's count is the
+               needed ones plus those, and the segments lost are the needed ones plus the
+               spurious copies dropped as well.
 Every capture point writes `<vantage>/trace.pcap` and `<vantage>/meta.json`; iperf3's
 JSON sits in the run folder as `iperf3.json`, where `spline-analyze` finds it.
 """
@@ -50,6 +55,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import netns
 from .errors import TestbedError
+from .realhost_retransmissions import retransmission_truth
 from .realhost_spec import Transfer
 from .run import parse_tcpdump_counters, utc_now
 
@@ -145,6 +151,10 @@ class TransferTruth:
     delivered_bps: float
     sent_bytes: int
     cca_reported: Optional[str]
+    # each retransmission needed or spurious, from the router's two sides (None: no capture
+    # there): `RetransmissionTruth.summary()` and the retransmitted copies
+    retransmissions: Optional[Dict[str, Any]] = None
+    retransmitted_copies: Optional[List[Dict[str, Any]]] = None
 
     @property
     def lost_segments(self) -> int:
@@ -160,6 +170,11 @@ class TransferTruth:
     def retransmissions_at_close(self) -> Optional[int]:
         """The sender's TCP_INFO total_retrans summed over the data sockets as they closed."""
         return sum_of_all([s.get("total_retrans") for s in self.tcpinfo_at_close.values()])
+
+    @property
+    def dsack_dups_at_close(self) -> Optional[int]:
+        """D-SACK blocks the sender received (TCP_INFO dsack_dups) summed over the data sockets."""
+        return sum_of_all([s.get("dsack_dups") for s in self.tcpinfo_at_close.values()])
 
     @property
     def bytes_acked_at_close(self) -> Optional[int]:
@@ -188,6 +203,7 @@ class TransferRecord:
         document["truth"]["other_drop_segments"] = self.truth.other_drop_segments
         document["truth"]["retransmissions_at_close"] = self.truth.retransmissions_at_close
         document["truth"]["bytes_acked_at_close"] = self.truth.bytes_acked_at_close
+        document["truth"]["dsack_dups_at_close"] = self.truth.dsack_dups_at_close
         return document
 
 
@@ -414,6 +430,9 @@ def parse_ss_info(text: str) -> Dict[int, Dict[str, int]]:
             found = re.search(rf"\b{key}:(\d+)", line)
             if found:
                 sample[key] = int(found.group(1))
+        for key in ("dsack_dups", "reord_seen"):  # printed only when not 0
+            found = re.search(rf"\b{key}:(\d+)", line)
+            sample[key] = int(found.group(1)) if found else 0
         if "segs_out" in sample:
             samples[port] = sample
         port = None
@@ -485,6 +504,19 @@ def write_meta(
         + "\n",
         encoding="utf-8",
     )
+
+
+def router_retransmission_truth(
+    pcaps: Dict[str, Path], sender_address: str, client_ports: List[int], family: int
+) -> Dict[str, Any]:
+    """`TransferTruth`'s retransmission fields from the router's captures (`{vantage: pcap}`,
+    see realhost_retransmissions); none when the transfer was not captured at the router."""
+    found = retransmission_truth(pcaps, sender_address, client_ports, mss_bytes(family))
+    if found is None:
+        return {}
+    summary: Dict[str, Any] = {"source": found.source, **found.summary()}
+    copies = [asdict(c) for connection in found.connections for c in connection.copies]
+    return {"retransmissions": summary, "retransmitted_copies": copies}
 
 
 def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
@@ -616,6 +648,9 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
             if port in client_ports
         },
         **iperf3_truth(document),
+        **router_retransmission_truth(
+            {vantage: Path(c.pcap) for vantage, c in captures.items()}, addresses["sender"], client_ports, family
+        ),
     )
     record = TransferRecord(
         transfer=transfer,

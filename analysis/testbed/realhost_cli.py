@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from .errors import TestbedError
-from .realhost import run_transfer, transfer_tag
+from .realhost import router_retransmission_truth, run_transfer, transfer_tag
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
 from .realhost_spec import Matrix, load_matrix, with_duration
 
@@ -44,10 +44,18 @@ def check_realhost_host(matrix: Matrix) -> None:
 
 
 def load_records(out_dir: Path) -> List[Dict[str, Any]]:
-    """The truth.json of every finished transfer under DIR/runs, in run order."""
+    """The truth.json of every finished transfer under DIR/runs, in run order; a transfer
+    made before the router's per-retransmission truth existed gets it from its captures."""
     records = []
     for path in sorted((out_dir / "runs").glob("*/truth.json")):
-        records.append(json.loads(path.read_text(encoding="utf-8")))
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if "retransmissions" not in record["truth"]:
+            pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}
+            family = record["transfer"]["family"]
+            record["truth"].update(
+                router_retransmission_truth(pcaps, record["sender_address"], record["client_ports"], family)
+            )
+        records.append(record)
     records.sort(key=lambda r: r.get("order", 0))
     return records
 

@@ -18,8 +18,11 @@ import csv
 import ipaddress
 import math
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
+from .._core.truth import KIND_SPURIOUS, RETRANSMISSION_KINDS
 from .realhost_spec import (
     GOODPUT_TOLERANCE,
     LOST_TOLERANCE,
@@ -28,14 +31,49 @@ from .realhost_spec import (
     expected_warnings,
 )
 
-Analyser = Callable[[Path], Dict[str, Any]]
+# A capture's analysis: the `--json` document, and each data packet's label
+# ({(port, seq, payload bytes, TSval): segment kind}; empty when not wanted)
+Labels = Dict[Tuple[int, int, int, int], int]
+Analyser = Callable[[Path, Optional[Dict[str, Any]]], Tuple[Dict[str, Any], Labels]]
 
 
-def analyse_with_library(pcap: Path) -> Dict[str, Any]:
-    """The per-file JSON document `spline-analyze --json` prints for `pcap`."""
+def analyse_with_library(pcap: Path, record: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, Any], Labels]:
+    """The per-file JSON document `spline-analyze --json` prints for `pcap`; with the
+    transfer's `record`, also the label spline-analyze gave each of the sender's data packets."""
     from .. import analyze
+    from .realhost_retransmissions import sender_data_rows
 
-    return analyze(pcap).to_json()
+    analysis = analyze(pcap)
+    labels: Labels = {}
+    if record is not None:
+        packets, kind = analysis.packets, analysis.directions.segment_kind
+        rows = np.flatnonzero(sender_data_rows(packets, record["sender_address"], record["client_ports"]))
+        columns = (packets["sport"], packets["seq"], packets["tcp_payload_len"], packets["opt_tsval"])
+        keys = zip(*(np.asarray(c)[rows].tolist() for c in columns))
+        labels = dict(zip(keys, np.asarray(kind)[rows].tolist()))
+    return analysis.to_json(), labels
+
+
+def label_agreement(copies: Optional[List[Dict[str, Any]]], labels: Labels) -> Dict[str, Optional[int]]:
+    """The analyzer's label of each retransmitted copy against the router's truth, in segments:
+    spurious ones it took as needed (each counts as lost), needed ones it took as spurious,
+    and copies it did not call retransmissions at all or did not hold."""
+    agreement: Dict[str, Optional[int]] = dict.fromkeys(
+        ("spurious_taken_as_needed", "needed_taken_as_spurious", "retransmissions_not_labelled")
+    )
+    if copies is None or not labels:
+        return agreement
+    agreement = dict.fromkeys(agreement, 0)
+    for c in copies:
+        kind = labels.get((c["port"], c["seq"], c["payload_bytes"], c["tsval"]))
+        spurious_segments = c["segments"] - c["needed_segments"]
+        if kind not in RETRANSMISSION_KINDS:
+            agreement["retransmissions_not_labelled"] += c["segments"]
+        elif kind == KIND_SPURIOUS:
+            agreement["needed_taken_as_spurious"] += c["needed_segments"]
+        else:
+            agreement["spurious_taken_as_needed"] += spurious_segments
+    return agreement
 
 
 def same_address(a: Any, b: Any) -> bool:
@@ -89,8 +127,11 @@ def per_flow_retransmission_errors(
     return errors
 
 
-def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, Any]) -> Dict[str, Any]:
-    """One result row: truth vs the analyzer for `vantage` of the transfer in `record` (truth.json)."""
+def compare_capture(
+    record: Dict[str, Any], vantage: str, document: Dict[str, Any], labels: Optional[Labels] = None
+) -> Dict[str, Any]:
+    """One result row: truth vs the analyzer for `vantage` of the transfer in `record` (truth.json);
+    `labels`: the analyzer's label of each of the sender's data packets (the sender's capture)."""
     transfer = Transfer(**{**record["transfer"], "vantages": tuple(record["transfer"]["vantages"])})
     truth = record["truth"]
     capture = record["captures"][vantage]
@@ -124,6 +165,7 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
     )
     goodput_ok = within(goodput_error, GOODPUT_TOLERANCE)
     warnings_ok = not missing and not unexpected
+    router = truth.get("retransmissions") or {}
     row = {
         "transfer": transfer.name,
         "vantage": vantage,
@@ -155,6 +197,10 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
         "retransmissions_in_capture_error": in_capture_error,
         "retransmissions_ok": retransmissions_ok,
         "per_flow_retransmissions_worst_error": max(per_flow, key=abs) if per_flow else None,
+        "truth_needed_retransmissions": router.get("needed"),
+        "truth_spurious_retransmissions": router.get("spurious"),
+        "truth_dsack_dups": truth.get("dsack_dups_at_close"),
+        **label_agreement(truth.get("retransmitted_copies"), labels or {}),
         "truth_goodput_bps": truth["delivered_bps"],
         "goodput_bps": goodput,
         "goodput_error": goodput_error,
@@ -184,14 +230,16 @@ def compare_capture(record: Dict[str, Any], vantage: str, document: Dict[str, An
 
 
 def compare_record(record: Dict[str, Any], analyser: Analyser = analyse_with_library) -> List[Dict[str, Any]]:
-    """Rows for every capture point of one transfer; a capture the analyzer cannot read is a failed row."""
+    """Rows for every capture point of one transfer; a capture the analyzer cannot read is a failed row.
+    The sender's capture is also held to the router's truth retransmission by retransmission."""
     rows = []
     for vantage, capture in record["captures"].items():
+        labels: Labels = {}
         try:
-            document = analyser(Path(capture["pcap"]))
+            document, labels = analyser(Path(capture["pcap"]), record if vantage == "sender" else None)
         except Exception as exc:  # noqa: BLE001 - one bad capture must not stop the matrix
             document = {"directions": [], "warnings": [{"code": f"analysis_failed:{exc.__class__.__name__}"}]}
-        rows.append(compare_capture(record, vantage, document))
+        rows.append(compare_capture(record, vantage, document, labels))
     return rows
 
 
@@ -305,6 +353,12 @@ CSV_COLUMNS = [
     "retransmissions_in_capture_error",
     "retransmissions_ok",
     "per_flow_retransmissions_worst_error",
+    "truth_needed_retransmissions",
+    "truth_spurious_retransmissions",
+    "truth_dsack_dups",
+    "spurious_taken_as_needed",
+    "needed_taken_as_spurious",
+    "retransmissions_not_labelled",
     "truth_goodput_bps",
     "goodput_bps",
     "goodput_error",

@@ -147,6 +147,8 @@ typedef struct {
 typedef struct {
     int64_t lo, hi, pkt;
     int spurious, downstream;
+    int64_t spurious_segs; /* of its segments, those shown not needed (all: spurious) */
+    int64_t dsack_bytes;   /* of its bytes, those D-SACKs reported */
 } retx_entry;
 
 typedef struct {
@@ -224,6 +226,7 @@ typedef struct {
     double inferred_lost;            /* awaiting copies retired: their summed loss probability */
     double lost_inferred_correction; /* lost count less the retransmissions labelled needed */
     double lost_inferred_variance;   /* of that count (segments squared) */
+    int64_t dsack_more_segments;     /* retransmissions a D-SACK showed beyond its first */
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
 } direction_state;
@@ -456,7 +459,9 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
 
 /* SACK blocks: D-SACK when the first block lies below the cumulative ACK or inside the
  * second block (RFC 2883); a D-SACK marks the newest retransmission inside it as not
- * needed (in path: not lost downstream either, the receiver had it twice). */
+ * needed (in path: not lost downstream either, the receiver had it twice), and the next
+ * newest below that one, down the block: a receiver that coalesced several repeats (GRO)
+ * reports them in one block. */
 /* The SACK blocks of packet i about direction d's data, unwrapped into L/R; returns their
  * count, and in *dsack whether the first is a D-SACK (RFC 2883: below the cumulative ACK a,
  * or inside the second block). */
@@ -473,6 +478,26 @@ static int sack_blocks(const pass *ps, int64_t d, int64_t i, int64_t a, int64_t 
     return nb;
 }
 
+/* Of retransmission e (direction d), spurious_segs of its segments are now shown not needed
+ * (capped at all of them: then it is spurious); the stats follow, and in path those were not
+ * lost downstream either. Returns the segments newly shown. */
+static int64_t mark_not_needed(pass *ps, int64_t d, retx_entry *e, int64_t spurious_segs) {
+    int64_t *S = stats_of(ps, d);
+    int64_t segs = segments_of(e->hi - e->lo, ps->dirs[d].mss);
+    if (spurious_segs > segs) spurious_segs = segs;
+    int64_t added = spurious_segs - e->spurious_segs;
+    if (added <= 0) return 0;
+    e->spurious_segs = spurious_segs;
+    S[S_SPURIOUS] += added;
+    if (e->downstream) S[S_DOWNSTREAM_RETRANS] -= added;
+    if (spurious_segs == segs) {
+        e->spurious = 1;
+        e->downstream = 0;
+        ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
+    }
+    return added;
+}
+
 static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
     const truth_input *in = ps->in;
     direction_state *p = &ps->dirs[d ^ 1];
@@ -484,20 +509,22 @@ static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
         P[S_DSACK_BLOCKS]++;
         int8_t m = in->mode[d ^ 1];
         if (m == TRUTH_MODE_SENDER || m == TRUTH_MODE_IN_PATH) {
-            for (int q = 0; q < p->retx_len; q++) {
+            /* newest first, each byte of the block once: the repeats the receiver coalesced
+             * (GRO) into the one duplicate it reports were all not needed; and a repeat sent
+             * as one super-segment (TSO) and reported a segment at a time, once every segment
+             * of it was reported */
+            int64_t marked_lo = R[0]; /* the block's bytes from here up are accounted for */
+            int64_t shown = 0;
+            for (int q = 0; q < p->retx_len && marked_lo > L[0]; q++) {
                 retx_entry *e = &p->retx[(p->retx_head + p->retx_len - 1 - q) % RETX_RING];
-                if (!e->spurious && e->lo >= L[0] && e->hi <= R[0]) {
-                    int64_t segs = segments_of(e->hi - e->lo, p->mss);
-                    e->spurious = 1;
-                    ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
-                    P[S_SPURIOUS] += segs;
-                    if (e->downstream) {
-                        P[S_DOWNSTREAM_RETRANS] -= segs;
-                        e->downstream = 0;
-                    }
-                    break;
-                }
+                int64_t lo = e->lo > L[0] ? e->lo : L[0], hi = e->hi < marked_lo ? e->hi : marked_lo;
+                if (e->spurious || hi <= lo) continue;
+                e->dsack_bytes += hi - lo;
+                int64_t whole = e->dsack_bytes >= e->hi - e->lo;
+                shown += mark_not_needed(ps, d ^ 1, e, whole ? INT64_MAX : p->mss > 0 ? e->dsack_bytes / p->mss : 0);
+                marked_lo = lo;
             }
+            if (shown > 1) p->dsack_more_segments += shown - 1;
         }
     }
     if (nb > 0) {
@@ -705,15 +732,7 @@ static void retransmissions_not_needed(pass *ps, int64_t d, const sent_segment *
     for (int q = 0; q < s->retx_len; q++) {
         retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
         if (r->spurious || r->hi <= e->lo || r->lo >= e->hi) continue;
-        int64_t segs = segments_of(r->hi - r->lo, s->mss);
-        r->spurious = 1;
-        ps->out->kind[r->pkt] = TRUTH_KIND_SPURIOUS;
-        S[S_SPURIOUS] += segs;
-        S[S_SPURIOUS_WITHOUT_DSACK] += segs;
-        if (r->downstream) {
-            S[S_DOWNSTREAM_RETRANS] -= segs;
-            r->downstream = 0;
-        }
+        S[S_SPURIOUS_WITHOUT_DSACK] += mark_not_needed(ps, d, r, INT64_MAX);
     }
 }
 
@@ -812,7 +831,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     while (s->awaiting_len > 0) awaiting_retire(ps, d, rate, late);
     /* copies not needed and not shown to have arrived (a D-SACK shows one) */
     int64_t *S = stats_of(ps, d);
-    int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS];
+    int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
     if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);
         s->lost_inferred_correction += unneeded_loss_rate * (double)unproven;
@@ -1225,7 +1244,8 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->retx_head = (s->retx_head + 1) % RETX_RING;
         s->retx_len--;
     }
-    s->retx[(s->retx_head + s->retx_len) % RETX_RING] = (retx_entry){lo, hi, i, spurious, downstream};
+    s->retx[(s->retx_head + s->retx_len) % RETX_RING] =
+        (retx_entry){lo, hi, i, spurious, downstream, spurious ? segments_of(hi - lo, s->mss) : 0, 0};
     s->retx_len++;
 }
 

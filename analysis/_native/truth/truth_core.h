@@ -10,7 +10,9 @@
  * What the capture can see depends on where it was taken (the direction's mode):
  *  - at the sender (TRUTH_MODE_SENDER): every segment leaves in order; one that
  *    repeats sequence space already sent is a retransmission, spurious when the
- *    receiver had already ACKed or SACKed it, or later reports it with a D-SACK;
+ *    receiver had already ACKed or SACKed it, or later reports it with a D-SACK (one
+ *    block may report several repeats the receiver coalesced, several blocks the
+ *    segments of one repeat sent as a super-segment);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
