@@ -548,6 +548,15 @@ def test_a_sender_that_always_waits_past_dupthresh_shows_no_lost_repair_by_it():
     assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
 
 
+def test_a_burst_lost_whole_repaired_after_such_data_counts_no_lost_repair_by_it():
+    """Two segments lost together (a TSO burst dropped at once) are repaired piece by piece as
+    the window allows; senders with a reordering window sent new data before such first repairs.
+    The DupThresh evidence is left to holes of one segment."""
+    _, _, d = analyze(short_path_receiver({**FIRST_REPAIRS, 200: 0.0015, 201: 0.0015}))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 7 and r["lost_repairs"] == 0 and r["lost_segments"] == 7
+
+
 def test_on_a_short_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lost_repair():
     """The lost-repair flow above on a path that delivered an original late before: new data
     sent after a repair may overtake it there."""
