@@ -526,6 +526,93 @@ def test_on_a_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lo
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
+def short_path_receiver(
+    repair_after_s: dict, rtt_s: float = 0.0005, step_s: float = 0.0001, segments: int = 220
+) -> Flow:
+    """At the receiver a of a sub-millisecond path (IPv4 IDs random): b's segments arrive
+    `step_s` apart, those in `repair_after_s` are lost and their repair arrives that long after
+    the segment that revealed the hole. a ACKs each arrival at once with SACK blocks, its TSval
+    ticking once a millisecond as Linux's does; each data segment echoes a's newest ACK sent at
+    least `rtt_s` before it arrived (the ACK the sender had heard when it sent it)."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
+    base, rng = 1001, np.random.default_rng(11)
+    start = t + 0.01
+    arrivals = [(k, start + step_s * k) for k in range(segments) if k not in repair_after_s]
+    arrivals += [(k, start + step_s * (k + 1) + after) for k, after in repair_after_s.items()]
+    acks: List[Tuple[float, int]] = []  # (time sent, TSval)
+    received: List[Tuple[int, int]] = []
+    for n, (k, when) in enumerate(sorted(arrivals, key=lambda a: a[1])):
+        echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
+        seq = base + k * MSS
+        f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=9000 + n, tsecr=echo)
+        received.append((seq, seq + MSS))
+        cum = base
+        while any(lo == cum for lo, _ in received):
+            cum += MSS
+        tsval = 100 + int((when + 0.00001) * 1000)
+        acks.append((when + 0.00001, tsval))
+        f.add(when + 0.00001, 0, 5001, cum, ttl=64, tsval=tsval, tsecr=9000 + n, sack=merged_blocks(received, cum))
+    return f
+
+
+# Holes whose first repair arrives a round trip (0.5 ms) and a few segments after them, on a
+# path where a's TSval ticks once while the last one is open: 0.35 ms after its hole opened.
+FIRST_REPAIRS = {19: 0.0007, 59: 0.00075, 99: 0.0007, 139: 0.00075, 179: 0.0007}
+
+
+def test_on_a_short_path_new_data_sent_after_the_sender_heard_dupthresh_above_a_hole_counts_its_lost_repair():
+    """A sender repairs a hole once the receiver SACKed three segments above it (RFC 6675's
+    DupThresh; Linux's RACK then waits no reordering window), before any new data. The last
+    hole's repair comes two round trips after it: new data that echoes an ACK sent after a
+    reported three segments above it arrived first, so the first repair was lost. The hole's
+    age alone (1.5 ms, under a TSval tick and any timer) does not tell."""
+    _, _, d = analyze(short_path_receiver({**FIRST_REPAIRS, 200: 0.0015}))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == 1 and r["lost_segments"] == 7
+
+
+def test_on_a_short_path_a_first_repair_a_round_trip_after_its_hole_is_not_a_lost_one():
+    _, _, d = analyze(short_path_receiver({**FIRST_REPAIRS, 200: 0.0007}))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+
+
+def test_a_sender_that_always_waits_past_dupthresh_shows_no_lost_repair_by_it():
+    """A sender that has seen reordering waits longer than DupThresh (Linux raises its
+    reordering threshold and RACK's window): every repair comes after data that echoed three
+    segments above its hole, as late as the others. Its habit, not a lost repair."""
+    _, _, d = analyze(short_path_receiver({k + 1: 0.0015 for k in FIRST_REPAIRS} | {200: 0.0015}))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+
+
+def test_a_burst_lost_whole_repaired_after_such_data_counts_no_lost_repair_by_it():
+    """Two segments lost together (a TSO burst dropped at once) are repaired piece by piece as
+    the window allows; senders with a reordering window sent new data before such first repairs.
+    The DupThresh evidence is left to holes of one segment."""
+    _, _, d = analyze(short_path_receiver({**FIRST_REPAIRS, 200: 0.0015, 201: 0.0015}))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 7 and r["lost_repairs"] == 0 and r["lost_segments"] == 7
+
+
+def test_on_a_short_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lost_repair():
+    """The lost-repair flow above on a path that delivered an original late before: new data
+    sent after a repair may overtake it there."""
+    f = short_path_receiver({**FIRST_REPAIRS, 200: 0.0015})
+    data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
+    one, two = data[1], data[2]
+    for key in ("seq", "tsval"):
+        f.rows[one][key], f.rows[two][key] = f.rows[two][key], f.rows[one][key]
+    f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS
+    f.rows[one + 1]["sack"] = [(f.rows[one]["seq"], f.rows[one]["seq"] + MSS)]
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 1
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+
+
 def transfer_after_a_pause(
     vantage: str, first_length: int, pause_s: float = 0.3, segments: int = 100, step_s: float = 0.001
 ) -> Flow:
