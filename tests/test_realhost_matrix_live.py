@@ -1,6 +1,6 @@
 """A few transfers of the committed real-host matrix, made for real and held to its tolerances.
 
-Each runs 3 s through three namespaces (root; iproute2, iptables, ip6tables, ethtool,
+Each runs 8 s through three namespaces (root; iproute2, iptables, ip6tables, ethtool,
 tcpdump, iperf3; skips otherwise) and is captured at the sender, the receiver, the router
 with `-i any` and the router's egress. The hosts' own counters must agree with each other
 and with the router's own account of every copy (each retransmission needed or
@@ -31,11 +31,15 @@ pytestmark = pytest.mark.skipif(
     reason="needs root, iproute2, iptables, ip6tables, ethtool, tcpdump, iperf3",
 )
 MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"
-DURATION_S = 3.0
+# 8 s, not 3: the downstream IPv6 count misses the lost repairs that leave no trace (about 1.6%
+# of the drops on the sub-millisecond gro-v6-p1-cubic-l2 path, a Poisson count), so its error's
+# spread shrinks with the drops a run holds: 20 fresh 3-second runs (~240 drops) read -1.6% +-
+# 0.9% and 1 of 20 passed the 3% tolerance; 8 s holds ~640 drops (spread ~0.5%).
+DURATION_S = 8.0
 # transfer -> the capture points held to the tolerances here. IPv6 downstream of the drops
-# counts holes and lost repairs (no IP ID). Five 3-second runs of the two IPv6 transfers read
-# -2.2% to -1.2% (cubic) and -2.8% to 0 (bbr, TSO bursts) at the receiver; a loss at the head
-# of the data that nothing after it revealed leaves no hole, so the count runs a little low.
+# counts holes and lost repairs (no IP ID); a loss at the head of the data that nothing after
+# it revealed leaves no hole, and on a path shorter than a TSval tick about half of the lost
+# repairs leave nothing to see, so the count runs a little low.
 # The bbr transfer's sender (+5.2%) and -i any (+8%) read high while a TSO repeat D-SACKed a
 # segment at a time went unrecognised; both now hold (22 of 22 captures, s20). Its receiver
 # and egress captures still read -4.2% to -6.0% in 3 of those 22 (holes that leave no trace
