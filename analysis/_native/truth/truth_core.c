@@ -1128,21 +1128,26 @@ static int64_t recent_rtt_max_ns(const direction_state *s) {
     return m;
 }
 
-/* The median of the newest receiver-side RTT samples, 0 none. A sample from data the sender
- * held back (a timeout, a loss probe) is the sender's wait, not the path's: the median stays
- * with the path while a few such samples come in. */
-static int64_t recent_rtt_median_ns(const direction_state *s) {
-    int64_t v[RECENT_RTT_SAMPLES];
-    int n = s->recent_rtt_len;
-    if (n == 0) return 0;
-    for (int j = 0; j < n; j++) { /* insertion sort: at most 8 entries */
-        int64_t x = s->recent_rtt_ns[j];
+/* The median of n values (at most MEDIAN_VALUES_MAX: the recent RTT samples, the recently
+ * repaired holes), 0 none. */
+#define MEDIAN_VALUES_MAX (SACKED_PAST_RECENT > RECENT_RTT_SAMPLES ? SACKED_PAST_RECENT : RECENT_RTT_SAMPLES)
+static int64_t median_of(const int64_t *values, int n) {
+    int64_t v[MEDIAN_VALUES_MAX];
+    if (n <= 0) return 0;
+    if (n > MEDIAN_VALUES_MAX) n = MEDIAN_VALUES_MAX;
+    for (int j = 0; j < n; j++) { /* insertion sort: a few entries */
+        int64_t x = values[j];
         int k = j;
         for (; k > 0 && v[k - 1] > x; k--) v[k] = v[k - 1];
         v[k] = x;
     }
     return v[n / 2];
 }
+
+/* The median of the newest receiver-side RTT samples, 0 none. A sample from data the sender
+ * held back (a timeout, a loss probe) is the sender's wait, not the path's: the median stays
+ * with the path while a few such samples come in. */
+static int64_t recent_rtt_median_ns(const direction_state *s) { return median_of(s->recent_rtt_ns, s->recent_rtt_len); }
 
 /* How long after its hole opened a first repair can fill it (FIRST_REPAIR_RTTS). */
 static int64_t first_repair_within_ns(const direction_state *s) {
@@ -1179,19 +1184,6 @@ static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
     return ticks < 0 || (ticks == 0 && min_rtt_ns > TSVAL_TICK_MAX_NS);
 }
 
-/* The median of n (at most SACKED_PAST_RECENT) values of the recently repaired holes, 0 none. */
-static int64_t recent_repairs_median(const int64_t *values, int n) {
-    int64_t v[SACKED_PAST_RECENT];
-    if (n == 0) return 0;
-    for (int j = 0; j < n; j++) { /* insertion sort: at most 16 entries */
-        int64_t x = values[j];
-        int k = j;
-        for (; k > 0 && v[k - 1] > x; k--) v[k] = v[k - 1];
-        v[k] = x;
-    }
-    return v[n / 2];
-}
-
 /* A repair of the hole h, open hole_age_ns, arriving now: whether new data that
  * arrived before it had left after the sender heard DupThresh segments above the hole, more
  * than the sender's habit, and the repair came a round trip later than its first repairs do
@@ -1200,8 +1192,8 @@ static int repair_sacked_past(const pass *ps, int64_t d, const hole *h, int64_t 
     int64_t hole_hi = h->hi;
     direction_state *s = &ps->dirs[d];
     int64_t above = s->echoed_reported_hi > hole_hi ? s->echoed_reported_hi - hole_hi : 0;
-    int64_t above_median = recent_repairs_median(s->sacked_past, s->sacked_past_len);
-    int64_t age_median_ns = recent_repairs_median(s->repair_age_ns, s->sacked_past_len);
+    int64_t above_median = median_of(s->sacked_past, s->sacked_past_len);
+    int64_t age_median_ns = median_of(s->repair_age_ns, s->sacked_past_len);
     /* segment sizes, sequence spans and clocks out of range (a fuzzed table) decide nothing */
     int in_range = s->mss > 0 && s->mss < INT64_MAX / 4 / DUPTHRESH_SEGMENTS &&
                    above_median < INT64_MAX / 4 / SACKED_PAST_MEDIAN_FACTOR && age_median_ns < INT64_MAX / 2;
