@@ -482,18 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
         "said so, when this host has no netem and delay, jitter or reordering is asked for)",
     )
     run.add_argument("--no-vm", action="store_true", help="never boot a VM, even when this host has no netem")
-    run.add_argument(
-        "--kernel",
-        help="with --vm: the kernel version to boot (default: the newest installed with "
-        "headers and modules, e.g. 6.12.117+deb12-amd64)",
-    )
-    run.add_argument(
-        "--vm-cpus",
-        type=int,
-        choices=range(1, 9),
-        metavar="N",
-        help=f"with --vm: the guest's virtual CPUs (default {vm.GUEST_CPUS}; under TCG each is a host thread)",
-    )
+    vm.add_guest_arguments(run)
     run.add_argument("--no-module", action="store_true", help="with --vm: do not build and load tcp_spline.ko")
     run.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--guest-resume", action="store_true", help=argparse.SUPPRESS)

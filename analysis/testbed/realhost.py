@@ -5,8 +5,17 @@ Topology, three network namespaces of our own (`rhsnd-<tag>`, `rhrtr-<tag>`, `rh
     sender rhs0 --veth-- rhr0 router rhr1 --veth-- rhc0 receiver
     10.72.1.1           10.72.1.2   10.72.2.2      10.72.2.1
     fd72:1::1           fd72:1::2   fd72:2::2      fd72:2::1
-                                   egress rhr1: tbf (the bottleneck, unless unshaped)
+                        egress rhr0: [netem ack_delay]    egress rhr1: [netem delay +- jitter] + tbf
                         FORWARD: random drop of data (rhr0 -> rhr1) and of pure ACKs (rhr1 -> rhr0)
+
+Delay sits on the router's two egresses (data path to the receiver, ACK path to the
+sender), after its FORWARD drops: the router's captures see the path from its middle.
+Jitter is on the data path; netem keeps the packets in order unless the transfer lets
+them pass each other (`jitter_reorders`): with a `rate` set, netem sends no packet before
+the one queued ahead of it (a packet delayed longer holds back those behind it, and they
+leave in a burst, as behind a Wi-Fi link's retries), so it gets a rate far above any
+link here, which then costs each packet a fraction of a microsecond. The tbf bottleneck
+is netem's child: the queue forms after the delay, at the rate.
 
 iperf3 -P N runs in the sender (data flows sender -> receiver) from client ports
 CLIENT_PORT .. CLIENT_PORT + N - 1, so the rules can tell its data connections from
@@ -47,6 +56,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -66,11 +76,15 @@ TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32  # Linux sends timestamps on every data se
 IP_HEADER_BYTES = {4: 20, 6: 40}
 MAX_SEGMENTS_PER_PACKET = 46  # a 64 KiB GSO packet of 1,428-byte segments
 PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}  # IP + TCP header with every option (SACK blocks)
-ROUTER_QUEUE_MS = 100.0
+NETEM_ORDER_RATE = "100gbit"  # netem's `rate` only to keep order: ~0.1 us per 1500-byte packet
+NETEM_LIMIT_PACKETS = 100_000  # > a 200 ms path's flight at 1 Gbit/s (~17k packets): netem never drops
 SNAPLEN_BYTES = 128
 IPERF3_GRACE_S = 25.0
 LOSS_CHAIN = "RHLOSS"
 LOSS_ENDS_BEFORE_TEST_END_S = 0.5  # the last flight is never dropped: see run_transfer
+# ... plus this many of the path's added round trips, for a drop's repair (an RTO is
+# srtt + 4 rttvar, at least 200 ms) and the repair of a dropped repair to pass the router
+LOSS_ENDS_BEFORE_TEST_END_RTTS = 4.0
 CAPTURE_TAIL_S = 1.5  # > tcpdump's 1 s buffer timeout, so its last block is written
 
 ADDRESSES: Dict[int, Dict[str, Any]] = {
@@ -211,10 +225,6 @@ def firewall_binary(family: int) -> str:
     return "iptables" if family == 4 else "ip6tables"
 
 
-def add_rule(namespace_name: str, family: int, rule: List[str]) -> None:
-    netns.run_command([firewall_binary(family), "-w", *rule], namespace=namespace_name)
-
-
 def rule_counters(namespace_name: str, family: int, chain: str) -> Tuple[Dict[str, int], str]:
     """`{comment: packets}` for the rules of `chain` that carry a comment, and the listing."""
     text = netns.run_command(
@@ -256,6 +266,54 @@ def build_hosts(stack: ExitStack, tag: str) -> Dict[str, str]:
     return names
 
 
+def router_qdisc_commands(transfer: Transfer) -> List[List[str]]:
+    """`tc` argv (run in the router) for the transfer's path: netem delay (and jitter) on each
+    egress that has any, the tbf bottleneck towards the receiver (netem's child when both)."""
+    commands: List[List[str]] = []
+    data_device, ack_device = DEVICES["router_r"], DEVICES["router_s"]
+    tbf = (
+        [
+            "tbf",
+            "rate",
+            f"{transfer.rate_bps}bit",
+            "burst",
+            str(netns.tbf_burst_bytes(transfer.rate_bps)),
+            "limit",
+            str(netns.tbf_limit_bytes(transfer.rate_bps, transfer.queue_ms)),
+        ]
+        if transfer.rate_bps > 0
+        else []
+    )
+    if transfer.delay_ms > 0 or transfer.jitter_ms > 0:
+        netem = ["netem", "delay", f"{transfer.delay_ms:g}ms"]
+        if transfer.jitter_ms > 0:
+            netem.append(f"{transfer.jitter_ms:g}ms")
+            if not transfer.jitter_reorders:
+                netem += ["rate", NETEM_ORDER_RATE]
+        netem += ["limit", str(NETEM_LIMIT_PACKETS)]
+        commands.append(["tc", "qdisc", "add", "dev", data_device, "root", "handle", "1:", *netem])
+        if tbf:
+            commands.append(["tc", "qdisc", "add", "dev", data_device, "parent", "1:", "handle", "2:", *tbf])
+    elif tbf:
+        commands.append(["tc", "qdisc", "add", "dev", data_device, "root", "handle", "1:", *tbf])
+    if transfer.ack_delay_ms > 0:
+        netem = ["netem", "delay", f"{transfer.ack_delay_ms:g}ms", "limit", str(NETEM_LIMIT_PACKETS)]
+        commands.append(["tc", "qdisc", "add", "dev", ack_device, "root", "handle", "1:", *netem])
+    return commands
+
+
+def root_qdisc_drops(text: str) -> int:
+    """The drops `tc -s qdisc show` gives its first (root) qdisc: netem counts its tbf child's
+    drops as its own, so a sum over both would count each twice."""
+    found = re.search(r"\bdropped (\d+)", text)
+    return int(found.group(1)) if found else 0
+
+
+def loss_ends_before_test_end_s(transfer: Transfer) -> float:
+    """How long before iperf3's end the router stops dropping: every drop is repaired in time."""
+    return LOSS_ENDS_BEFORE_TEST_END_S + LOSS_ENDS_BEFORE_TEST_END_RTTS * transfer.added_rtt_ms / 1000.0
+
+
 def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
     if transfer.receiver_gro:
         netns.run_command(["ethtool", "-K", DEVICES["receiver"], "gro", "on"], namespace=names["rcv"])
@@ -263,16 +321,14 @@ def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
         netns.run_command(["ethtool", "-K", DEVICES["sender"], "tso", "on", "gso", "on"], namespace=names["snd"])
 
 
-def add_segment_chain(namespace_name: str, family: int, chain: str, final: List[str]) -> None:
+def add_segment_chain(rules: List[List[str]], family: int, chain: str, final: List[str]) -> None:
     """A chain counting each packet in the bucket of its segment count, ending in `final` (e.g. DROP)."""
-    add_rule(namespace_name, family, ["-N", chain])
+    rules.append(["-N", chain])
     for k, low, high in segment_buckets(family):
-        add_rule(
-            namespace_name,
-            family,
+        rules.append(
             ["-A", chain, "-m", "length", "--length", f"{low}:{high}", "-m", "comment", "--comment", f"seg{k}"],
         )
-    add_rule(namespace_name, family, ["-A", chain, "-m", "comment", "--comment", "packets", *final])
+    rules.append(["-A", chain, "-m", "comment", "--comment", "packets", *final])
 
 
 def data_match(family: int, client_ports: List[int]) -> List[str]:
@@ -305,19 +361,18 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
     """
     family = transfer.family
     data = data_match(family, client_ports)
-    add_segment_chain(names["snd"], family, "RHSENT", [])
-    add_rule(names["snd"], family, ["-A", "OUTPUT", "-o", DEVICES["sender"], *data, "-j", "RHSENT"])
-    add_segment_chain(names["rcv"], family, "RHARRIVED", [])
-    add_rule(names["rcv"], family, ["-A", "INPUT", "-i", DEVICES["receiver"], *data, "-j", "RHARRIVED"])
-    add_segment_chain(names["rtr"], family, "RHDROP", ["-j", "DROP"])
-    add_rule(names["rtr"], family, ["-N", "RHACKDROP"])
-    add_rule(names["rtr"], family, ["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
-    add_rule(names["rtr"], family, ["-N", LOSS_CHAIN])
-    add_rule(names["rtr"], family, ["-A", "FORWARD", "-j", LOSS_CHAIN])
+    batch: Dict[str, List[List[str]]] = {name: [] for name in names.values()}
+    add_segment_chain(batch[names["snd"]], family, "RHSENT", [])
+    batch[names["snd"]].append(["-A", "OUTPUT", "-o", DEVICES["sender"], *data, "-j", "RHSENT"])
+    add_segment_chain(batch[names["rcv"]], family, "RHARRIVED", [])
+    batch[names["rcv"]].append(["-A", "INPUT", "-i", DEVICES["receiver"], *data, "-j", "RHARRIVED"])
+    add_segment_chain(batch[names["rtr"]], family, "RHDROP", ["-j", "DROP"])
+    batch[names["rtr"]].append(["-N", "RHACKDROP"])
+    batch[names["rtr"]].append(["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+    batch[names["rtr"]].append(["-N", LOSS_CHAIN])
+    batch[names["rtr"]].append(["-A", "FORWARD", "-j", LOSS_CHAIN])
     if transfer.data_loss > 0:
-        add_rule(
-            names["rtr"],
-            family,
+        batch[names["rtr"]].append(
             [
                 "-A",
                 LOSS_CHAIN,
@@ -352,9 +407,7 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
             "--length",
             f"0:{PURE_ACK_MAX_IP_BYTES[family]}",
         ]
-        add_rule(
-            names["rtr"],
-            family,
+        batch[names["rtr"]].append(
             [
                 "-A",
                 LOSS_CHAIN,
@@ -373,6 +426,27 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
                 "RHACKDROP",
             ],
         )
+    for namespace_name, rules in batch.items():
+        apply_rules(namespace_name, family, rules)
+
+
+def restore_text(rules: List[List[str]]) -> str:
+    """`iptables-restore --noflush` input for the filter table: each `-N` a chain declared
+    (before any rule, as the format wants), each other rule a line, in order."""
+    chains = [f":{rule[1]} - [0:0]" for rule in rules if rule[0] == "-N"]
+    lines = [" ".join(rule) for rule in rules if rule[0] != "-N"]
+    return "\n".join(["*filter", *chains, *lines, "COMMIT", ""])
+
+
+def apply_rules(namespace_name: str, family: int, rules: List[List[str]]) -> None:
+    """All of `rules` in one `iptables-restore` (~140 rules: one process instead of one
+    each, which took ~2 minutes of a transfer's set-up in a guest under QEMU TCG)."""
+    if not rules:
+        return
+    argv = netns.in_namespace([f"{firewall_binary(family)}-restore", "-w", "--noflush"], namespace_name)
+    completed = subprocess.run(argv, input=restore_text(rules), capture_output=True, text=True, timeout=60.0)
+    if completed.returncode != 0:
+        raise TestbedError(f"{' '.join(argv)} failed: {completed.stderr.strip() or completed.stdout.strip()}")
 
 
 def stop_loss(router: str, family: int) -> None:
@@ -519,8 +593,10 @@ def router_retransmission_truth(
     return {"retransmissions": summary, "retransmitted_copies": copies}
 
 
-def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
-    """Build the hosts, run `transfer` once, collect captures and truth, remove the hosts."""
+def run_transfer(transfer: Transfer, run_dir: Path, tag: str, router_truth: bool = True) -> TransferRecord:
+    """Build the hosts, run `transfer` once, collect captures and truth, remove the hosts.
+    Without `router_truth` the retransmissions are not followed through the router's captures
+    here (a guest under TCG leaves that to the host: `load_records` does it)."""
     started_s = time.monotonic()
     run_dir.mkdir(parents=True, exist_ok=True)
     family = transfer.family
@@ -530,8 +606,8 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
     with ExitStack() as stack:
         names = build_hosts(stack, tag)
         set_offloads(names, transfer)
-        if transfer.rate_bps > 0:
-            netns.shape_egress(names["rtr"], DEVICES["router_r"], transfer.rate_bps, ROUTER_QUEUE_MS)
+        for command in router_qdisc_commands(transfer):
+            netns.run_command(command, namespace=names["rtr"])
         install_rules(names, transfer, client_ports)
         netns.reserve_client_ports(names["snd"], client_ports)
 
@@ -591,7 +667,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         # while a window of data is still in flight; a segment dropped there is never
         # retransmitted and no capture point but the router could know it was lost. So the
         # router stops dropping half a second before the test's end: every drop is repaired.
-        if client.wait(max(0.0, transfer.duration_s - LOSS_ENDS_BEFORE_TEST_END_S)) is None:
+        if client.wait(max(0.0, transfer.duration_s - loss_ends_before_test_end_s(transfer))) is None:
             stop_loss(names["rtr"], family)
         status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
         if status is None:
@@ -607,9 +683,11 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         arrived, arrived_text = rule_counters(names["rcv"], family, "RHARRIVED")
         qdisc: Dict[str, Any] = (
             netns.qdisc_statistics(names["rtr"], DEVICES["router_r"])
-            if transfer.rate_bps > 0
+            if transfer.rate_bps > 0 or transfer.needs_netem
             else {"dropped": 0, "text": ""}
         )
+        if transfer.ack_delay_ms > 0:
+            qdisc["text"] += netns.qdisc_statistics(names["rtr"], DEVICES["router_s"])["text"]
 
     try:
         document = json.loads((run_dir / "iperf3.json").read_text(encoding="utf-8"))
@@ -639,7 +717,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
         data_drop_packets=drops.get("packets", 0),
         data_drop_segments=segments_from_buckets(drops),
         ack_drop_packets=forward.get("ack-drop", 0),
-        qdisc_drops=int(qdisc["dropped"]),
+        qdisc_drops=root_qdisc_drops(str(qdisc["text"])),
         sent_packets=sent.get("packets", 0),
         arrived_packets=arrived.get("packets", 0),
         tcpinfo_at_close={
@@ -648,8 +726,12 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str) -> TransferRecord:
             if port in client_ports
         },
         **iperf3_truth(document),
-        **router_retransmission_truth(
-            {vantage: Path(c.pcap) for vantage, c in captures.items()}, addresses["sender"], client_ports, family
+        **(
+            router_retransmission_truth(
+                {vantage: Path(c.pcap) for vantage, c in captures.items()}, addresses["sender"], client_ports, family
+            )
+            if router_truth
+            else {}
         ),
     )
     record = TransferRecord(

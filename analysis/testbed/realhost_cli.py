@@ -4,6 +4,13 @@
     spline-testbed realhost --matrix FILE --out DIR --only 'gro-v4-.*' --duration 3
     spline-testbed realhost --matrix FILE --out DIR --issue-cases     # the four cases of issue 8
     spline-testbed realhost --out DIR --reanalyse                     # compare again, no new transfers
+    spline-testbed realhost --vm --matrix capture/experiments/realhost-delay.toml --out DIR
+
+Transfers with delay or jitter need the netem qdisc. A host whose kernel has none refuses
+them before anything runs (they are never run without their delay); `--vm` runs the whole
+matrix in one boot of a stock kernel under QEMU (analysis/testbed/vm.py: virtme-ng, the
+host's root filesystem read-only, --out shared), and the host then follows the
+retransmissions through the router's captures and compares, as `--reanalyse` does.
 
 Writes DIR/runs/<transfer>/ (captures, iperf3.json, truth.json), DIR/results.csv and
 DIR/results.json; prints the agreement table on stdout, progress on stderr.
@@ -17,8 +24,9 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
+from . import vm
 from .errors import TestbedError
 from .realhost import router_retransmission_truth, run_transfer, transfer_tag
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
@@ -27,11 +35,25 @@ from .realhost_spec import Matrix, load_matrix, with_duration
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 
 
+def netem_refusal(matrix: Matrix, netem_available: bool) -> Optional[str]:
+    """Why the matrix cannot run on this host (None: it can): transfers with delay or jitter
+    and no netem here. Never run them without it: their captures would hold another path."""
+    delayed = [t.name for t in matrix.transfers if t.needs_netem]
+    if not delayed or netem_available:
+        return None
+    named = ", ".join(delayed[:3]) + (f" and {len(delayed) - 3} more" if len(delayed) > 3 else "")
+    return (
+        f"this kernel has no netem qdisc, so the delay and jitter of {named} cannot be applied here, "
+        "and a transfer never runs without them: add --vm to run the matrix in a stock kernel that "
+        "has netem (QEMU, virtme-ng), or leave those transfers out (--only)"
+    )
+
+
 def check_realhost_host(matrix: Matrix) -> None:
-    """Fail before anything starts: root, tools, congestion controls."""
+    """Fail before anything starts: root, tools, congestion controls, netem where asked for."""
     import shutil
 
-    from .cli import available_ccas
+    from .cli import NAMESPACE_PREFIX, available_ccas, detect_netem
 
     if os.geteuid() != 0:
         raise TestbedError("spline-testbed realhost needs root (network namespaces, iptables, tcpdump)")
@@ -41,6 +63,91 @@ def check_realhost_host(matrix: Matrix) -> None:
     unknown = sorted({t.cca for t in matrix.transfers} - set(available_ccas()))
     if unknown:
         raise TestbedError(f"congestion control not available here: {', '.join(unknown)}")
+    if any(t.needs_netem for t in matrix.transfers):
+        refusal = netem_refusal(matrix, detect_netem(f"{NAMESPACE_PREFIX}-{os.getpid()}"))
+        if refusal:
+            raise TestbedError(refusal)
+
+
+def finished_transfers(out_dir: Path) -> set:
+    """The names of the transfers under DIR/runs that wrote their truth.json."""
+    return {path.parent.name for path in (out_dir / "runs").glob("*/truth.json")}
+
+
+def guest_arguments(args: argparse.Namespace, out_dir: Path) -> List[str]:
+    """`spline-testbed realhost` as the user asked, for the guest: make the transfers only."""
+    argv = ["realhost", "--guest", "--matrix", str(Path(args.matrix).resolve()), "--out", str(out_dir.resolve())]
+    for pattern in args.only or []:
+        argv += ["--only", pattern]
+    if args.issue_cases:
+        argv.append("--issue-cases")
+    if args.duration is not None:
+        argv += ["--duration", f"{args.duration:g}"]
+    return argv
+
+
+def selected_matrix(args: argparse.Namespace) -> Matrix:
+    matrix = with_duration(load_matrix(Path(args.matrix)).select(args.only or []), args.duration)
+    if args.issue_cases:
+        matrix = Matrix([t for t in matrix.transfers if t.issue_case])
+    return matrix
+
+
+def make_transfers_in_vm(args: argparse.Namespace, matrix: Matrix, out_dir: Path) -> None:
+    """One boot of a stock kernel makes every transfer of `matrix` into `out_dir`/runs."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    warning = vm.tcg_rate_warning([t.rate_bps for t in matrix.transfers if t.rate_bps], vm.kvm_usable())
+    if warning:
+        print(f"spline-testbed: {warning}", file=sys.stderr)
+    args.no_module = "spline" not in {t.cca for t in matrix.transfers}
+    summary = vm.run_in_vm(
+        args,
+        [t.name for t in matrix.transfers],
+        max(t.duration_s for t in matrix.transfers),
+        out_dir,
+        lambda staging, out: None,  # the guest writes its transfers' folders in place
+        ".spline-realhost-guest-",
+        "--vm",
+        guest_argv_of=lambda ko: guest_arguments(args, out_dir),
+        finished_of=finished_transfers,
+    )
+    print(
+        f"spline-testbed: VM ({summary['kernel']}, {summary['accel']}): {summary['runs_recovered']} of "
+        f"{len(matrix.transfers)} transfers made, {summary['wall_time_s']:.1f} s",
+        file=sys.stderr,
+    )
+    if summary["interrupted"]:
+        raise KeyboardInterrupt
+    missing = [t.name for t in matrix.transfers if t.name not in finished_transfers(out_dir)]
+    if missing:
+        fault = f" ({'; '.join(summary['guest_faults'])})" if summary["guest_faults"] else ""
+        raise TestbedError(
+            f"the VM did not make {', '.join(missing)}{fault}; its console: {out_dir / 'vm-console.log'}"
+        )
+
+
+def make_transfers_in_guest(args: argparse.Namespace, matrix: Matrix, out_dir: Path) -> None:
+    """In the guest: the transfers only, with progress lines the host reads; the router's
+    account of each retransmission and the comparison are left to the host (TCG is slow)."""
+    from .cli import draw_progress
+
+    for note in vm.prepare_guest(None):
+        print(f"spline-testbed: guest: {note}", file=sys.stderr)
+    check_realhost_host(matrix)
+    done = finished_transfers(out_dir) if args.guest_resume else set()
+    started_s = time.monotonic()
+    total = len(matrix.transfers)
+    draw_progress(len(done), total, "starting", started_s, False)
+    for number, transfer in enumerate(matrix.transfers, start=1):
+        if transfer.name in done:
+            continue
+        draw_progress(number - 1, total, f"running {transfer.name}", started_s, False)
+        record = run_transfer(
+            transfer, out_dir / "runs" / transfer.name, transfer_tag(number), router_truth=False
+        ).to_json()
+        record["order"] = number
+        (Path(record["run_dir"]) / "truth.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        draw_progress(number, total, f"{transfer.name} ({record['wall_time_s']:.1f} s)", started_s, False)
 
 
 def load_records(out_dir: Path) -> List[Dict[str, Any]]:
@@ -66,12 +173,21 @@ def command_realhost(args: argparse.Namespace) -> int:
         records = load_records(out_dir)
         if not records:
             raise TestbedError(f"no finished transfers under {out_dir}/runs")
+    elif args.guest:
+        make_transfers_in_guest(args, selected_matrix(args), out_dir)
+        return 0
+    elif args.vm:
+        if not args.matrix:
+            raise TestbedError("--matrix FILE is needed")
+        matrix = selected_matrix(args)
+        if (out_dir / "results.csv").exists() and not args.force:
+            raise TestbedError(f"{out_dir}/results.csv exists; choose another --out or pass --force")
+        make_transfers_in_vm(args, matrix, out_dir)
+        records = [r for r in load_records(out_dir) if r["transfer"]["name"] in {t.name for t in matrix.transfers}]
     else:
         if not args.matrix:
             raise TestbedError("--matrix FILE is needed (or --reanalyse to compare a finished run again)")
-        matrix = with_duration(load_matrix(Path(args.matrix)).select(args.only or []), args.duration)
-        if args.issue_cases:
-            matrix = Matrix([t for t in matrix.transfers if t.issue_case])
+        matrix = selected_matrix(args)
         check_realhost_host(matrix)
         if (out_dir / "results.csv").exists() and not args.force:
             raise TestbedError(f"{out_dir}/results.csv exists; choose another --out or pass --force")
@@ -120,4 +236,13 @@ def add_parser(commands) -> None:
     parser.add_argument("--duration", type=float, help="seconds per transfer, overriding the file")
     parser.add_argument("--reanalyse", action="store_true", help="compare the transfers already in --out again")
     parser.add_argument("--force", action="store_true", help="overwrite results in --out")
+    parser.add_argument(
+        "--vm",
+        action="store_true",
+        help="make the transfers in one boot of an installed stock kernel under QEMU (virtme-ng), "
+        "which has netem for delay and jitter; compare on this host",
+    )
+    vm.add_guest_arguments(parser)
+    parser.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--guest-resume", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=command_realhost)

@@ -18,6 +18,18 @@ tables; each transfer takes the defaults and overrides some of them:
     data_loss = "1%"          # router FORWARD, sender -> receiver data segments
     ack_loss = "0%"           # router FORWARD, receiver -> sender pure ACKs
     receiver_buffer_kib = 64  # tcpdump -B at the receiver only (makes the kernel drop)
+    delay = "40ms"            # netem on the router's egress to the receiver: the data path
+    ack_delay = "40ms"        # netem on the router's egress to the sender: the ACK path
+    jitter = "10ms"           # the data path's delay varies within delay +- jitter ...
+    jitter_reorders = false   # ... in order (as a Wi-Fi link's queue does), or packets pass each other
+    queue_ms = 100            # the router's tbf queue, in ms at the rate
+
+The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
+its captures see the path from its middle, the sender's capture sees the whole round trip
+after each data segment and the receiver's the whole round trip after each ACK. Delay and
+jitter need the netem qdisc: a host whose kernel has none refuses such a transfer (it never
+runs one without its delay); `spline-testbed realhost --vm` runs the matrix in a stock kernel
+that has it.
 
 Offloads name what is on: `gro` at the receiver's veth (coalesced frames in its capture),
 `tso` = TSO and GSO at the sender's veth (super-segments in the sender's capture and through
@@ -32,7 +44,7 @@ from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .errors import TestbedError
-from .matrix import parse_duration_s, parse_probability, parse_rate_bps, read_toml
+from .matrix import parse_duration_s, parse_probability, parse_rate_bps, parse_time_ms, read_toml
 
 DEFAULT_VANTAGES = ("sender", "receiver", "router-any", "router-out")
 VANTAGES = DEFAULT_VANTAGES + ("router-in",)  # router-in: the router's interface from the sender, before its drops
@@ -40,6 +52,7 @@ OFFLOADS = ("off", "gro", "tso", "tso+gro")
 FAMILIES = (4, 6)
 CCAS = ("cubic", "bbr", "reno")
 DEFAULT_BUFFER_KIB = 8192
+DEFAULT_QUEUE_MS = 100.0  # the router's tbf queue at the rate: ~1 BDP of a 100 ms path
 
 # Tolerances of issue 8, as fractions of the truth.
 LOST_TOLERANCE = {"sender": 0.02, "receiver": 0.03, "router-any": 0.03, "router-out": 0.03, "router-in": 0.03}
@@ -65,6 +78,20 @@ class Transfer:
     receiver_buffer_kib: Optional[int] = None
     note: str = ""
     issue_case: int = 0  # 1-4: the row of issue 8's table this transfer remakes
+    delay_ms: float = 0.0  # netem, one way, on the data path (router -> receiver)
+    ack_delay_ms: float = 0.0  # netem, one way, on the ACK path (router -> sender)
+    jitter_ms: float = 0.0  # netem, on the data path: each packet's delay within delay_ms +- jitter_ms
+    jitter_reorders: bool = False  # False: packets keep their order (netem `rate` holds it)
+    queue_ms: float = DEFAULT_QUEUE_MS
+
+    @property
+    def needs_netem(self) -> bool:
+        return self.delay_ms > 0 or self.ack_delay_ms > 0 or self.jitter_ms > 0
+
+    @property
+    def added_rtt_ms(self) -> float:
+        """The round trip netem adds at its longest (queueing not counted)."""
+        return self.delay_ms + self.jitter_ms + self.ack_delay_ms
 
     @property
     def receiver_gro(self) -> bool:
@@ -111,6 +138,11 @@ KNOWN_KEYS = {
     "receiver_buffer_kib",
     "note",
     "issue_case",
+    "delay",
+    "ack_delay",
+    "jitter",
+    "jitter_reorders",
+    "queue_ms",
 }
 
 
@@ -138,6 +170,18 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     rate_text = str(merged.get("rate", "100mbit"))
     rate_bps = 0 if rate_text.strip() in ("0", "unshaped", "") else int(parse_rate_bps(rate_text).value)
     receiver_buffer = merged.get("receiver_buffer_kib")
+    delay_ms = parse_time_ms(str(merged.get("delay", "0ms"))).value
+    jitter_ms = parse_time_ms(str(merged.get("jitter", "0ms"))).value
+    if jitter_ms > delay_ms:
+        raise TestbedError(
+            f"{name}: jitter {jitter_ms:g} ms above delay {delay_ms:g} ms: netem would cut the delays at 0"
+        )
+    jitter_reorders = merged.get("jitter_reorders", False)
+    if not isinstance(jitter_reorders, bool):
+        raise TestbedError(f"{name}: jitter_reorders: true or false")
+    queue_ms = float(merged.get("queue_ms", DEFAULT_QUEUE_MS))
+    if not queue_ms > 0:
+        raise TestbedError(f"{name}: queue_ms {queue_ms:g}: above 0")
     return Transfer(
         name=name,
         offloads=offloads,
@@ -153,6 +197,11 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         receiver_buffer_kib=int(receiver_buffer) if receiver_buffer is not None else None,
         note=str(merged.get("note", "")),
         issue_case=int(merged.get("issue_case", 0)),
+        delay_ms=delay_ms,
+        ack_delay_ms=parse_time_ms(str(merged.get("ack_delay", "0ms"))).value,
+        jitter_ms=jitter_ms,
+        jitter_reorders=jitter_reorders,
+        queue_ms=queue_ms,
     )
 
 

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 from queue import Empty, Queue
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import probe
 from .errors import TestbedError
@@ -185,6 +185,22 @@ def guest_arguments(args: argparse.Namespace, out_dir: Path, ko: Optional[Path])
     if ko is not None:
         argv += ["--guest-ko", str(ko)]
     return argv
+
+
+def add_guest_arguments(parser: argparse.ArgumentParser) -> None:
+    """--kernel and --vm-cpus, for a subcommand that has --vm."""
+    parser.add_argument(
+        "--kernel",
+        help="with --vm: the kernel version to boot (default: the newest installed with "
+        "headers and modules, e.g. 6.12.117+deb12-amd64)",
+    )
+    parser.add_argument(
+        "--vm-cpus",
+        type=int,
+        choices=range(1, 9),
+        metavar="N",
+        help=f"with --vm: the guest's virtual CPUs (default {GUEST_CPUS}; under TCG each is a host thread)",
+    )
 
 
 def vng_command(
@@ -446,10 +462,14 @@ def run_in_vm(
     publish,
     staging_prefix: str,
     reason: str,
+    guest_argv_of: Optional[Callable[[Optional[Path]], List[str]]] = None,
+    finished_of: Callable[[Path], set] = finished_run_ids,
 ) -> Dict[str, Any]:
     """Boot the guest, run the matrix in it, relay its progress; a summary of the VM's costs.
     A guest that faulted or hung is stopped, its finished runs published, and a fresh guest
-    (GUEST_BOOTS in all) runs the rest."""
+    (GUEST_BOOTS in all) runs the rest. `guest_argv_of(ko)` is the guest's command line
+    (default: `spline-testbed run --guest` as the user asked), `finished_of(out_dir)` the run
+    ids it finished so far."""
     total_runs = len(run_ids)
     kernel = choose_kernel(getattr(args, "kernel", None))
     if shutil.which("qemu-system-x86_64") is None:
@@ -481,7 +501,9 @@ def run_in_vm(
             boots = 0
             for boot in range(1, GUEST_BOOTS + 1):
                 boots = boot
-                guest_argv = guest_arguments(args, out_dir, ko) + (["--guest-resume"] if boot > 1 else [])
+                guest_argv = (guest_argv_of(ko) if guest_argv_of else guest_arguments(args, out_dir, ko)) + (
+                    ["--guest-resume"] if boot > 1 else []
+                )
                 crash_after = getattr(args, "guest_crash_after", None)
                 if boot == 1 and crash_after:  # the suite's check of this very loop
                     guest_argv += ["--guest-crash-after", str(crash_after)]
@@ -501,7 +523,7 @@ def run_in_vm(
                 if fault is None or interrupted:
                     break
                 faults.append(fault)
-                left = [run_id for run_id in run_ids if run_id not in finished_run_ids(out_dir)]
+                left = [run_id for run_id in run_ids if run_id not in finished_of(out_dir)]
                 if not left or boot == GUEST_BOOTS:
                     break
                 print(
@@ -526,7 +548,7 @@ def run_in_vm(
         "boots": boots,
         "run_costs_s": run_costs_s,
         "wall_time_s": wall_s,
-        "runs_recovered": len(finished_run_ids(out_dir)),
+        "runs_recovered": len(finished_of(out_dir)),
         "guest_faults": faults,
     }
 
