@@ -17,7 +17,7 @@ from spline_analysis.testbed.realhost import (
     router_qdisc_commands,
 )
 from spline_analysis.testbed.realhost_cli import netem_refusal
-from spline_analysis.testbed.realhost_spec import Matrix, load_matrix, matrix_from_document
+from spline_analysis.testbed.realhost_spec import Matrix, expected_warnings, load_matrix, matrix_from_document
 
 DELAY_MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-delay.toml"
 
@@ -147,3 +147,14 @@ def test_cli_refuses_a_delayed_transfer_on_a_kernel_without_netem(tmp_path, caps
     assert status == cli.EXIT_REFUSED
     assert "no netem qdisc" in capsys.readouterr().err
     assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_a_guest_may_step_its_capture_timestamps_back_and_a_queue_may_overflow_without_random_loss():
+    shaped = transfer(rate="10mbit", delay="10ms")
+    must, may = expected_warnings(shaped, "sender", 0)
+    assert "time_backwards" not in must | may
+    must, may = expected_warnings(shaped, "sender", 0, in_vm=True)
+    assert "time_backwards" in may and "time_backwards" not in must
+    must, may = expected_warnings(shaped, "router-any", 0)
+    assert "forwarding_drops" in may and "forwarding_drops" not in must
+    assert "forwarding_drops" not in set().union(*expected_warnings(transfer(rate="0"), "router-any", 0))

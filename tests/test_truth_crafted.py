@@ -13,7 +13,15 @@ import numpy as np
 import pytest
 
 from spline_analysis._core import truth
-from spline_analysis._core.columns import DECODE_IP_ID_VALID, MAX_SACK_BLOCKS, PACKET_COLUMNS, TCP_ACK, TCP_PSH, TCP_SYN
+from spline_analysis._core.columns import (
+    DECODE_IP_ID_VALID,
+    MAX_SACK_BLOCKS,
+    PACKET_COLUMNS,
+    TCP_ACK,
+    TCP_PSH,
+    TCP_RST,
+    TCP_SYN,
+)
 
 MSS = 1448
 A_ADDR = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 1])
@@ -673,6 +681,31 @@ def test_goodput_at_the_receiver_keeps_a_silence_after_full_segments_a_lost_wind
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver"
     assert abs(r["duration_s"] - 0.399) < 1e-6
+
+
+def test_goodput_at_the_receiver_ends_with_its_last_new_ack_not_the_window_arriving_after_its_reset():
+    """The receiver acknowledges 100 segments and resets the connection (iperf3 at its test's
+    end, a browser that aborts); the window in flight still arrives, over a one-way delay and
+    a queue (here 0.2 s). It was never delivered: goodput is over first data to last new ACK,
+    while the duration (and the throughput) still spans every data segment seen."""
+    f = Flow()
+    full = 1460
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    seq, start = 1001, t + 0.001
+    for k in range(100):
+        f.add(start + k * 0.001, 1, seq, 5001, length=full, ttl=61)
+        seq += full
+        f.add(start + k * 0.001 + 0.0001, 0, 5001, seq, ttl=64)
+    last_ack = start + 0.0991
+    f.add(last_ack + 0.0004, 0, 5001, seq, flags=TCP_RST | TCP_ACK, ttl=64)
+    for k in range(20):
+        f.add(last_ack + 0.01 * (k + 1), 1, seq, 5001, length=full, ttl=61)
+        seq += full
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["delivered_bytes"] == 100 * full
+    assert abs(r["goodput_bps"] - 100 * full * 8 / (last_ack - start)) < 1.0, r["goodput_bps"]
+    assert abs(r["duration_s"] - (last_ack + 0.2 - start)) < 1e-6
 
 
 def receiver_side_with_a_pause(last_length: int, pause_s: float) -> Flow:

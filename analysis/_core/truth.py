@@ -90,6 +90,7 @@ STAT_FIELDS = (
     "lost_inferred_sd_milli",
     "idle_ns",
     "first_acked_ts_ns",
+    "last_acked_ts_ns",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -635,7 +636,18 @@ def analyze_directions(
         seen = table["unique_bytes"] + table["capture_gap_bytes"]
         acked = table["acked_bytes"]
         table["delivered_bytes"] = np.where(acked > 0, np.minimum(seen, acked), seen)
-        table["goodput_bps"] = np.where(duration_s > 0, table["delivered_bytes"] * 8 / duration_s, np.nan)
+        # downstream of the sender, delivery ends with the last data, or with the receiver's
+        # last new ACK where data kept coming after it: the window in flight when the receiver
+        # reset the connection, which arrives up to a one-way delay and a queue later and is
+        # never delivered. (At the sender the times are sending times: the last data stays.)
+        last_acked = table["last_acked_ts_ns"]
+        delivery_end_ns = np.where(
+            ~is_sender_mode & (last_acked >= start_ns) & (last_acked < table["last_data_ts_ns"]),
+            last_acked,
+            table["last_data_ts_ns"],
+        )
+        delivery_s = (delivery_end_ns - start_ns - table["idle_ns"]) / 1e9
+        table["goodput_bps"] = np.where(delivery_s > 0, table["delivered_bytes"] * 8 / delivery_s, np.nan)
 
     # RTT statistics per row
     rtt_rows: List[Optional[Dict[str, float]]] = [None] * len(data_slots)

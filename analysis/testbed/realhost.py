@@ -209,6 +209,7 @@ class TransferRecord:
     rules_text: str
     qdisc_text: str
     wall_time_s: float = 0.0
+    in_vm: bool = False  # made in a guest kernel under QEMU (realhost --vm)
 
     def to_json(self) -> Dict:
         document = asdict(self)
@@ -593,10 +594,10 @@ def router_retransmission_truth(
     return {"retransmissions": summary, "retransmitted_copies": copies}
 
 
-def run_transfer(transfer: Transfer, run_dir: Path, tag: str, router_truth: bool = True) -> TransferRecord:
+def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = False) -> TransferRecord:
     """Build the hosts, run `transfer` once, collect captures and truth, remove the hosts.
-    Without `router_truth` the retransmissions are not followed through the router's captures
-    here (a guest under TCG leaves that to the host: `load_records` does it)."""
+    `in_vm`: this is a guest under QEMU, which leaves following the retransmissions through the
+    router's captures to the host (TCG is slow; `load_records` does it); the record says so."""
     started_s = time.monotonic()
     run_dir.mkdir(parents=True, exist_ok=True)
     family = transfer.family
@@ -730,7 +731,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, router_truth: bool
             router_retransmission_truth(
                 {vantage: Path(c.pcap) for vantage, c in captures.items()}, addresses["sender"], client_ports, family
             )
-            if router_truth
+            if not in_vm
             else {}
         ),
     )
@@ -744,6 +745,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, router_truth: bool
         rules_text="\n".join((sent_text, forward_text, rules_text, arrived_text)),
         qdisc_text=str(qdisc["text"]),
         wall_time_s=time.monotonic() - started_s,
+        in_vm=in_vm,
     )
     (run_dir / "truth.json").write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
     return record

@@ -142,9 +142,7 @@ def make_transfers_in_guest(args: argparse.Namespace, matrix: Matrix, out_dir: P
         if transfer.name in done:
             continue
         draw_progress(number - 1, total, f"running {transfer.name}", started_s, False)
-        record = run_transfer(
-            transfer, out_dir / "runs" / transfer.name, transfer_tag(number), router_truth=False
-        ).to_json()
+        record = run_transfer(transfer, out_dir / "runs" / transfer.name, transfer_tag(number), in_vm=True).to_json()
         record["order"] = number
         (Path(record["run_dir"]) / "truth.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         draw_progress(number, total, f"{transfer.name} ({record['wall_time_s']:.1f} s)", started_s, False)

@@ -233,7 +233,7 @@ def with_duration(matrix: Matrix, duration_s: Optional[float]) -> Matrix:
 
 
 def expected_warnings(
-    transfer: Transfer, vantage: str, capture_kernel_drops: int
+    transfer: Transfer, vantage: str, capture_kernel_drops: int, in_vm: bool = False
 ) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """(codes that must be raised, codes that may be raised) for one capture of `transfer`.
 
@@ -248,8 +248,8 @@ def expected_warnings(
         must.add("super_segments")  # the sender's GSO packets cross the veth whole
     if vantage == "router-any":
         must.add("duplicate_frames")
-        if transfer.data_loss > 0 or transfer.ack_loss > 0:
-            may.add("forwarding_drops")
+        if transfer.data_loss > 0 or transfer.ack_loss > 0 or transfer.rate_bps > 0:
+            may.add("forwarding_drops")  # random drops, or the bottleneck's queue overflowing
         if transfer.data_loss > 0:
             must.add("forwarding_drops")
         if transfer.sender_tso:
@@ -258,6 +258,12 @@ def expected_warnings(
         # backlog is served; an outgoing one is stamped as it is written: on a busy forwarding
         # host the two interleave out of time order by milliseconds (an ACK stamped 2.3 ms
         # before the data frame written ahead of it, in 2 of 4 eight-second TSO runs)
+        may.add("time_backwards")
+    if in_vm:
+        # a guest's vCPU is a host thread, which the host may deschedule between stamping a
+        # packet and writing it to the capture's ring: the next packet, stamped on the other
+        # vCPU, is written first (3 steps back of up to 10.6 ms in one sender capture under
+        # QEMU TCG at host load 5-7); a real VM on a busy host does the same
         may.add("time_backwards")
     if capture_kernel_drops > 0:
         must.add("capture_drops")

@@ -481,6 +481,8 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     }
     /* the first data the peer acknowledged: when delivery began */
     if (!first && a_data > p->base && P[S_FIRST_ACKED_TS] < 0) P[S_FIRST_ACKED_TS] = now;
+    /* ... and the last time it acknowledged more: where delivery ended */
+    if (!first && a_data > p->base) P[S_LAST_ACKED_TS] = now;
     if (a > p->snd_una || first) p->snd_una = a_data;
     p->dupacks = 0;
     p->sack_evidence = 0;
@@ -1514,7 +1516,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         int64_t *S = stats_of(&ps, d);
         memset(S, 0, sizeof(int64_t) * S_N_FIELDS);
         S[S_FIRST_DATA_TS] = S[S_LAST_DATA_TS] = S[S_SYN_TS] = S[S_SYNACK_TS] = S[S_FIRST_ACK_TS] = -1;
-        S[S_FIRST_ACKED_TS] = -1;
+        S[S_FIRST_ACKED_TS] = S[S_LAST_ACKED_TS] = -1;
         S[S_TTL_MIN] = 256;
         S[S_TTL_MAX] = -1;
         ps.dirs[d].mss = in->mss[d];

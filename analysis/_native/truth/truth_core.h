@@ -127,6 +127,7 @@ enum truth_stat {
     S_LOST_INFERRED_SD_MILLI,
     S_IDLE_NS,
     S_FIRST_ACKED_TS,
+    S_LAST_ACKED_TS,
     S_N_FIELDS
 };
 
