@@ -124,7 +124,14 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
     Key("loss_rate", "number", "fraction", "lost_segments per original segment", T, nullable=True),
     Key("retransmission_rate", "number", "fraction", "retransmissions per data segment", T, nullable=True),
     Key("throughput_bps", "number", "bit/s", "payload bits over the transfer's duration", T, nullable=True),
-    Key("goodput_bps", "number", "bit/s", "delivered bits over the transfer's duration", T, nullable=True),
+    Key(
+        "goodput_bps",
+        "number",
+        "bit/s",
+        "delivered bits over the transfer's duration (downstream of the sender: to the receiver's last new ACK)",
+        T,
+        nullable=True,
+    ),
     Key(
         "duration_s", "number", "s", "first to last data segment, less idle time before the transfer", T, nullable=True
     ),
