@@ -736,6 +736,28 @@ def test_in_order_data_after_a_timeout_long_silence_after_a_full_segment_is_the_
     assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 1
 
 
+def test_gaps_between_flights_of_a_path_longer_than_the_minimum_rto_are_no_timeouts():
+    """A 200 ms path in slow start: the receiver sees each flight of full segments, then a
+    silence of a round trip less the flight (190 ms, over the 180 ms minimum RTO), then the
+    next flight in order. A timeout cannot come sooner than the RTT plus the minimum RTO, so
+    none of those flights is a timeout's resend (read as 4 losses before)."""
+    f = Flow()
+    full = 1460
+    t = f.handshake(0.0, 5000, 1000, 0.2, 0.00002, ttl_a=64, ttl_b=61)
+    seq, when = 1001, t + 0.2
+    for flight in range(5):
+        for k in range(10):
+            f.add(when, 1, seq, 5001, length=full, ttl=61)
+            seq += full
+            f.add(when + 0.0001, 0, 5001, seq, ttl=64)
+            when += 0.001
+        when += 0.19
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0
+
+
 @pytest.mark.parametrize("last_length, pause_s", [(700, 0.25), (1460, 0.1)])
 def test_a_pause_after_a_short_write_or_shorter_than_the_rto_is_no_loss(last_length, pause_s):
     """The application's own pause ends on a short write; a silence shorter than the minimum

@@ -1336,20 +1336,33 @@ static void on_data_after_idle(pass *ps, int64_t d, int64_t i) {
     stats_of(ps, d)[S_IDLE_NS] += silence_ns;
 }
 
-/* In-order data downstream after a silence longer than the minimum RTO that followed a full
- * segment, with everything received acknowledged and the transfer under way (past its first
- * message): the sender's retransmission timeout resent the oldest segment it had sent, and
- * that one had been lost with everything after it, leaving no hole (a tail loss probe sent
- * before the timeout was lost too, or the sender was in recovery and sent none). The
- * silence is not the application's (on_data_after_idle). Called before the packet updates
- * the direction's state. */
+/* The shortest silence downstream before a timeout's resend: a sender's RTO is above its
+ * smoothed RTT (RFC 6298 2.3: SRTT + max(G, 4 RTTVAR); Linux adds at least its 200 ms
+ * floor), so on a path longer than a few ms an ACK-clocked sender's gap between flights (a
+ * round trip less the flight's own time: slow start, a small window) is shorter. The path's
+ * minimum RTT here, or the handshake's, keeps the rule off those gaps. */
+static int64_t timeout_silence_min_ns(const pass *ps, int64_t d) {
+    const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+    int64_t rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
+    if (rtt_ns <= 0) rtt_ns = handshake_rtt_ns(ps, d);
+    return rtt_ns > 0 && rtt_ns < INT64_MAX - RTO_MIN_NS ? RTO_MIN_NS + rtt_ns : RTO_MIN_NS;
+}
+
+/* In-order data downstream after a silence longer than the minimum RTO plus the RTT
+ * (timeout_silence_min_ns) that followed a full segment, with everything received
+ * acknowledged and the transfer under way (past its first message): the sender's
+ * retransmission timeout resent the oldest segment it had sent, and that one had been lost
+ * with everything after it, leaving no hole (a tail loss probe sent before the timeout was
+ * lost too, or the sender was in recovery and sent none). The silence is not the
+ * application's (on_data_after_idle). Called before the packet updates the direction's
+ * state. */
 static int resent_by_timeout(const pass *ps, int64_t d, int64_t i, int64_t lo) {
     const truth_input *in = ps->in;
     const direction_state *s = &ps->dirs[d];
     const int64_t *S = stats_of(ps, d);
     return in->mode[d] != TRUTH_MODE_SENDER && lo == s->hi_end && s->nholes == 0 && s->mss > 0 &&
            S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una && s->snd_una >= s->hi_end &&
-           in->ts_ns[i] - s->last_tx_ns > RTO_MIN_NS && s->last_tx_len % s->mss == 0;
+           in->ts_ns[i] - s->last_tx_ns > timeout_silence_min_ns(ps, d) && s->last_tx_len % s->mss == 0;
 }
 
 /* The timeout's retransmission (resent_by_timeout): its first segment fills a hole of its
