@@ -959,3 +959,43 @@ def test_delivered_bytes_stop_at_what_the_receiver_acknowledged():
     r = row_of(d, 0, 1)
     assert r["unique_bytes"] == 10 * MSS
     assert r["delivered_bytes"] == 7 * MSS
+
+
+def one_hop_from_the_sender(late_ip_id: int, late_tsval: int) -> Flow:
+    """b sends 10 segments (IP IDs 100.., TSval 50 each) captured one hop from b (a switch's
+    mirror port, a router's interface towards b): segment 4 arrives after segment 5, carrying
+    `late_ip_id` and `late_tsval`; a acknowledges everything (a 20 ms path)."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.02, 0.00002, ttl_a=61, ttl_b=64)
+    order = [0, 1, 2, 3, 5, 4, 6, 7, 8, 9]
+    for n, k in enumerate(order):
+        late = k == 4
+        f.add(
+            t + 0.001 + n * 0.0001,
+            1,
+            1001 + k * MSS,
+            5001,
+            length=MSS,
+            ttl=64,
+            ip_id=late_ip_id if late else 100 + k,
+            tsval=late_tsval if late else 50,
+        )
+    f.add(t + 0.03, 0, 5001, 1001 + 10 * MSS, ttl=61)
+    return f
+
+
+def test_next_to_the_sender_an_original_reordered_on_the_way_is_no_retransmission():
+    """Its IP ID (and TSval) show it left before the segment that passed it."""
+    _, _, d = analyze(one_hop_from_the_sender(late_ip_id=104, late_tsval=50))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 0 and r["reordered_segments"] == 1 and r["lost_segments"] == 0
+
+
+def test_next_to_the_sender_a_repeat_of_data_the_capture_missed_stays_a_retransmission():
+    """The segment's first copy never reached the capture (a capture drop); the copy that
+    fills the gap left later (newer IP ID and TSval): the sender's retransmission."""
+    _, _, d = analyze(one_hop_from_the_sender(late_ip_id=300, late_tsval=90))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 1 and r["reordered_segments"] == 0

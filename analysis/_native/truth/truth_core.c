@@ -1073,12 +1073,12 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     int64_t now = in->ts_ns[i];
     if (in->mode[d] != TRUTH_MODE_SENDER) on_data_after_known_holes(ps, d, i);
     if (lo > s->hi_end) {
+        /* a gap: downstream a loss or reordering; next to the sender reordering on the way
+         * here (a capture one hop away) or data the capture missed */
         S[S_FORWARD_JUMPS]++;
-        if (in->mode[d] != TRUTH_MODE_SENDER) {
-            int64_t id = ps->out->id64[i];
-            hole h = {s->hi_end, lo, now, id >= 0 ? id : -1, in->tsval[i], in->has_ts[i] ? 1 : 0, lo - s->hi_end};
-            holes_append(ps, s, h);
-        }
+        int64_t id = ps->out->id64[i];
+        hole h = {s->hi_end, lo, now, id >= 0 ? id : -1, in->tsval[i], in->has_ts[i] ? 1 : 0, lo - s->hi_end};
+        holes_append(ps, s, h);
     }
     ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
     S[S_UNIQUE_BYTES] += hi - lo;
@@ -1264,6 +1264,17 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             downstream = !spurious;
         }
     } else {
+        /* next to the sender: data never seen here that left before the segment that showed
+         * its gap is an original reordered on the way here, not a retransmission */
+        if (s->nholes > 0) {
+            hole h;
+            int found;
+            int64_t cut = holes_cut(ps, s, lo, hi, &h, &found);
+            if (cut > 0) {
+                S[S_UNIQUE_BYTES] += cut;
+                reordered = cut == len - newpart && fills_as_reordered(ps, d, i, &h);
+            }
+        }
         /* at the sender: already acknowledged or SACKed when sent */
         if (s->have_una && hi <= s->snd_una) spurious = 1;
         for (int j = 0; j < s->nsack && !spurious; j++)
@@ -1414,7 +1425,8 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
         S[S_WINDOW_PROBES]++;
     } else {
         on_repeat(ps, d, i, lo, hi, idle_ns);
-        if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 1);
+        if (in->mode[d] == TRUTH_MODE_SENDER)
+            scoreboard_on_send(ps, d, i, lo, hi, ps->out->kind[i] != TRUTH_KIND_REORDERED);
     }
 
     /* bytes in flight after this segment: highest sent - cumulative ACK - SACKed */
