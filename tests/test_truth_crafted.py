@@ -745,8 +745,8 @@ def test_gaps_between_flights_of_a_path_longer_than_the_minimum_rto_are_no_timeo
     full = 1460
     t = f.handshake(0.0, 5000, 1000, 0.2, 0.00002, ttl_a=64, ttl_b=61)
     seq, when = 1001, t + 0.2
-    for flight in range(5):
-        for k in range(10):
+    for _flight in range(5):
+        for _k in range(10):
             f.add(when, 1, seq, 5001, length=full, ttl=61)
             seq += full
             f.add(when + 0.0001, 0, 5001, seq, ttl=64)
