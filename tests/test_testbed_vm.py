@@ -106,7 +106,10 @@ def test_delay_is_applied_and_the_handshake_shows_it_one_way_on_the_data_path(vm
         syn_ts = ts_ns[data & (flags & TCP_SYN != 0) & (flags & TCP_ACK == 0)].min()
         synack_ts = ts_ns[data & (flags & TCP_SYN != 0) & (flags & TCP_ACK != 0)].min()
         handshake_ms = (synack_ts - syn_ts) / 1e6
-        assert abs(handshake_ms - DELAY_MS) <= 0.1 * DELAY_MS, f"{row['cca']}: handshake {handshake_ms:.1f} ms"
+        # At least the delay; nearer once than twice (the delay on both paths would read ~2x).
+        # The guest's CPU only adds: 50.9-51.6 ms on a quiet host, 55-69 ms at load 3-10 (TCG).
+        one_way_ms = (0.95 * DELAY_MS, 1.5 * DELAY_MS)
+        assert one_way_ms[0] <= handshake_ms < one_way_ms[1], f"{row['cca']}: handshake {handshake_ms:.1f} ms"
 
 
 def test_analysed_loss_agrees_with_the_routers_counters_within_5_percent(vm_matrix):
