@@ -587,13 +587,53 @@ def test_on_a_short_path_a_first_repair_a_round_trip_after_its_hole_is_not_a_los
     assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
 
 
-def test_a_sender_that_always_waits_past_dupthresh_shows_no_lost_repair_by_it():
-    """A sender that has seen reordering waits longer than DupThresh (Linux raises its
-    reordering threshold and RACK's window): every repair comes after data that echoed three
-    segments above its hole, as late as the others. Its habit, not a lost repair."""
-    _, _, d = analyze(short_path_receiver({k + 1: 0.0015 for k in FIRST_REPAIRS} | {200: 0.0015}))
+def received_twice(f: Flow, k: int = 5) -> Flow:
+    """`f` with its k-th data segment arriving a second time just before the next one (a
+    spurious repair: the receiver D-SACKs it)."""
+    data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
+    twice = dict(f.rows[data[k]])
+    twice["t"] = f.rows[data[k + 1]]["t"] - 0.00001
+    f.rows.insert(data[k + 1], twice)
+    return f
+
+
+def test_new_data_sent_after_the_sender_marked_a_hole_lost_counts_a_repair_two_round_trips_later_lost():
+    """A sender that saw no reordering marks a hole lost once an ACK holds DupThresh SACKed
+    segments (in the recovery that starts, any above it) and repairs it before new data. The
+    transfer's one hole is repaired 1.5 ms after it opened, three round trips, after new data that
+    echoed such an ACK: the first repair was lost. No earlier repair shows this sender's habit,
+    so only the round trips tell a second repair from a first."""
+    _, _, d = analyze(short_path_receiver({200: 0.0015}))
     r = row_of(d, 0, 1)
-    assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
+def test_a_repair_under_two_round_trips_after_its_hole_is_the_first_one_whatever_came_before():
+    _, _, d = analyze(short_path_receiver({200: 0.0009}))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
+def test_after_data_received_twice_the_senders_marking_is_no_evidence_of_a_lost_repair():
+    """Data received twice (a spurious repair, which the receiver D-SACKs) can make a sender
+    undo a recovery and widen its reordering window (Linux's reord_seen): it may then send new
+    data before a first repair, so the marking is not read after it."""
+    _, _, d = analyze(received_twice(short_path_receiver({200: 0.0015})))
+    r = row_of(d, 0, 1)
+    assert r["spurious_retransmissions"] == 1
+    assert r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
+def test_a_sender_that_always_waits_past_dupthresh_shows_no_lost_repair_by_it():
+    """A sender that has seen reordering (here a spurious repair it was D-SACKed) waits longer
+    than DupThresh (Linux raises its reordering threshold and RACK's window): every repair comes
+    after data that echoed three segments above its hole, as late as the others. Its habit, not
+    a lost repair."""
+    _, _, d = analyze(received_twice(short_path_receiver({k + 1: 0.0015 for k in FIRST_REPAIRS} | {200: 0.0015})))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 7 and r["spurious_retransmissions"] == 1
+    assert r["lost_repairs"] == 0 and r["lost_segments"] == 6
 
 
 def test_a_burst_lost_whole_repaired_after_such_data_counts_no_lost_repair_by_it():

@@ -83,6 +83,19 @@
 #define SACKED_PAST_RECENT        16
 #define SACKED_PAST_MEDIAN_FACTOR 2
 #define SECOND_REPAIR_AGE_DIV     2
+/* What a sender that has seen no reordering marks lost on hearing an ACK, read from the ACKs the
+ * receiver sent: once that ACK's SACK blocks hold DupThresh segments, or while the recovery
+ * such an ACK began lasts (until the cumulative ACK passes the data received when it began),
+ * every hole below a SACKed segment (RACK, RFC 8985: its reordering window is 0 then; Linux's
+ * tcp_rack_reo_wnd), else the holes DupThresh segments below the highest reported. It repairs
+ * them before any new data, so new data whose TSecr echoes that ACK left after those repairs.
+ * The second repair of a hole of one segment comes at least SECOND_REPAIR_RTTS round trips
+ * after the hole opened (the first once the sender heard of the hole, the second once it heard
+ * of data sent after the first), so a repair sooner than that (against the median of the
+ * recent round trips) was the first, whatever came before it. A sender that saw reordering
+ * waits a reordering window even then (Linux's reord_seen): that is read from the late
+ * originals and the data received twice (a D-SACK that undid a recovery) seen so far. */
+#define SECOND_REPAIR_RTTS 2
 /* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
  * did not come from the socket's counter: a Linux socket numbers every segment it sends
  * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
@@ -163,6 +176,7 @@ typedef struct {
     uint32_t tsval;
     int64_t first_ns, last_ns;
     int64_t reported_hi; /* the peer data its first packet reported received (ACK, SACK) */
+    int64_t marked_hi;   /* the holes below this it reported, a sender marks lost (SECOND_REPAIR_RTTS) */
 } sent_tsval;
 typedef struct {
     sent_tsval *at;
@@ -222,6 +236,10 @@ typedef struct {
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
      * highest of that which new data's TSecr showed the sender had heard (-1: none) */
     int64_t reported_hi, echoed_reported_hi;
+    /* the holes below this the peer's ACKs reported are those a sender marks lost on hearing
+     * them, the highest of that which new data's TSecr showed the sender had heard, and where
+     * the recovery those ACKs began ends (SECOND_REPAIR_RTTS; -1: none) */
+    int64_t marked_hi, echoed_marked_hi, recovery_hi;
     /* bytes reported above each recently repaired hole when its repair arrived, and how long
      * the hole had been open (a ring) */
     int64_t sacked_past[SACKED_PAST_RECENT], repair_age_ns[SACKED_PAST_RECENT];
@@ -578,6 +596,20 @@ static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
     for (int j = 0; j < p->nsack; j++)
         if (p->sack_hi[j] > reported) reported = p->sack_hi[j];
     if (reported > p->reported_hi) p->reported_hi = reported;
+    /* what a sender that saw no reordering marks lost on hearing this (SECOND_REPAIR_RTTS) */
+    int64_t sacked = 0;
+    for (int j = 0; j < p->nsack; j++)
+        if (p->sack_hi[j] > a) sacked += p->sack_hi[j] - (p->sack_lo[j] > a ? p->sack_lo[j] : a);
+    int mss_known = p->mss > 0 && p->mss < INT64_MAX / DUPTHRESH_SEGMENTS;
+    int dupthresh = mss_known && sacked >= DUPTHRESH_SEGMENTS * p->mss;
+    int in_recovery = a < p->recovery_hi;
+    if (dupthresh && !in_recovery) p->recovery_hi = p->hi_end;
+    int64_t marked = -1;
+    if (dupthresh || in_recovery)
+        marked = reported;
+    else if (mss_known)
+        marked = reported - DUPTHRESH_SEGMENTS * p->mss;
+    if (marked > p->marked_hi) p->marked_hi = marked;
 }
 
 /* ---- which copy delivered: the sender's scoreboard ----
@@ -627,7 +659,7 @@ static int64_t sb_uncovered(direction_state *s, int64_t k) {
 /* A TSval sent at `now`: a newer value joins the ring, the newest again moves its last send
  * time, an older one (a clock that fell) is not kept, so the ring stays in rising order.
  * -1: out of memory. */
-static int sent_tsval_note(sent_tsval_ring *r, uint32_t v, int64_t now, int64_t reported_hi) {
+static int sent_tsval_note(sent_tsval_ring *r, uint32_t v, int64_t now, int64_t reported_hi, int64_t marked_hi) {
     if (r->len > 0) {
         sent_tsval *last = &r->at[(r->head + r->len - 1) % SENT_TSVAL_RING];
         if (last->tsval == v) {
@@ -641,7 +673,7 @@ static int sent_tsval_note(sent_tsval_ring *r, uint32_t v, int64_t now, int64_t 
         r->head = (r->head + 1) % SENT_TSVAL_RING;
         r->len--;
     }
-    r->at[(r->head + r->len) % SENT_TSVAL_RING] = (sent_tsval){v, now, now, reported_hi};
+    r->at[(r->head + r->len) % SENT_TSVAL_RING] = (sent_tsval){v, now, now, reported_hi, marked_hi};
     r->len++;
     return 0;
 }
@@ -885,7 +917,7 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
     int64_t now = in->ts_ns[i];
     if (in->has_ts[i]) {
         s->uses_ts = 1;
-        if (sent_tsval_note(&s->data_tsvals_sent, in->tsval[i], now, -1) < 0) {
+        if (sent_tsval_note(&s->data_tsvals_sent, in->tsval[i], now, -1, -1) < 0) {
             ps->out_of_memory = 1;
             return;
         }
@@ -1210,6 +1242,19 @@ static int repair_sacked_past(const pass *ps, int64_t d, const hole *h, int64_t 
     return lost;
 }
 
+/* A repair of the hole h (one segment), open hole_age_ns, arriving now: whether new data that
+ * arrived before it had left after the sender heard an ACK that made it mark the hole lost, and
+ * the repair came at least SECOND_REPAIR_RTTS round trips after the hole opened, on a path that
+ * showed the sender no reordering: its first repair was lost. */
+static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t hole_age_ns) {
+    const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
+    int64_t rtt_median_ns = recent_rtt_median_ns(s);
+    return S[S_REORDERED] == 0 && S[S_SPURIOUS] == 0 && h->opened_bytes <= s->mss && h->hi <= s->echoed_marked_hi &&
+           rtt_median_ns > 0 && rtt_median_ns < INT64_MAX / SECOND_REPAIR_RTTS &&
+           hole_age_ns >= SECOND_REPAIR_RTTS * rtt_median_ns;
+}
+
 /* Retransmission kind from the recovery the ACKs show. */
 static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
     if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
@@ -1306,8 +1351,9 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int continues = s->last_repair_lost && lo == s->last_repair_end;
         /* new data sent after this hole's first repair arrived while it was still open */
         int overtaken = lo < s->repair_lost_below;
+        int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns);
-        s->last_repair_lost = skipped || late || continues || overtaken || sacked_past;
+        s->last_repair_lost = skipped || late || continues || overtaken || sacked_past || marked;
         if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * (timeouts > 1 ? timeouts : 1);
         s->last_repair_end = hi;
         if (lo > s->retx_fill_lo) {
@@ -1491,7 +1537,8 @@ static void on_sent_tsval(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     if (!in->has_ts[i] || in->mode[d ^ 1] < TRUTH_MODE_RECEIVER) return;
-    if (sent_tsval_note(&s->tsvals_sent, in->tsval[i], in->ts_ns[i], ps->dirs[d ^ 1].reported_hi) < 0)
+    const direction_state *p = &ps->dirs[d ^ 1];
+    if (sent_tsval_note(&s->tsvals_sent, in->tsval[i], in->ts_ns[i], p->reported_hi, p->marked_hi) < 0)
         ps->out_of_memory = 1;
 }
 
@@ -1510,6 +1557,7 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
     if (echoed == NULL) return;
     if (echoed->reported_hi > s->echoed_reported_hi) s->echoed_reported_hi = echoed->reported_hi;
+    if (echoed->marked_hi > s->echoed_marked_hi) s->echoed_marked_hi = echoed->marked_hi;
     if (s->recent_rtt_len == 0) return;
     int64_t echoed_ns = echoed->first_ns;
     int64_t rtt_min_ns = s->recent_rtt_ns[0];
@@ -1551,6 +1599,9 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].repair_lost_below = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;
+        ps.dirs[d].marked_hi = -1;
+        ps.dirs[d].echoed_marked_hi = -1;
+        ps.dirs[d].recovery_hi = -1;
     }
     for (int64_t i = 0; i < in->n_packets; i++) {
         out->kind[i] = TRUTH_KIND_NONE;

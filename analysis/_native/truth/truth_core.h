@@ -20,7 +20,9 @@
  *    within a fraction of the RTT); data seen twice is a spurious retransmission; a
  *    repair whose hole outlived new data the sender sent after hearing of it (the data's
  *    TSecr: an ACK sent well after the hole opened, or one that reported DupThresh segments
- *    above it, where the sender's habit and the repair's lateness agree), or came below a
+ *    above it, where the sender's habit and the repair's lateness agree, or one after which a
+ *    sender that saw no reordering marks the hole lost, for a repair two round trips after a
+ *    hole of one segment opened), or came below a
  *    higher hole's repair, or later than a first repair can come
  *    (a retransmission timeout: the minimum RTO, or three RTTs on slower paths), shows an
  *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited; in-order data after a
