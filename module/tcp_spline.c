@@ -25,7 +25,7 @@
  *   cwnd_pkts        = max(1.0 x bw x min_rtt,
  *                          1.25 x bw x rtt_m x fairness x backoff
  *                               / (1 - random loss, when 8-25%)
- *                               x min(1, tf) + acked [+ 4 in PROBE_BW])
+ *                               + acked [+ 4 in PROBE_BW and PROBE_RTT])
  *   pacing_bytes/s   = pacing_gain(mode) x bw x 0.99
  *
  * The mode is chosen at the end of each epoch; the first epoch is 20

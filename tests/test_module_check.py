@@ -17,6 +17,26 @@ def _last_line(text: str) -> str:
     return text.strip().splitlines()[-1]
 
 
+def _check_with_core(tmp_path: Path, core: str) -> subprocess.CompletedProcess[str]:
+    """Build and run the userspace check against a modified copy of the core."""
+    (tmp_path / "spline_core.h").write_text(core)
+    exe = tmp_path / "check"
+    subprocess.run(
+        [
+            "cc",
+            "-O2",
+            "-std=gnu11",
+            f"-I{tmp_path}",
+            "-o",
+            str(exe),
+            str(MODULE_DIR / "check" / "spline_check.c"),
+            "-lm",
+        ],
+        check=True,
+    )
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.skipif(not shutil.which("cc") or not shutil.which("make"), reason="needs cc and make")
 def test_userspace_check_passes_every_scripted_scenario(tmp_path):
     out = subprocess.run(
@@ -39,6 +59,9 @@ def test_userspace_check_passes_every_scripted_scenario(tmp_path):
         "bw step",
         "app-limited",
         "two flows",
+        "spline vs reno",
+        "spline vs cubic, stretched ACKs",
+        "spline vs cubic, 0-20 ms delay noise",
         "policer",
         "no overflow",
         "no division by zero",
@@ -53,26 +76,23 @@ def test_check_fails_loudly_when_the_core_reads_light_loss_as_congestion(tmp_pat
     # whatever whitespace the formatter puts between the name and the value
     broken = re.sub(r"(#define SPL_LOSS_HIGH_DIV\s+)10U\b", r"\g<1>100U", core)
     assert broken != core, "the loss threshold constant moved: update this test"
-    (tmp_path / "spline_core.h").write_text(broken)
-    exe = tmp_path / "check"
-    subprocess.run(
-        [
-            "cc",
-            "-O2",
-            "-std=gnu11",
-            f"-I{tmp_path}",
-            "-o",
-            str(exe),
-            str(MODULE_DIR / "check" / "spline_check.c"),
-            "-lm",
-        ],
-        check=True,
-    )
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    out = _check_with_core(tmp_path, broken)
     assert out.returncode != 0
     m = re.fullmatch(r"(\d+) passed, (\d+) failed", _last_line(out.stdout))
     assert m and int(m.group(2)) > 0
     assert re.search(r"^FAIL random loss", out.stdout, re.M)
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="needs cc")
+def test_check_fails_when_probe_rtt_drops_the_additive_quantum(tmp_path):
+    """Without its 4 packets PROBE_RTT shrinks a flow beside CUBIC round after round: the
+    simulated noisy path must starve a seed and fail the share check."""
+    core = (MODULE_DIR / "spline_core.h").read_text()
+    broken = core.replace("s->mode == SPL_PROBE_BW || s->mode == SPL_PROBE_RTT", "s->mode == SPL_PROBE_BW")
+    assert broken != core, "the quantum's mode test moved: update this test"
+    out = _check_with_core(tmp_path, broken)
+    assert out.returncode != 0
+    assert re.search(r"^FAIL spline vs cubic, 0-20 ms delay noise", out.stdout, re.M)
 
 
 def _kernel_build_dir() -> str | None:
