@@ -85,6 +85,16 @@ def test_pieces_belong_to_the_copy_with_their_tsval_even_when_a_repeat_came_in_f
     assert (f.needed, f.spurious, f.lost_segments, f.spurious_dropped) == (0, 2, 0, 0)
 
 
+def test_an_original_that_reaches_the_router_after_its_repeat_is_still_the_first_copy():
+    # the sender's original (TSval 28) is overtaken on the way to the router by its repeat
+    # (TSval 32); both pass: the repeat is the retransmission, and it was not needed
+    way_in = [(0.0001, 0, 1, 32, 71), (0.0004, 0, 1, 28, 70)]
+    way_out = [(0.0002, 0, 1, 32, 71), (0.0005, 0, 1, 28, 70)]
+    f = fate(way_in, way_out)
+    assert (f.retransmitted_segments, f.needed, f.spurious, f.lost_segments) == (1, 0, 1, 0)
+    assert [c.tsval for c in f.copies] == [32]
+
+
 def test_ipv4_ids_tell_same_tsval_copies_apart():
     # a repeat within the same TSval tick; only the repeat (ID 61) passed
     way_in = [(0.0, 0, 1, 7, 60), (0.0005, 0, 1, 7, 61)]
