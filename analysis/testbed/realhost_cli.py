@@ -30,7 +30,7 @@ from . import vm
 from .errors import TestbedError
 from .realhost import router_retransmission_truth, run_transfer, transfer_tag
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
-from .realhost_spec import Matrix, load_matrix, with_duration
+from .realhost_spec import Matrix, Transfer, load_matrix, with_duration
 
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 
@@ -126,6 +126,30 @@ def make_transfers_in_vm(args: argparse.Namespace, matrix: Matrix, out_dir: Path
         )
 
 
+def make_transfer(transfer: Transfer, number: int, out_dir: Path, in_vm: bool = False) -> Dict[str, Any]:
+    """Transfer `number` of the matrix into `out_dir`/runs/NAME, its record kept as truth.json."""
+    record = run_transfer(transfer, out_dir / "runs" / transfer.name, transfer_tag(number), in_vm=in_vm).to_json()
+    record["order"] = number
+    (Path(record["run_dir"]) / "truth.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def make_transfers_here(matrix: Matrix, out_dir: Path) -> List[Dict[str, Any]]:
+    """Every transfer of `matrix` on this host, one after the other, with a line each."""
+    records = []
+    started_s = time.monotonic()
+    for number, transfer in enumerate(matrix.transfers, start=1):
+        record = make_transfer(transfer, number, out_dir)
+        records.append(record)
+        print(
+            f"[{number}/{len(matrix.transfers)}] {transfer.name}: {record['wall_time_s']:.1f} s "
+            f"({time.monotonic() - started_s:.0f} s in all)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return records
+
+
 def make_transfers_in_guest(args: argparse.Namespace, matrix: Matrix, out_dir: Path) -> None:
     """In the guest: the transfers only, with progress lines the host reads; the router's
     account of each retransmission and the comparison are left to the host (TCG is slow)."""
@@ -142,9 +166,7 @@ def make_transfers_in_guest(args: argparse.Namespace, matrix: Matrix, out_dir: P
         if transfer.name in done:
             continue
         draw_progress(number - 1, total, f"running {transfer.name}", started_s, False)
-        record = run_transfer(transfer, out_dir / "runs" / transfer.name, transfer_tag(number), in_vm=True).to_json()
-        record["order"] = number
-        (Path(record["run_dir"]) / "truth.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        record = make_transfer(transfer, number, out_dir, in_vm=True)
         draw_progress(number, total, f"{transfer.name} ({record['wall_time_s']:.1f} s)", started_s, False)
 
 
@@ -174,34 +196,20 @@ def command_realhost(args: argparse.Namespace) -> int:
     elif args.guest:
         make_transfers_in_guest(args, selected_matrix(args), out_dir)
         return 0
-    elif args.vm:
-        if not args.matrix:
-            raise TestbedError("--matrix FILE is needed")
-        matrix = selected_matrix(args)
-        if (out_dir / "results.csv").exists() and not args.force:
-            raise TestbedError(f"{out_dir}/results.csv exists; choose another --out or pass --force")
-        make_transfers_in_vm(args, matrix, out_dir)
-        records = [r for r in load_records(out_dir) if r["transfer"]["name"] in {t.name for t in matrix.transfers}]
     else:
         if not args.matrix:
             raise TestbedError("--matrix FILE is needed (or --reanalyse to compare a finished run again)")
         matrix = selected_matrix(args)
-        check_realhost_host(matrix)
+        if not args.vm:
+            check_realhost_host(matrix)
         if (out_dir / "results.csv").exists() and not args.force:
             raise TestbedError(f"{out_dir}/results.csv exists; choose another --out or pass --force")
-        records = []
-        started_s = time.monotonic()
-        for number, transfer in enumerate(matrix.transfers, start=1):
-            record = run_transfer(transfer, out_dir / "runs" / transfer.name, transfer_tag(number)).to_json()
-            record["order"] = number
-            (Path(record["run_dir"]) / "truth.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-            records.append(record)
-            print(
-                f"[{number}/{len(matrix.transfers)}] {transfer.name}: {record['wall_time_s']:.1f} s "
-                f"({time.monotonic() - started_s:.0f} s in all)",
-                file=sys.stderr,
-                flush=True,
-            )
+        if args.vm:
+            make_transfers_in_vm(args, matrix, out_dir)
+            names = {t.name for t in matrix.transfers}
+            records = [r for r in load_records(out_dir) if r["transfer"]["name"] in names]
+        else:
+            records = make_transfers_here(matrix, out_dir)
     rows = []
     for record in records:
         rows.extend(compare_record(record))
