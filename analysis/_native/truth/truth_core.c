@@ -1138,14 +1138,20 @@ static int64_t handshake_rtt_ns(const pass *ps, int64_t d) {
     return synack - syn > ack - synack ? synack - syn : ack - synack;
 }
 
+/* The path's minimum round trip as seen from direction d: this direction's own, else the
+ * other direction's, else the handshake's; -1 unknown. */
+static int64_t path_min_rtt_ns(const pass *ps, int64_t d) {
+    const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+    int64_t rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
+    return rtt_ns > 0 ? rtt_ns : handshake_rtt_ns(ps, d);
+}
+
 /* A hole filled: a late original or a retransmission? */
 static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *h) {
     const truth_input *in = ps->in;
-    const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
     int64_t id = ps->out->id64[i];
     if (in->id_per_packet[d] && id >= 0 && h->reveal_id >= 0) return id < h->reveal_id;
-    int64_t min_rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
-    if (min_rtt_ns <= 0) min_rtt_ns = handshake_rtt_ns(ps, d);
+    int64_t min_rtt_ns = path_min_rtt_ns(ps, d);
     if (in->has_ts[i] && h->has_ts && in->tsval[i] != h->reveal_tsval)
         return (int32_t)(in->tsval[i] - h->reveal_tsval) < 0;
     /* the revealing segment's own TSval tick: a repair leaves at least a round trip after
@@ -1210,12 +1216,10 @@ static int64_t repair_timeouts_waited(const direction_state *s, int64_t hole_age
  * the same tick on a path slower than a tick): reordered on the way, not a second repair. */
 static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
-    const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
+    const direction_state *s = &ps->dirs[d];
     if (!in->has_ts[i] || !s->retx_fill_has_ts) return 0;
     int32_t ticks = (int32_t)(in->tsval[i] - s->retx_fill_tsval);
-    int64_t min_rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
-    if (min_rtt_ns <= 0) min_rtt_ns = handshake_rtt_ns(ps, d);
-    return ticks < 0 || (ticks == 0 && min_rtt_ns > TSVAL_TICK_MAX_NS);
+    return ticks < 0 || (ticks == 0 && path_min_rtt_ns(ps, d) > TSVAL_TICK_MAX_NS);
 }
 
 /* A repair of the hole h, open hole_age_ns, arriving now: whether new data that
@@ -1399,9 +1403,7 @@ static void on_data_after_idle(pass *ps, int64_t d, int64_t i) {
  * round trip less the flight's own time: slow start, a small window) is shorter. The path's
  * minimum RTT here, or the handshake's, keeps the rule off those gaps. */
 static int64_t timeout_silence_min_ns(const pass *ps, int64_t d) {
-    const direction_state *s = &ps->dirs[d], *p = &ps->dirs[d ^ 1];
-    int64_t rtt_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns : p->min_rtt_ns;
-    if (rtt_ns <= 0) rtt_ns = handshake_rtt_ns(ps, d);
+    int64_t rtt_ns = path_min_rtt_ns(ps, d);
     return rtt_ns > 0 && rtt_ns < INT64_MAX - RTO_MIN_NS ? RTO_MIN_NS + rtt_ns : RTO_MIN_NS;
 }
 
