@@ -180,6 +180,13 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
     Key("ip_id_contradicted", "boolean", "", "the IP-ID count contradicts the sequence holes (holes used)", T),
     Key("spurious_without_dsack", "integer", "segments", "spurious retransmissions no D-SACK reported", T),
     Key("discard_dupacks", "integer", "packets", "duplicate ACKs not counted toward recovery", T),
+    Key(
+        "paws_discards",
+        "integer",
+        "segments",
+        "segments that reached the receiver and were discarded by its timestamp check (PAWS), below the sender",
+        T,
+    ),
     Key("lost_inferred", "integer", "segments", "part of lost_segments estimated where the ACKs do not tell", T),
     Key("lost_inferred_sd", "number", "segments", "standard deviation of lost_inferred", T),
 )

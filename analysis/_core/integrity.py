@@ -144,6 +144,16 @@ WARNING_CODES: Sequence[WarningCode] = (
         "capture at the receiver as well: its loss count needs no estimate",
     ),
     WarningCode(
+        "paws_discards",
+        "direction",
+        "below the sender, on a path that reorders: segments reached "
+        "the receiver and its timestamp check discarded them (PAWS: a first copy that a repair of "
+        "lower data overtook carries an older TSval); they are not lost on the path (`lost_segments` "
+        "leaves them out) and their repeats were needed (`paws_discards`)",
+        "none needed: it is the path's reordering (delay jitter) meeting the receiver's timestamps; "
+        "a path that keeps packet order has none",
+    ),
+    WarningCode(
         "one_direction_missing",
         "direction",
         "data in one direction and no packet at all in the "
@@ -317,6 +327,16 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                     f"every first copy a retransmission overtook",
                     lost_inferred=inferred,
                     lost_inferred_sd=round(spread, 3),
+                    **where,
+                )
+            )
+        if d.get("paws_discards"):
+            out.append(
+                _warning(
+                    "paws_discards",
+                    f"{flow}: the receiver discarded {d['paws_discards']:,} segments that reached it "
+                    f"(PAWS: older timestamps than a repair that overtook them); not lost on the path",
+                    segments=d["paws_discards"],
                     **where,
                 )
             )

@@ -91,6 +91,7 @@ STAT_FIELDS = (
     "idle_ns",
     "first_acked_ts_ns",
     "last_acked_ts_ns",
+    "paws_discards",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 

@@ -108,6 +108,9 @@
  * ACK, with a D-SACK only below its cumulative ACK: a first copy that reordering delays
  * behind a retransmission of lower data arrives and is dropped without a word. */
 #define PAWS_WINDOW_TICKS 1
+/* Downstream of the sender, the ranges the receiver's PAWS check discarded most recently
+ * (entries): a repeat of one was needed, and was not lost on the path. */
+#define PAWS_DISCARDS_RECENT 64
 /* A range covered sooner than this fraction of the lowest RTT seen, less a TSval tick (RTTs
  * from echoes are known to a tick), after its newest copy left was covered by an earlier
  * copy (RFC 4015's spirit: the response came too soon). */
@@ -278,6 +281,13 @@ typedef struct {
     int64_t dsack_more_segments;     /* retransmissions a D-SACK showed beyond its first */
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
+    /* downstream: the receiver's ts_recent as this capture infers it (the newest TSval of data
+     * that reached its left edge), and the ranges its PAWS check discarded (a ring) */
+    uint32_t paws_tsval;
+    int paws_valid;
+    int64_t paws_lo[PAWS_DISCARDS_RECENT], paws_hi[PAWS_DISCARDS_RECENT];
+    uint8_t paws_open[PAWS_DISCARDS_RECENT]; /* the receiver still lacks it */
+    int paws_next, paws_len;
 } direction_state;
 
 typedef struct {
@@ -1260,6 +1270,63 @@ static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t
 }
 
 /* Retransmission kind from the recovery the ACKs show. */
+/* ---- the receiver's PAWS check, seen downstream ---- */
+
+/* Whether [lo, hi) holds data not seen here before (in a hole, or above the highest). */
+static int paws_missing(const direction_state *s, int64_t lo, int64_t hi) {
+    if (hi > s->hi_end) return 1;
+    for (int j = 0; j < s->nholes && s->holes[j].lo < hi; j++)
+        if (s->holes[j].hi > lo) return 1;
+    return 0;
+}
+
+/* Downstream of the sender (at the receiver, in path) on data [lo, hi) of packet i with a
+ * timestamp, before it updates the holes: a receiver that uses timestamps discards a segment
+ * whose TSval is older than its ts_recent by more than PAWS_WINDOW_TICKS (RFC 7323 5.3), and
+ * only data that reaches its left edge moves ts_recent, and only forward (RFC 7323 4.3;
+ * Linux: a segment spanning the sequence its last ACK acknowledged; one wholly below it is
+ * dropped as old before its timestamp is read). The edge
+ * here: the lowest hole, or the highest data, or below them data the receiver discarded and
+ * has not had again, or the peer's cumulative ACK when higher than all of those. So on a
+ * path that reorders, a first copy that a repair of lower data overtook arrives and is
+ * dropped: not a loss on the path, and its repeat was needed. The discarded segments are
+ * counted (S_PAWS_DISCARDS) and their ranges remembered (paws_discarded). */
+static void on_paws_check(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    if (in->mode[d] == TRUTH_MODE_SENDER || !in->has_ts[i]) return;
+    uint32_t tsval = in->tsval[i];
+    if (s->paws_valid && (int32_t)(s->paws_tsval - tsval) > PAWS_WINDOW_TICKS) {
+        stats_of(ps, d)[S_PAWS_DISCARDS] += segments_of(hi - lo, s->mss);
+        s->paws_lo[s->paws_next] = lo;
+        s->paws_hi[s->paws_next] = hi;
+        s->paws_open[s->paws_next] = paws_missing(s, lo, hi);
+        s->paws_next = (s->paws_next + 1) % PAWS_DISCARDS_RECENT;
+        if (s->paws_len < PAWS_DISCARDS_RECENT) s->paws_len++;
+        return;
+    }
+    int64_t edge = s->nholes > 0 ? s->holes[0].lo : s->hi_end;
+    for (int j = 0; j < s->paws_len; j++) {
+        if (!s->paws_open[j]) continue;
+        if ((lo <= s->paws_lo[j] && hi >= s->paws_hi[j]) || (s->have_una && s->snd_una >= s->paws_hi[j]))
+            s->paws_open[j] = 0; /* had again */
+        else if (s->paws_lo[j] < edge)
+            edge = s->paws_lo[j];
+    }
+    if (s->have_una && s->snd_una > edge) edge = s->snd_una;
+    if (lo <= edge && (!s->paws_valid || (int32_t)(tsval - s->paws_tsval) > 0)) {
+        s->paws_tsval = tsval;
+        s->paws_valid = 1;
+    }
+}
+
+/* Whether [lo, hi) overlaps a range the receiver's PAWS check recently discarded. */
+static int paws_discarded(const direction_state *s, int64_t lo, int64_t hi) {
+    for (int j = 0; j < s->paws_len; j++)
+        if (lo < s->paws_hi[j] && hi > s->paws_lo[j]) return 1;
+    return 0;
+}
+
 static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
     if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
     if (lo <= s->snd_una && idle_ns >= RTO_MIN_NS) {
@@ -1303,14 +1370,16 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
             filled_hole = h;
         } else if (m == TRUTH_MODE_RECEIVER) {
-            spurious = 1; /* the receiver already had all of it */
+            /* the receiver already had all of it, unless it discarded it (PAWS) */
+            spurious = !paws_discarded(s, lo, hi);
         } else {
             /* in path: it passed here before; needed again unless the receiver had
-             * acknowledged or SACKed it by now (then the repeat was not needed) */
+             * acknowledged or SACKed it by now (then the repeat was not needed); lost
+             * downstream unless the receiver discarded it (PAWS: not the path's loss) */
             if (s->have_una && hi <= s->snd_una) spurious = 1;
             for (int j = 0; j < s->nsack && !spurious; j++)
                 if (lo >= s->sack_lo[j] && hi <= s->sack_hi[j]) spurious = 1;
-            downstream = !spurious;
+            downstream = !spurious && !paws_discarded(s, lo, hi);
         }
     } else {
         /* next to the sender: data never seen here that left before the segment that showed
@@ -1463,6 +1532,7 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     int64_t idle_ns = now - idle_ref;
     s->last_tx_ns = now;
     s->last_tx_len = len;
+    on_paws_check(ps, d, i, lo, hi);
 
     if (lo >= s->hi_end) {
         on_new_data(ps, d, i, lo, hi);

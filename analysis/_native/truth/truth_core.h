@@ -29,7 +29,9 @@
  *    silence over the minimum RTO that followed a full segment is the timeout's resend of a
  *    window lost whole (a retransmission filling a hole of its own);
  *  - in between (TRUTH_MODE_IN_PATH): holes for loss upstream, and a repeat of data
- *    that passed here and was not yet ACKed was lost downstream.
+ *    that passed here and was not yet ACKed was lost downstream, unless the copy that
+ *    passed was one the receiver discarded by PAWS (its TSval older than the receiver's
+ *    TS.Recent, as the capture follows it at the receiver and in path: S_PAWS_DISCARDS).
  * Retransmissions are sub-typed from the ACKs the capture saw: RTO (the lowest
  * unacked segment after ~the minimum RTO of silence, and the rest of that
  * recovery), TLP (the highest segment again without duplicate-ACK or SACK
@@ -130,6 +132,7 @@ enum truth_stat {
     S_IDLE_NS,
     S_FIRST_ACKED_TS,
     S_LAST_ACKED_TS,
+    S_PAWS_DISCARDS,
     S_N_FIELDS
 };
 
