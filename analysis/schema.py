@@ -128,7 +128,7 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         "goodput_bps",
         "number",
         "bit/s",
-        "delivered bits over the transfer's duration (downstream of the sender: to the receiver's last new ACK)",
+        "delivered bits over the span the receiver received them (to the last data it acknowledged)",
         T,
         nullable=True,
     ),

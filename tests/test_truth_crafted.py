@@ -748,6 +748,28 @@ def test_goodput_at_the_receiver_ends_with_its_last_new_ack_not_the_window_arriv
     assert abs(r["duration_s"] - (last_ack + 0.2 - start)) < 1e-6
 
 
+def test_goodput_at_the_sender_ends_with_the_last_data_delivered_not_the_window_sent_before_the_reset():
+    """The same reset seen at the sender, on a 200 ms path: it sends 120 segments, the ACKs
+    of the first 100 come back a round trip later, then the receiver's reset. The last 20 were
+    never delivered: goodput ends where the last data delivered left (its ACK's arrival less
+    the handshake's round trip), the span the receiver saw it arrive over; the duration (and
+    the throughput) still spans every data segment sent. Before: 120 ms instead of 99 ms."""
+    f = Flow()
+    full, rtt_s = 1460, 0.2
+    t = f.handshake(0.0, 5000, 1000, 0.00002, rtt_s, ttl_a=61, ttl_b=64)
+    start, seq0 = t + 0.001, 1001
+    events = [(start + k * 0.001, 1, seq0 + k * full, 5001, full, TCP_ACK | TCP_PSH) for k in range(120)]
+    events += [(start + k * 0.001 + rtt_s, 0, 5001, seq0 + (k + 1) * full, 0, TCP_ACK) for k in range(100)]
+    events.append((start + 0.099 + rtt_s + 0.0004, 0, 5001, seq0 + 100 * full, 0, TCP_RST | TCP_ACK))
+    for when, d, seq, ack, length, flags in sorted(events):
+        f.add(when, d, seq, ack, length=length, flags=flags, ttl=64 if d == 1 else 61)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender" and r["delivered_bytes"] == 100 * full
+    assert abs(r["goodput_bps"] - 100 * full * 8 / 0.099) < 0.001 * r["goodput_bps"], r["goodput_bps"]
+    assert abs(r["duration_s"] - 0.119) < 1e-6
+
+
 def receiver_side_with_a_pause(last_length: int, pause_s: float) -> Flow:
     """At the receiver a: b sends 20 segments, the last `last_length` bytes long, each
     acknowledged at once; nothing arrives for `pause_s`; then 10 full segments in order."""

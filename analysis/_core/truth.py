@@ -642,9 +642,21 @@ def analyze_directions(
         # reset the connection, which arrives up to a one-way delay and a queue later and is
         # never delivered. (At the sender the times are sending times: the last data stays.)
         last_acked = table["last_acked_ts_ns"]
-        delivery_end_ns = np.where(
-            ~is_sender_mode & (last_acked >= start_ns) & (last_acked < table["last_data_ts_ns"]),
+        # at the sender, the last data delivered left at least a round trip (the shortest seen:
+        # the handshake's, or an RTT sample's) before its ACK came; data sent after it is the
+        # window in flight when the receiver reset, never delivered
+        none = np.iinfo(np.int64).max
+        round_trip_ns = np.minimum(
+            np.where(handshake_ns > 0, handshake_ns, none), _min_rtt_ns(rtt_us, rtt_slot, n_slots)[data_slots]
+        )
+        end_of_acked_ns = np.where(
+            is_sender_mode,
+            np.where(round_trip_ns < none, last_acked - np.minimum(round_trip_ns, last_acked), -1),
             last_acked,
+        )
+        delivery_end_ns = np.where(
+            (last_acked >= 0) & (end_of_acked_ns >= start_ns) & (end_of_acked_ns < table["last_data_ts_ns"]),
+            end_of_acked_ns,
             table["last_data_ts_ns"],
         )
         delivery_s = (delivery_end_ns - start_ns - table["idle_ns"]) / 1e9
@@ -678,6 +690,15 @@ def analyze_directions(
         row_of_slot=row_of_slot,
         capture_drops=capture_drops,
     )
+
+
+def _min_rtt_ns(rtt_us: np.ndarray, rtt_slot: np.ndarray, n_slots: int) -> np.ndarray:
+    """The shortest RTT sample about each slot's data (ns; int64 max where none)."""
+    none = np.iinfo(np.int64).max
+    shortest = np.full(n_slots, none, dtype=np.int64)
+    sampled = np.flatnonzero((rtt_slot >= 0) & np.isfinite(rtt_us))
+    np.minimum.at(shortest, rtt_slot[sampled], np.round(rtt_us[sampled] * 1000.0).astype(np.int64))
+    return shortest
 
 
 def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np.ndarray:

@@ -5,8 +5,10 @@ left the sender and never reached the receiver (counted by both hosts' firewalls
 retransmissions against the sender's TCP_INFO twice: iperf3's per-stream total_retrans at
 its timer's end against `retransmissions` (spline-analyze applies iperf3's test window when
 iperf3.json sits beside the capture), and total_retrans as each socket closed against
-`retransmissions_in_capture`; goodput against the rate at which the receiving iperf3 read
-(over its test; spline-analyze's is over the direction's first to last data segment);
+`retransmissions_in_capture`; goodput against the rate at which the receiving iperf3 read,
+over the span the receiver was receiving (`delivery_rate_bps`: iperf3's clock, less the round
+trip before its first data arrived; spline-analyze's runs from the first data to the last
+delivery);
 delivered bytes against what the receiver acknowledged (the sender's bytes_acked as each
 socket closed); warnings against what the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
 compared again after the analyzer changes (`spline-testbed realhost --reanalyse`).
@@ -127,6 +129,20 @@ def per_flow_retransmission_errors(
     return errors
 
 
+def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
+    """What the receiver delivered over the span it was delivering (bit/s): iperf3's received
+    bytes over its receiving seconds less the round trip netem adds. The server's clock starts
+    as it announces the test, and the first data reaches it a round trip later (the
+    announcement's way to the client, the data's way back), while goodput in a capture runs
+    from the first data's arrival; both end with the last data delivered. Without added delay
+    the spans agree to a fraction of a millisecond and iperf3's rate is taken as it is."""
+    wait_s = (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
+    seconds = float(truth.get("delivered_seconds") or 0.0)
+    if wait_s <= 0 or seconds <= wait_s:
+        return float(truth["delivered_bps"])
+    return 8.0 * float(truth["delivered_bytes"]) / (seconds - wait_s)
+
+
 def compare_capture(
     record: Dict[str, Any], vantage: str, document: Dict[str, Any], labels: Optional[Labels] = None
 ) -> Dict[str, Any]:
@@ -146,7 +162,8 @@ def compare_capture(
     at_close = truth.get("retransmissions_at_close")
     in_capture_error = relative_error(in_capture, at_close)
     per_flow = per_flow_retransmission_errors(directions, truth.get("tcpinfo_at_close") or {})
-    goodput_error = relative_error(goodput, truth["delivered_bps"])
+    goodput_truth = delivery_rate_bps(truth, transfer)
+    goodput_error = relative_error(goodput, goodput_truth)
     delivered = total(directions, "delivered_bytes")
     delivered_truth = truth.get("bytes_acked_at_close") or truth["delivered_bytes"]
     delivered_error = relative_error(delivered, delivered_truth)
@@ -201,7 +218,7 @@ def compare_capture(
         "truth_spurious_retransmissions": router.get("spurious"),
         "truth_dsack_dups": truth.get("dsack_dups_at_close"),
         **label_agreement(truth.get("retransmitted_copies"), labels or {}),
-        "truth_goodput_bps": truth["delivered_bps"],
+        "truth_goodput_bps": goodput_truth,
         "goodput_bps": goodput,
         "goodput_error": goodput_error,
         "goodput_ok": goodput_ok,
