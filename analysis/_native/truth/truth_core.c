@@ -227,10 +227,10 @@ typedef struct {
     int64_t recent_rtt_ns[RECENT_RTT_SAMPLES];
     int recent_rtt_next, recent_rtt_len;
     int64_t last_repair_end; /* where it ended */
+    int last_repair_lost;    /* it showed an earlier repair lost */
     /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
      * that timeout was lost, and the next data tells where (timeout_probe_lost) */
     int timeout_probe_pending;
-    int last_repair_lost;    /* it showed an earlier repair lost */
     /* holes below this sequence number were still open when new data sent after their
      * repair arrived: their first repair was lost (-1: none) */
     int64_t repair_lost_below;
