@@ -770,32 +770,56 @@ def test_goodput_at_the_sender_ends_with_the_last_data_delivered_not_the_window_
     assert abs(r["duration_s"] - 0.119) < 1e-6
 
 
-def receiver_side_with_a_pause(last_length: int, pause_s: float) -> Flow:
+def receiver_side_with_a_pause(last_length: int, pause_s: float, order_after: Sequence[int] = tuple(range(10))) -> Flow:
     """At the receiver a: b sends 20 segments, the last `last_length` bytes long, each
-    acknowledged at once; nothing arrives for `pause_s`; then 10 full segments in order."""
+    acknowledged at once; nothing arrives for `pause_s`; then full segments in order, or the
+    k-th full segment after the pause in the order `order_after` gives (ACKs SACK what is
+    received above a hole)."""
     f = Flow()
     full = 1460
     t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
     seq, when = 1001, t + 0.001
-    for k in range(30):
-        if k == 20:
-            when += pause_s
+    for k in range(20):
         length = last_length if k == 19 else full
         f.add(when, 1, seq, 5001, length=length, ttl=61)
         seq += length
         f.add(when + 0.0001, 0, 5001, seq, ttl=64)
         when += 0.0002
+    when += pause_s
+    received: List[int] = []
+    for k in order_after:
+        f.add(when, 1, seq + k * full, 5001, length=full, ttl=61)
+        received.append(k)
+        cum = 0
+        while cum in received:
+            cum += 1
+        above = [(seq + j * full, seq + (j + 1) * full) for j in received if j > cum]
+        f.add(when + 0.0001, 0, 5001, seq + cum * full, sack=merged_blocks(above, seq + cum * full), ttl=64)
+        when += 0.0002
     return f
 
 
 def test_in_order_data_after_a_timeout_long_silence_after_a_full_segment_is_the_timeouts_resend():
-    """A window lost whole (and the loss probe after it) leaves no hole: the receiver sees a
+    """A window lost whole and the loss probe after it leave no hole: the receiver sees a
     silence over the minimum RTO, then the sender's timeout resends the oldest lost segment in
-    order. That one is a retransmission and a loss; the rest of the window is not seen."""
+    order. That one is a retransmission and a loss; the in-order data right after it shows the
+    probe lost too (its repair, or the new data after a lost copy of the oldest segment): two
+    losses. The rest of the window is not seen."""
     _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver"
-    assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 1
+    assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 2
+
+
+def test_a_hole_right_after_a_timeouts_resend_is_the_lost_probe_counted_once():
+    """The loss probe was new data, lost, and the sender's next segment after its timeout's
+    resend is above it: the probe leaves a hole of its own, which counts it; nothing more."""
+    _, _, d = analyze(
+        receiver_side_with_a_pause(last_length=1460, pause_s=0.25, order_after=(0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1))
+    )
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert r["retrans_rto"] == 1 and r["lost_segments"] == 2
 
 
 def test_gaps_between_flights_of_a_path_longer_than_the_minimum_rto_are_no_timeouts():

@@ -231,6 +231,9 @@ typedef struct {
     int recent_rtt_next, recent_rtt_len;
     int64_t last_repair_end; /* where it ended */
     int last_repair_lost;    /* it showed an earlier repair lost */
+    /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
+     * that timeout was lost, and the next data tells where (timeout_probe_lost) */
+    int timeout_probe_pending;
     /* holes below this sequence number were still open when new data sent after their
      * repair arrived: their first repair was lost (-1: none) */
     int64_t repair_lost_below;
@@ -1507,6 +1510,20 @@ static void on_timeout_resend(pass *ps, int64_t d, int64_t i, int64_t silence_ns
     S[S_HOLE_FILL_RETRANS]++;
 }
 
+/* The data after a timeout's resend (resent_by_timeout), starting at lo: whether it shows the
+ * loss probe lost with no hole of its own. A sender arms a tail loss probe before its
+ * retransmission timeout (RFC 8985 7: one probe after about two round trips of silence, new
+ * data when it may send some, else its highest segment again); the timeout fired, so that
+ * probe was lost too. New data as probe: the sender resends it right after the timed-out
+ * segment, in order, so it leaves no hole here; the oldest segment again as probe: a second
+ * copy of it was lost. Either way one more segment was lost than the resend shows, unless
+ * this data leaves a hole, which counts the probe itself. Called before the packet updates
+ * the direction's state. */
+static int timeout_probe_lost(const pass *ps, int64_t d, int64_t lo) {
+    const direction_state *s = &ps->dirs[d];
+    return ps->in->mode[d] != TRUTH_MODE_SENDER && s->timeout_probe_pending && lo == s->hi_end;
+}
+
 /* This packet as data of its direction. */
 static void on_data(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1527,6 +1544,8 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
     on_data_after_idle(ps, d, i);
     int timeout_resend = resent_by_timeout(ps, d, i, lo);
+    if (timeout_probe_lost(ps, d, lo)) S[S_LOST_REPAIRS]++;
+    s->timeout_probe_pending = timeout_resend;
     int64_t silence_ns = now - s->last_tx_ns;
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
     int64_t idle_ns = now - idle_ref;

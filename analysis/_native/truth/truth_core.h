@@ -27,7 +27,8 @@
  *    (a retransmission timeout: the minimum RTO, or three RTTs on slower paths), shows an
  *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited; in-order data after a
  *    silence over the minimum RTO that followed a full segment is the timeout's resend of a
- *    window lost whole (a retransmission filling a hole of its own);
+ *    window lost whole (a retransmission filling a hole of its own), and in-order data right
+ *    after that resend shows the loss probe sent before the timeout lost too (S_LOST_REPAIRS);
  *  - in between (TRUTH_MODE_IN_PATH): holes for loss upstream, and a repeat of data
  *    that passed here and was not yet ACKed was lost downstream, unless the copy that
  *    passed was one the receiver discarded by PAWS (its TSval older than the receiver's
