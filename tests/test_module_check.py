@@ -65,8 +65,20 @@ def test_userspace_check_passes_every_scripted_scenario(tmp_path):
         "policer",
         "no overflow",
         "no division by zero",
+        "repair hold",
     ):
         assert f"PASS {scenario}" in out.stdout, f"no passing check for {scenario!r}"
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="needs cc")
+def test_check_fails_when_the_core_never_sees_a_reordering_path_and_so_never_holds_repairs(tmp_path):
+    """A reordering threshold no 8-bit count reaches: no repair hold, and the hold checks fail."""
+    core = (MODULE_DIR / "spline_core.h").read_text()
+    broken = re.sub(r"(#define SPL_REORDER_ROUND_EVENTS\s+(?:\\\s+)?)8U\b", r"\g<1>300U", core)
+    assert broken != core, "the reordering threshold constant moved: update this test"
+    out = _check_with_core(tmp_path, broken)
+    assert out.returncode != 0
+    assert "FAIL repair hold" in out.stdout
 
 
 @pytest.mark.skipif(not shutil.which("cc"), reason="needs cc")
