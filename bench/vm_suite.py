@@ -68,6 +68,7 @@ class Scenario:
     ccas: tuple[str, ...]  # runs, interleaved; "a+b": flows a and b at once
     rate_steps: tuple[RateStep, ...]
     checks: tuple[Check, ...]
+    jitter_keeps_order: bool = False  # netem's jitter holds packet order (else they pass each other)
 
     @property
     def subject(self) -> str:
@@ -94,6 +95,8 @@ class Scenario:
             "--ccas",
             " ".join(self.ccas),
         ]
+        if self.jitter_keeps_order:
+            args.append("--jitter-keeps-order")
         if self.rate_steps:
             args += ["--rate-steps", " ".join(f"{s.rate_mbit:g}@{s.at_s}" for s in self.rate_steps)]
         return args
@@ -112,6 +115,8 @@ class Scenario:
 
     def describe(self) -> str:
         jitter = f" +-{self.jitter_ms:g} ms" if self.jitter_ms else ""
+        if self.jitter_ms and self.jitter_keeps_order:
+            jitter += " in order"
         rate = f"{self.rate_mbit:g}"
         if self.rate_steps:
             rate += "".join(f" -> {s.rate_mbit:g} (at {s.at_s} s)" for s in self.rate_steps)
@@ -151,6 +156,17 @@ def parse_rate_steps(text: str) -> tuple[RateStep, ...]:
     return tuple(steps)
 
 
+def parse_jitter(text: str) -> tuple[float, bool]:
+    """'50' (+-50 ms, packets pass each other) or '50:order' (+-50 ms, order kept) -> (ms, kept)."""
+    ms, sep, kind = text.partition(":")
+    if sep and kind != "order":
+        raise ValueError(f"bad jitter {text!r} (want MS or MS:order)")
+    jitter_ms = float(ms)
+    if sep and not jitter_ms:
+        raise ValueError(f"jitter {text!r}: order is kept only by a jitter")
+    return jitter_ms, bool(sep)
+
+
 def parse_check(text: str) -> Check:
     """'goodput >= 1.2 x bbr' -> Check; ValueError on anything else."""
     parts = text.split()
@@ -170,13 +186,18 @@ def parse_scenarios(text: str) -> list[Scenario]:
         if len(fields) != 9:
             raise ValueError(f"line {line_no}: want 9 columns, got {len(fields)}")
         checks = fields[8].strip()
+        jitter_ms, jitter_keeps_order = parse_jitter(fields[3])
         scenarios.append(
             Scenario(
                 fields[0],
-                *(float(v) for v in fields[1:6]),
+                float(fields[1]),
+                float(fields[2]),
+                jitter_ms,
+                *(float(v) for v in fields[4:6]),
                 parse_ccas(fields[6]),
                 parse_rate_steps(fields[7]),
                 tuple(parse_check(c.strip()) for c in checks.split(";")) if checks != "-" else (),
+                jitter_keeps_order,
             )
         )
     names = [s.name for s in scenarios]

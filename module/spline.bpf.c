@@ -78,6 +78,7 @@ static __always_inline void spline_apply(struct sock *sk, const struct rate_samp
 	a.srtt_us = tp->srtt_us >> 3;
 	a.cwnd_pkts = tp->snd_cwnd;
 	a.cwnd_clamp_pkts = tp->snd_cwnd_clamp;
+	a.reord_seen_total = tp->reord_seen;
 	a.app_limited = rs->is_app_limited;
 
 	spline_on_ack(spline_ca(sk), &a, &out);

@@ -101,6 +101,7 @@ static void spline_fill_ack(struct sock *sk, const struct rate_sample *rs, struc
 	a->srtt_us = tp->srtt_us >> 3;
 	a->cwnd_pkts = tcp_snd_cwnd(tp);
 	a->cwnd_clamp_pkts = tp->snd_cwnd_clamp;
+	a->reord_seen_total = tp->reord_seen;
 	a->app_limited = rs->is_app_limited;
 }
 

@@ -37,6 +37,15 @@ def _check_with_core(tmp_path: Path, core: str) -> subprocess.CompletedProcess[s
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
 
 
+def _check_with_constant(tmp_path: Path, name: str, value: str, replacement: str) -> subprocess.CompletedProcess[str]:
+    """The userspace check against a core whose constant `name` is `replacement` instead of
+    `value` (whatever whitespace or line continuation the formatter puts between them)."""
+    core = (MODULE_DIR / "spline_core.h").read_text()
+    broken = re.sub(rf"(#define {name}\s+(?:\\\s+)?){value}\b", rf"\g<1>{replacement}", core)
+    assert broken != core, f"{name} is no longer {value}: update this test"
+    return _check_with_core(tmp_path, broken)
+
+
 @pytest.mark.skipif(not shutil.which("cc") or not shutil.which("make"), reason="needs cc and make")
 def test_userspace_check_passes_every_scripted_scenario(tmp_path):
     out = subprocess.run(
@@ -65,18 +74,23 @@ def test_userspace_check_passes_every_scripted_scenario(tmp_path):
         "policer",
         "no overflow",
         "no division by zero",
+        "repair hold",
     ):
         assert f"PASS {scenario}" in out.stdout, f"no passing check for {scenario!r}"
 
 
 @pytest.mark.skipif(not shutil.which("cc"), reason="needs cc")
+def test_check_fails_when_the_core_never_sees_a_reordering_path_and_so_never_holds_repairs(tmp_path):
+    """A reordering threshold no 8-bit count reaches: no repair hold, and the hold checks fail."""
+    out = _check_with_constant(tmp_path, "SPL_REORDER_ROUND_EVENTS", "8U", "300U")
+    assert out.returncode != 0
+    assert "FAIL repair hold" in out.stdout
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="needs cc")
 def test_check_fails_loudly_when_the_core_reads_light_loss_as_congestion(tmp_path):
     """A core whose loss threshold is 1% instead of 10% must fail the random-loss checks."""
-    core = (MODULE_DIR / "spline_core.h").read_text()
-    # whatever whitespace the formatter puts between the name and the value
-    broken = re.sub(r"(#define SPL_LOSS_HIGH_DIV\s+)10U\b", r"\g<1>100U", core)
-    assert broken != core, "the loss threshold constant moved: update this test"
-    out = _check_with_core(tmp_path, broken)
+    out = _check_with_constant(tmp_path, "SPL_LOSS_HIGH_DIV", "10U", "100U")
     assert out.returncode != 0
     m = re.fullmatch(r"(\d+) passed, (\d+) failed", _last_line(out.stdout))
     assert m and int(m.group(2)) > 0

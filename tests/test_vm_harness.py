@@ -160,6 +160,40 @@ def test_the_guest_gets_one_iperf3_server_per_flow_of_the_widest_run():
     assert proc.stdout.split() == ["3", "1"]
 
 
+def test_guest_netem_keeps_order_with_a_rate_only_when_asked():
+    guest = REPO / "module" / "vm" / "guest-init.sh"
+    script = (
+        f'GUEST_INIT_SOURCED=1; . "{guest}"; DELAY_MS=200; JITTER_MS=50; LOSS_PCT=1; '
+        "JITTER_KEEPS_ORDER=1; netem_args; JITTER_KEEPS_ORDER=0; netem_args; JITTER_MS=0; JITTER_KEEPS_ORDER=1; netem_args"
+    )
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30)
+    assert proc.stdout.splitlines() == [
+        "delay 200ms 50ms rate 100gbit loss 1%",
+        "delay 200ms 50ms loss 1%",
+        "delay 200ms loss 1%",
+    ]
+
+
+def test_the_order_kept_jitter_reaches_the_guest_config(tmp_path):
+    script = 'BURST_BYTES=3028; mkdir -p "$R/etc"; write_guest_config "$R" ""; cat "$R/etc/vm-test.conf"'
+    kept = bash_with_harness(f'R="{tmp_path}/a"; JITTER_KEEPS_ORDER=1; {script}')
+    assert "JITTER_KEEPS_ORDER='1'" in kept.stdout
+    reordering = bash_with_harness(f'R="{tmp_path}/b"; {script}')
+    assert "JITTER_KEEPS_ORDER='0'" in reordering.stdout
+
+
+def test_an_order_flag_other_than_0_or_1_is_refused():
+    proc = subprocess.run(
+        ["bash", str(VM_TEST)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "VM_JITTER_KEEPS_ORDER": "yes"},
+    )
+    assert proc.returncode == 2
+    assert "VM_JITTER_KEEPS_ORDER must be 0 or 1" in proc.stderr
+
+
 def test_every_function_the_guest_init_calls_is_defined_in_it():
     import re
 

@@ -36,6 +36,21 @@ def test_the_shipped_suite_holds_the_issue_paths_and_their_bars():
     assert [(s.at_s, s.rate_mbit) for s in scenarios["step"].rate_steps] == [(7, 5.0), (14, 20.0)]
 
 
+def test_jitter_written_ms_colon_order_keeps_packet_order_and_plain_jitter_reorders():
+    scenarios = vm_suite.parse_scenarios("r 10 200 50 1 1 spline - -\nk 10 200 50:order 1 1 spline - -\n")
+    assert (scenarios[0].jitter_ms, scenarios[0].jitter_keeps_order) == (50, False)
+    assert (scenarios[1].jitter_ms, scenarios[1].jitter_keeps_order) == (50, True)
+    assert "--jitter-keeps-order" not in scenarios[0].vm_test_args()
+    assert "--jitter-keeps-order" in scenarios[1].vm_test_args()
+    assert "in order" in scenarios[1].describe() and "in order" not in scenarios[0].describe()
+    # the shipped suite runs both issue jitter paths both ways, with the same bars
+    shipped = vm_suite.load_scenarios()
+    for name in ("jittery", "wifi10"):
+        reordering, in_order = shipped[name], shipped[f"{name}_inorder"]
+        assert not reordering.jitter_keeps_order and in_order.jitter_keeps_order
+        assert in_order.jitter_ms == reordering.jitter_ms and in_order.checks == reordering.checks
+
+
 def test_vm_test_args_give_the_buffer_in_bytes_with_the_harness_floor():
     scenario = vm_suite.parse_scenarios("a 50 20 0 0 1 spline,bbr - -\nb 50 20 0 0 0.2 spline - -\n")
     args = scenario[0].vm_test_args()
@@ -57,6 +72,8 @@ def test_vm_test_args_give_the_buffer_in_bytes_with_the_harness_floor():
         "a 10 50 0 2 1 spline 5@10,20@5 -",  # steps out of order
         "a 10 50 0 2 1 spline 5@0 -",  # a step at the start
         "a 10 50 0 2 1 spline 5 -",  # a step without its second
+        "a 10 50 5:sorted 2 1 spline - -",  # a jitter kind
+        "a 10 50 0:order 2 1 spline - -",  # order kept without a jitter
     ],
 )
 def test_malformed_lines_are_refused(line):

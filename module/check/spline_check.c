@@ -29,6 +29,7 @@
 
 typedef uint8_t u8;
 typedef uint16_t u16;
+typedef int16_t s16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int32_t s32;
@@ -776,6 +777,88 @@ static void check_no_div_zero(void)
 	      "no division by zero with a bw sample but no RTT sample: cwnd %u", o.cwnd_pkts);
 }
 
+/* Repairs held past the reordering span (spline_repair_hold_cwnd): on a path that reorders, an
+ * ACK that marks losses holds the window at what is in flight for the RTT spread, then lets
+ * the repairs go; not again before as long has passed; no hold without reordering, without a
+ * spread, or after an RTO; the 16-bit ms stamp survives its wrap.
+ */
+static u32 hold_at(struct spline_state *s, struct spline_ack *a, u32 now_ms, s32 losses,
+		   u32 in_flight)
+{
+	a->rs_losses_pkts = losses;
+	a->in_flight_pkts = in_flight;
+	return spline_repair_hold_cwnd(s, a, now_ms, 120);
+}
+
+static void reordering_round(struct spline_state *s, struct spline_ack *a, u32 events)
+{
+	a->reord_seen_total += events;
+	spline_update_reordering(s, a);
+}
+
+static void check_repair_hold(void)
+{
+	struct spline_state s;
+	struct spline_ack a;
+	u32 held, during, end, early, again;
+
+	spline_init_state(&s, 10, 3);
+	s.mode = SPL_PROBE_BW;
+	s.min_rtt_us = 150000;
+	s.queue_rtt_us = 152000; /* the round's smallest RTT sample */
+	memset(&a, 0, sizeof(a));
+	a.srtt_us = 202000; /* 50 ms above it: a hold of 50 ms */
+	a.reord_seen_total = 1000;
+	spline_update_reordering(&s, &a);
+	reordering_round(&s, &a, 60);
+	held = hold_at(&s, &a, 1000, 2, 80);
+	during = hold_at(&s, &a, 1049, 0, 70);
+	end = hold_at(&s, &a, 1050, 0, 70);
+	early = hold_at(&s, &a, 1099, 3, 110);
+	again = hold_at(&s, &a, 1100, 3, 110);
+	CHECK(held == 80 && during == 70 && end == 120 && early == 120 && again == 110,
+	      "repair hold: a loss on a reordering path holds the window at in flight (%u, %u) for "
+	      "the 50 ms spread, then 120 (%u); no new hold within 50 ms (%u), one after (%u)",
+	      held, during, end, early, again);
+
+	reordering_round(&s, &a, 3); /* 3 events in a round: no reordering path */
+	held = hold_at(&s, &a, 5000, 2, 80);
+	reordering_round(&s, &a, 256 + 60); /* 8-bit mark: 60 */
+	a.srtt_us = 153900;		    /* 1.9 ms spread */
+	early = hold_at(&s, &a, 6000, 2, 80);
+	a.srtt_us = 202000;
+	spline_on_rto(&s, 80);
+	again = hold_at(&s, &a, 7000, 2, 80);
+	CHECK(held == 120 && early == 120 && again == 120,
+	      "repair hold: none without reordering (%u), under a 2 ms spread (%u), after an RTO "
+	      "(%u)",
+	      held, early, again);
+
+	s.flags &= ~SPL_F_RTO_REGROW;
+	held = hold_at(&s, &a, 65530, 1, 80); /* ends at (65530 + 50) mod 65536 = 44 */
+	during = hold_at(&s, &a, 65560, 0, 75);
+	end = hold_at(&s, &a, 65580, 0, 75);
+	CHECK(held == 80 && during == 75 && end == 120,
+	      "repair hold: the ms stamp wraps at 16 bits (held %u, %u across the wrap, released "
+	      "%u)",
+	      held, during, end);
+	s.loss_ratio_q8 = 26; /* 10% random loss: half the hold */
+	CHECK(spline_repair_hold_ms(&s, &a) == 25,
+	      "repair hold: at 10%% random loss half the 50 ms spread (%u ms)",
+	      spline_repair_hold_ms(&s, &a));
+	s.loss_ratio_q8 = 0;
+	s.min_rtt_us = 20000;
+	s.queue_rtt_us = 20000;
+	a.srtt_us = 120000; /* spread 100 ms on a 20 ms path: at most min_rtt / 2 */
+	CHECK(spline_repair_hold_ms(&s, &a) == 10, "repair hold: at most min_rtt / 2 (%u ms)",
+	      spline_repair_hold_ms(&s, &a));
+	s.min_rtt_us = 400000;
+	s.queue_rtt_us = 400000;
+	a.srtt_us = 600000;
+	CHECK(spline_repair_hold_ms(&s, &a) == SPL_REPAIR_HOLD_MAX_MS,
+	      "repair hold: at most 64 ms (%u ms)", spline_repair_hold_ms(&s, &a));
+}
+
 static u32 window_with_loss_cnt(u8 loss_cnt)
 {
 	struct spline_state s;
@@ -1215,6 +1298,7 @@ int main(void)
 	check_overflow();
 	check_no_div_zero();
 	check_loss_backoff();
+	check_repair_hold();
 	check_mode_table();
 	scenario_steady();
 	scenario_random_loss();

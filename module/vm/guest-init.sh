@@ -98,15 +98,24 @@ build_topology() {
 	ns rtr sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'
 }
 
+# netem's arguments for the data path: delay, jitter (packets pass each other unless
+# JITTER_KEEPS_ORDER=1), loss.
+netem_args() {
+	local args
+	args="delay ${DELAY_MS}ms"
+	if [ "$JITTER_MS" != 0 ]; then
+		args="$args ${JITTER_MS}ms"
+		# With a rate, netem sends no packet before the one queued ahead of it: the
+		# jitter keeps order (a Wi-Fi link's queue); 100 Gbit/s adds ~0.1 us a packet.
+		[ "${JITTER_KEEPS_ORDER:-0}" != 1 ] || args="$args rate 100gbit"
+	fi
+	[ "$LOSS_PCT" = 0 ] || args="$args loss ${LOSS_PCT}%"
+	echo "$args"
+}
+
 shape_path() {
 	local netem_args
-	netem_args="delay ${DELAY_MS}ms"
-	if [ "$JITTER_MS" != 0 ]; then
-		netem_args="$netem_args ${JITTER_MS}ms"
-	fi
-	if [ "$LOSS_PCT" != 0 ]; then
-		netem_args="$netem_args loss ${LOSS_PCT}%"
-	fi
+	netem_args=$(netem_args)
 	# netem first (its delay line must never drop: large limit), then tbf, whose
 	# queue (limit in bytes) is the bottleneck buffer. Made afresh for each run, so
 	# that its drop counters are the run's own.
@@ -297,4 +306,5 @@ main() {
 	power_off
 }
 
-main
+# Tests source this file with GUEST_INIT_SOURCED=1 to call its functions.
+[ "${GUEST_INIT_SOURCED:-0}" = 1 ] || main

@@ -18,6 +18,7 @@ MODULE_DIR_DEFAULT=$(dirname "$SCRIPT_DIR")
 RATE_MBIT=${VM_RATE_MBIT:-10}
 DELAY_MS=${VM_DELAY_MS:-50}
 JITTER_MS=${VM_JITTER_MS:-0}
+JITTER_KEEPS_ORDER=${VM_JITTER_KEEPS_ORDER:-0}
 LOSS_PCT=${VM_LOSS_PCT:-2}
 DURATION_S=${VM_DURATION_S:-10}
 CCAS=${VM_CCAS:-spline bbr cubic}
@@ -43,6 +44,9 @@ Usage: $(basename "$0") [options]            (each option also has an env variab
   --rate-mbit N      bottleneck rate, Mbit/s                [VM_RATE_MBIT, 10]
   --delay-ms N       added delay on the data path, ms       [VM_DELAY_MS, 50]
   --jitter-ms N      netem jitter (uniform +-), ms          [VM_JITTER_MS, 0]
+  --jitter-keeps-order  the jitter keeps packet order (netem rate: a packet never leaves
+                     before the one ahead of it, as on a Wi-Fi link); without it packets
+                     pass each other, as in Mininet           [VM_JITTER_KEEPS_ORDER=1]
   --loss-pct P       random loss on the data path, percent  [VM_LOSS_PCT, 2]
   --queue-bytes N    bottleneck (tbf) buffer, bytes         [VM_QUEUE_BYTES, 1 BDP, >= 30000]
   --rate-steps "R@S ..."  during each run, from second S on the rate is R Mbit/s
@@ -77,6 +81,7 @@ parse_args() {
 		--rate-mbit) RATE_MBIT=$2; shift 2 ;;
 		--delay-ms) DELAY_MS=$2; shift 2 ;;
 		--jitter-ms) JITTER_MS=$2; shift 2 ;;
+		--jitter-keeps-order) JITTER_KEEPS_ORDER=1; shift ;;
 		--loss-pct) LOSS_PCT=$2; shift 2 ;;
 		--queue-bytes) QUEUE_BYTES=$2; shift 2 ;;
 		--rate-steps) RATE_STEPS=$2; shift 2 ;;
@@ -111,6 +116,7 @@ validate_args() {
 			die "$name must be a positive integer, got '${!name}'"
 		fi
 	done
+	case "$JITTER_KEEPS_ORDER" in 0 | 1) ;; *) die "VM_JITTER_KEEPS_ORDER must be 0 or 1" ;; esac
 	[ -z "$QUEUE_BYTES" ] || is_integer "$QUEUE_BYTES" || die "QUEUE_BYTES must be an integer"
 	[ -z "$TIMEOUT_S" ] || is_integer "$TIMEOUT_S" || die "TIMEOUT_S must be an integer"
 	[[ "$CCAS" =~ ^[a-z0-9_]+(\+[a-z0-9_]+)*(\ +[a-z0-9_]+(\+[a-z0-9_]+)*)*\ *$ ]] \
@@ -328,6 +334,7 @@ write_guest_config() { # <root> <ko file or empty>
 RATE_MBIT='$RATE_MBIT'
 DELAY_MS='$DELAY_MS'
 JITTER_MS='$JITTER_MS'
+JITTER_KEEPS_ORDER='$JITTER_KEEPS_ORDER'
 LOSS_PCT='$LOSS_PCT'
 DURATION_S='$DURATION_S'
 CCAS='$CCAS'
@@ -476,7 +483,7 @@ main() {
 	fi
 	initramfs=$(build_initramfs "$kver" "$WORK_DIR" "$ko")
 	timeout_s=${TIMEOUT_S:-$(default_timeout_s)}
-	log "kernel $kver, accel $accel, ${RATE_MBIT} Mbit/s, ${DELAY_MS} ms +-${JITTER_MS} ms, ${LOSS_PCT}% loss, queue ${QUEUE_BYTES} B${RATE_STEPS:+, rate steps $RATE_STEPS}, ${DURATION_S} s x {$CCAS} x $RUNS, timeout ${timeout_s} s"
+	log "kernel $kver, accel $accel, ${RATE_MBIT} Mbit/s, ${DELAY_MS} ms +-${JITTER_MS} ms$([ "$JITTER_KEEPS_ORDER" = 1 ] && echo " in order"), ${LOSS_PCT}% loss, queue ${QUEUE_BYTES} B${RATE_STEPS:+, rate steps $RATE_STEPS}, ${DURATION_S} s x {$CCAS} x $RUNS, timeout ${timeout_s} s"
 	log "initramfs $(du -h "$initramfs" | cut -f1), output in $OUT_DIR"
 	run_vm "$kver" "$initramfs" "$accel" "$timeout_s" || status=1
 	[ -f "$OUT_DIR/guest-done" ] || { log "the guest did not finish (see $OUT_DIR/console.log)"; status=1; }
