@@ -44,8 +44,9 @@
  * repaired and its repair arrives. Where the capture missed those ACKs, what they
  * acknowledged is estimated (S_ACKED_BYTES, S_LAST_ACKED_TS) from the echoes: the echoing
  * data's end less the bytes the sender had in flight past the newest captured ACK it echoed,
- * up to the first hole of a path loss, acknowledged about a round trip before that data. A silence with everything acknowledged that
- * outlasts the minimum RTO is the application's idle time (S_IDLE_NS), not the transfer's.
+ * up to the first hole of a path loss, acknowledged about a round trip before that data.
+ * A silence with everything acknowledged that outlasts the minimum RTO is the
+ * application's idle time (S_IDLE_NS), not the transfer's.
  *
  * No Python here: the same code runs under libFuzzer (fuzz/fuzz_truth.c). Every
  * array index is checked against the counts in truth_input; memory is allocated
