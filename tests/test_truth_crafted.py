@@ -1085,3 +1085,116 @@ def test_next_to_the_sender_a_repeat_of_data_the_capture_missed_stays_a_retransm
     r = row_of(d, 0, 1)
     assert r["vantage"] == "sender"
     assert r["retransmissions"] == 1 and r["reordered_segments"] == 0
+
+
+def receiver_capture_with_a_tail_blackout(captured_from_k: int = 150, captured_until_k: int = 251) -> Flow:
+    """A receiver-side capture (a) of b's transfer on a 60 ms path with timestamps: one segment a
+    ms, each ACKed at once (TSval: the receiver's 1 ms tick), each segment echoing the newest ACK
+    the sender had heard (sent 61 ms before it arrives). Segment 40 is lost on the path and its
+    repair arrives 62 ms later. The receiver takes segments 0-250 and resets (iperf3 at its
+    end); the window in flight after the reset (segments 251-310, one round trip of data) still
+    arrives and is answered by resets. The capture misses every packet, data and ACKs, from
+    segment `captured_from_k` to `captured_until_k` (tcpdump's buffer overflowing)."""
+    f = Flow()
+    t0 = f.handshake(0.0, 5000, 1000, 0.030, 0.00002, ttl_a=64, ttl_b=61) + 0.001
+    base = 1001
+    lost, repair_at = 40, 0.102
+    received: List[Tuple[int, int]] = []
+    events = []
+
+    def captured(k: int) -> bool:
+        return not captured_from_k <= k < captured_until_k
+
+    def echo(k: int) -> int:
+        return 1000 + k - 61 if k >= 61 else 0
+
+    for k in range(311):
+        ip_id = 300 + k if k <= 101 else 301 + k
+        at = t0 + k * 0.001
+        if k == lost:
+            continue
+        if captured(k):
+            events.append((at, 1, base + k * MSS, 5001, MSS, ip_id, 1, echo(k), ()))
+        if k > 250:
+            if captured(k):
+                events.append((at + 0.0001, 0, 5001, 0, 0, None, None, 0, ("rst",)))
+            continue
+        received.append((base + k * MSS, base + (k + 1) * MSS))
+        if k < lost or at > t0 + repair_at:
+            cum, sack = base + (k + 1) * MSS, ()
+        else:
+            cum, sack = base + lost * MSS, ((base + (lost + 1) * MSS, base + (k + 1) * MSS),)
+        if captured(k):
+            events.append((at + 0.0001, 0, 5001, cum, 0, None, 1000 + k, 0, sack))
+    # the repair of segment 40, sent after segment 101, acknowledged with everything up to 102
+    events.append((t0 + repair_at, 1, base + lost * MSS, 5001, MSS, 402, 1, echo(101), ()))
+    events.append((t0 + repair_at + 0.0001, 0, 5001, base + 102 * MSS, 0, None, 1102, 0, ()))
+    for when, d, seq, ack, length, ip_id, tsval, tsecr, sack in sorted(events, key=lambda e: e[0]):
+        if sack == ("rst",):
+            f.add(when, d, seq, 0, flags=TCP_RST, ttl=64)
+        else:
+            f.add(
+                when,
+                d,
+                seq,
+                ack,
+                length=length,
+                ip_id=ip_id,
+                ttl=61 if d == 1 else 64,
+                tsval=tsval,
+                tsecr=tsecr,
+                sack=sack,
+            )
+    return f
+
+
+def test_a_receiver_capture_that_lost_its_tail_of_acks_counts_neither_loss_nor_short_delivery():
+    """The capture at the receiver misses 100 segments and every ACK over them, then sees the
+    window that arrives after the receiver's reset: no captured ACK covers the hole, but the data
+    after it echoes TSvals of ACKs the capture never saw, so the receiver was acknowledging
+    there and the hole is the capture's. Loss is the one segment the path lost (IP IDs and
+    holes alike), and delivery reaches what the unseen ACKs acknowledged (estimated from the
+    echoes: the segments in flight past what each captured ACK reported), not the last ACK the
+    capture kept. Before: 102 lost, 150 segments delivered."""
+    _, _, d = analyze(receiver_capture_with_a_tail_blackout())
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert r["hole_lost_segments"] == 1 and r["ip_id_lost_segments"] == 1 and r["lost_segments"] == 1
+    assert r["capture_gaps"] == 101
+    delivered = 251 * MSS
+    assert abs(r["delivered_bytes"] - delivered) <= 2 * MSS, r["delivered_bytes"]
+    # segments 0-250 arrived one a millisecond: delivered over 250 ms
+    assert abs(r["goodput_bps"] - delivered * 8 / 0.250) < 0.02 * r["goodput_bps"], r["goodput_bps"]
+
+
+def test_a_capture_that_kept_every_ack_counts_the_window_after_a_reset_as_before():
+    """The same transfer captured whole: nothing is the capture's, and delivery still ends
+    with the receiver's last ACK before its reset (251 segments)."""
+    _, _, d = analyze(receiver_capture_with_a_tail_blackout(captured_from_k=0, captured_until_k=0))
+    r = row_of(d, 0, 1)
+    assert r["lost_segments"] == 1 and r["capture_gaps"] == 0
+    assert r["delivered_bytes"] == 251 * MSS
+
+
+def test_a_hole_the_receivers_acks_keep_reporting_missing_stays_a_loss_however_long_the_capture_runs():
+    """Segment 40 is lost on the path and so is every repair of it (a 20 ms path); the sender
+    keeps sending new data within its window for half a second, the receiver's captured ACKs
+    keep asking for segment 40, and then it resets. The hole was never filled while the capture
+    ran on, but the ACKs show the receiver lacked it: a path loss, not the capture's."""
+    f = Flow()
+    t0 = f.handshake(0.0, 5000, 1000, 0.010, 0.00002, ttl_a=64, ttl_b=61) + 0.001
+    base, lost = 1001, 40
+    for k in range(500):
+        at = t0 + k * 0.001
+        if k != lost:
+            f.add(at, 1, base + k * MSS, 5001, length=MSS, ip_id=300 + k, ttl=61)
+        if k < lost:
+            f.add(at + 0.0001, 0, 5001, base + (k + 1) * MSS, ttl=64)
+        elif k > lost:
+            sack = ((base + (lost + 1) * MSS, base + (k + 1) * MSS),)
+            f.add(at + 0.0001, 0, 5001, base + lost * MSS, sack=sack, ttl=64)
+    f.add(t0 + 0.5, 0, 5001, 0, flags=TCP_RST, ttl=64)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver"
+    assert r["capture_gaps"] == 0 and r["hole_lost_segments"] == 1 and r["lost_segments"] == 1

@@ -108,8 +108,9 @@ WARNING_CODES: Sequence[WarningCode] = (
     WarningCode(
         "capture_gaps",
         "direction",
-        "the receiver acknowledged data this capture never saw: the "
-        "capture missed it; loss and goodput count it as delivered",
+        "the receiver acknowledged data this capture never saw, or a hole in it was never "
+        "filled while the capture missed the receiver's ACKs: the capture missed it; loss and "
+        "goodput count it as delivered (past the last captured ACK, estimated)",
         "a larger buffer (`tcpdump -B 65536`), headers only (`-s 128`)",
     ),
     WarningCode(
@@ -287,7 +288,8 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
             out.append(
                 _warning(
                     "capture_gaps",
-                    f"{flow}: {d['capture_gaps']:,} segments acknowledged by the receiver are not in the capture",
+                    f"{flow}: {d['capture_gaps']:,} segments the receiver acknowledged, or that never arrived while "
+                    "the capture missed its ACKs, are not in the capture",
                     segments=d["capture_gaps"],
                     bytes=d.get("capture_gap_bytes"),
                     **where,

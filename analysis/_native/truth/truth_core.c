@@ -28,6 +28,13 @@
  * matching, per direction (ring buffers, entries). */
 #define RTT_RING  4096
 #define RETX_RING 512
+/* A hole the capture never saw filled is the capture's, not the path's (a path loss is repaired,
+ * and its repair arrives), when the capture missed the receiver's ACKs after it opened (new data
+ * echoes a TSval no captured ACK carried: an ACK that covered the hole may be among them), or
+ * when data kept arriving this many times the latest a repair can come (the minimum RTO, or
+ * FIRST_REPAIR_RTTS round trips) after it opened: a first repair lost is repaired again within
+ * another such wait. */
+#define CAPTURE_TAIL_REPAIR_WAITS 2
 /* Holes tracked per direction at once (entries); older ones are forgotten. */
 #define MAX_HOLES 8192
 /* The latest a first repair fills its hole, in round trips (the median of the newest
@@ -288,6 +295,13 @@ typedef struct {
      * that reached its left edge), and the ranges its PAWS check discarded (a ring) */
     uint32_t paws_tsval;
     int paws_valid;
+    /* downstream: the capture missed the peer's ACKs (CAPTURE_TAIL): the latest new data whose
+     * TSecr echoes a TSval newer than any the capture saw from the peer (-1: none), the bytes
+     * the newest echo of a captured ACK showed in flight past what that ACK reported (-1:
+     * unknown), and what the unseen ACKs reported received at least, estimated from those
+     * two, with when the ACK left (-1: none) */
+    int64_t unseen_echo_ns, echo_flight_bytes, unseen_echo_reported, unseen_echo_reported_ns;
+    int64_t peer_ack_ns; /* when the capture last saw the peer ACK (-1: never) */
     int64_t paws_lo[PAWS_DISCARDS_RECENT], paws_hi[PAWS_DISCARDS_RECENT];
     uint8_t paws_open[PAWS_DISCARDS_RECENT]; /* the receiver still lacks it */
     int paws_next, paws_len;
@@ -1082,6 +1096,7 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     int64_t *P = stats_of(ps, d ^ 1);
     uint16_t f = in->tcp_flags[i];
     if (!(f & TRUTH_TCP_ACK) || !p->have_ref || (f & TRUTH_TCP_RST)) return;
+    p->peer_ack_ns = in->ts_ns[i];
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
     if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
     int64_t a_data = a > p->hi_end ? p->hi_end : a;
@@ -1524,6 +1539,34 @@ static int timeout_probe_lost(const pass *ps, int64_t d, int64_t lo) {
     return ps->in->mode[d] != TRUTH_MODE_SENDER && s->timeout_probe_pending && lo == s->hi_end;
 }
 
+/* New data seen at the receiver or in path, against the ACK its TSecr echoes: a captured one
+ * measures the bytes the sender had in flight past what that ACK reported; one the capture never
+ * saw (newer than every TSval it saw from the peer) shows the capture missed the receiver's
+ * ACKs, and that ACK reported about this data's end less that flight, left about a round trip
+ * before this data arrived (CAPTURE_TAIL). */
+static void on_data_echo(pass *ps, int64_t d, int64_t i, int64_t hi) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    const direction_state *p = &ps->dirs[d ^ 1];
+    if (in->mode[d] < TRUTH_MODE_RECEIVER || !in->has_ts[i] || in->tsecr[i] == 0 || p->tsvals_sent.len == 0) return;
+    const sent_tsval *newest = &p->tsvals_sent.at[(p->tsvals_sent.head + p->tsvals_sent.len - 1) % SENT_TSVAL_RING];
+    int64_t now = in->ts_ns[i];
+    if ((int32_t)(in->tsecr[i] - newest->tsval) <= 0) {
+        const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
+        if (echoed != NULL && echoed->reported_hi >= 0 && hi > echoed->reported_hi)
+            s->echo_flight_bytes = hi - echoed->reported_hi;
+        return;
+    }
+    s->unseen_echo_ns = now;
+    if (s->echo_flight_bytes < 0) return;
+    int64_t reported = hi - s->echo_flight_bytes;
+    if (reported > s->unseen_echo_reported) {
+        int64_t rtt_ns = path_min_rtt_ns(ps, d);
+        s->unseen_echo_reported = reported;
+        s->unseen_echo_reported_ns = rtt_ns > 0 && rtt_ns < now ? now - rtt_ns : now;
+    }
+}
+
 /* This packet as data of its direction. */
 static void on_data(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1554,6 +1597,7 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     on_paws_check(ps, d, i, lo, hi);
 
     if (lo >= s->hi_end) {
+        on_data_echo(ps, d, i, hi);
         on_new_data(ps, d, i, lo, hi);
         if (timeout_resend) on_timeout_resend(ps, d, i, silence_ns);
         if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 0);
@@ -1670,6 +1714,42 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
         s->repair_lost_below = s->holes[j].hi;
 }
 
+/* The end of the pass for direction d: holes still open are path losses, or the capture's
+ * (CAPTURE_TAIL_REPAIR_WAITS); what the peer acknowledged, extended where the capture missed its
+ * last ACKs to what their echoes show, up to the first hole a path loss left. */
+static void capture_tail(pass *ps, int64_t d) {
+    direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t rtt_ns = path_min_rtt_ns(ps, d);
+    int64_t wait_ns = rtt_ns > 0 && FIRST_REPAIR_RTTS * rtt_ns > RTO_MIN_NS ? FIRST_REPAIR_RTTS * rtt_ns : RTO_MIN_NS;
+    int64_t unfilled = 0, path_hole_lo = -1;
+    for (int j = 0; j < s->nholes; j++) {
+        const hole *h = &s->holes[j];
+        int missed_acks = s->unseen_echo_ns >= 0 && s->unseen_echo_ns >= h->created_ns;
+        int ran_on = S[S_LAST_DATA_TS] - h->created_ns > CAPTURE_TAIL_REPAIR_WAITS * wait_ns;
+        /* the peer's ACKs went on past the time a repair can come and never covered it: the
+         * receiver lacked it, the capture did not miss it */
+        int shown_missing = s->peer_ack_ns > h->created_ns + wait_ns;
+        if (ps->in->mode[d] >= TRUTH_MODE_RECEIVER && !shown_missing && (missed_acks || ran_on)) {
+            S[S_CAPTURE_GAP_BYTES] += h->hi - h->lo;
+            S[S_CAPTURE_GAPS] += segments_of(h->hi - h->lo, s->mss);
+        } else {
+            unfilled += h->hi - h->lo;
+            if (path_hole_lo < 0) path_hole_lo = h->lo;
+        }
+    }
+    S[S_UNFILLED_HOLE_BYTES] = unfilled;
+    /* data the peer acknowledged cumulatively (-1: no ACK of it seen) */
+    S[S_ACKED_BYTES] = s->have_una ? s->snd_una - s->base : -1;
+    int64_t reported = s->unseen_echo_reported;
+    if (path_hole_lo >= 0 && reported > path_hole_lo) reported = path_hole_lo;
+    if (reported > s->hi_end) reported = s->hi_end;
+    if (reported > s->base && (!s->have_una || reported > s->snd_una)) {
+        S[S_ACKED_BYTES] = reported - s->base;
+        if (s->unseen_echo_reported_ns > S[S_LAST_ACKED_TS]) S[S_LAST_ACKED_TS] = s->unseen_echo_reported_ns;
+    }
+}
+
 int truth_analyze(const truth_input *in, truth_output *out) {
     int64_t n_dirs = in->n_directions;
     pass ps = {in, out, NULL, 0};
@@ -1693,6 +1773,11 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].marked_hi = -1;
         ps.dirs[d].echoed_marked_hi = -1;
         ps.dirs[d].recovery_hi = -1;
+        ps.dirs[d].unseen_echo_ns = -1;
+        ps.dirs[d].peer_ack_ns = -1;
+        ps.dirs[d].echo_flight_bytes = -1;
+        ps.dirs[d].unseen_echo_reported = -1;
+        ps.dirs[d].unseen_echo_reported_ns = -1;
     }
     for (int64_t i = 0; i < in->n_packets; i++) {
         out->kind[i] = TRUTH_KIND_NONE;
@@ -1720,11 +1805,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
     }
     for (int64_t d = 0; d < n_dirs; d++) {
         if (in->mode[d] == TRUTH_MODE_SENDER && ps.dirs[d].ro) scoreboard_finish(&ps, d);
-        int64_t unfilled = 0;
-        for (int j = 0; j < ps.dirs[d].nholes; j++) unfilled += ps.dirs[d].holes[j].hi - ps.dirs[d].holes[j].lo;
-        stats_of(&ps, d)[S_UNFILLED_HOLE_BYTES] = unfilled;
-        /* data the peer acknowledged cumulatively (-1: no ACK of it seen) */
-        stats_of(&ps, d)[S_ACKED_BYTES] = ps.dirs[d].have_una ? ps.dirs[d].snd_una - ps.dirs[d].base : -1;
+        capture_tail(&ps, d);
         free(ps.dirs[d].holes);
         free(ps.dirs[d].rtt);
         free(ps.dirs[d].sb);

@@ -38,8 +38,16 @@
  * recovery), TLP (the highest segment again without duplicate-ACK or SACK
  * evidence), fast (duplicate ACKs or SACK announced a hole), other.
  * Data the peer acknowledges that the capture never saw is a capture gap: the
- * capture dropped it, the network did not. A silence with everything acknowledged that
- * outlasts the minimum RTO is the application's idle time (S_IDLE_NS), not the transfer's.
+ * capture dropped it, the network did not. So is a hole still open when the pass ends that
+ * no captured ACK shows the receiver lacked once a repair was due, where the capture missed
+ * the receiver's ACKs after it opened (new data echoes a TSval no captured packet of the peer
+ * carried) or data kept arriving for twice the latest a repair can come: a path loss is
+ * repaired and its repair arrives. Where the capture missed those ACKs, what they
+ * acknowledged is estimated (S_ACKED_BYTES, S_LAST_ACKED_TS) from the echoes: the echoing
+ * data's end less the bytes the sender had in flight past the newest captured ACK it echoed,
+ * up to the first hole of a path loss, acknowledged about a round trip before that data.
+ * A silence with everything acknowledged that outlasts the minimum RTO is the
+ * application's idle time (S_IDLE_NS), not the transfer's.
  *
  * No Python here: the same code runs under libFuzzer (fuzz/fuzz_truth.c). Every
  * array index is checked against the counts in truth_input; memory is allocated
