@@ -5,6 +5,7 @@ with C extensions built from its current sources."""
 from __future__ import annotations
 
 import importlib.util
+import signal
 import sys
 from pathlib import Path
 from typing import List
@@ -18,6 +19,20 @@ if str(TESTS_DIR) not in sys.path:
 REPO_DIR = TESTS_DIR.parent
 NATIVE_DIR = REPO_DIR / "analysis" / "_native"
 REINSTALL = "run ./setup.sh --test (an editable install of this clone)"
+
+
+def let_children_take_stop_signals() -> None:
+    """A suite started under `nohup` or as a background job (`cmd &` in a script) ignores SIGHUP or
+    SIGINT, and an ignored signal stays ignored in every child: a shell cannot even trap it. The tests
+    that stop record.sh, spline-testbed or spline-analyze with those signals would then wait for a
+    stop that never comes. A no-op handler in pytest keeps the signal harmless here, and a handled
+    signal is back to its default in each program pytest starts."""
+    for signum in (signal.SIGHUP, signal.SIGINT):
+        if signal.getsignal(signum) == signal.SIG_IGN:
+            signal.signal(signum, lambda _signum, _frame: None)
+
+
+let_children_take_stop_signals()
 
 # CI clones the repository with shared/ beside it; here it is /work/shared.
 SHARED_DIR = Path(__file__).resolve().parents[2] / "shared"
