@@ -1301,11 +1301,14 @@ static int paws_missing(const direction_state *s, int64_t lo, int64_t hi) {
 /* Downstream of the sender (at the receiver, in path) on data [lo, hi) of packet i with a
  * timestamp, before it updates the holes: a receiver that uses timestamps discards a segment
  * whose TSval is older than its ts_recent by more than PAWS_WINDOW_TICKS (RFC 7323 5.3), and
- * only data that reaches its left edge moves ts_recent, and only forward (RFC 7323 4.3;
- * Linux: a segment spanning the sequence its last ACK acknowledged; one wholly below it is
- * dropped as old before its timestamp is read). The edge
- * here: the lowest hole, or the highest data, or below them data the receiver discarded and
- * has not had again, or the peer's cumulative ACK when higher than all of those. So on a
+ * only data that reaches its left edge moves ts_recent, and only forward (RFC 7323 4.3). The
+ * edge here: the lowest hole, or the highest data, or below them data the receiver discarded
+ * and has not had again, or the peer's cumulative ACK when higher than all of those. A
+ * segment that ends below that cumulative ACK moves nothing: Linux drops it as old
+ * (tcp_sequence: end_seq before rcv_wup, the sequence its last ACK acknowledged) before
+ * tcp_replace_ts_recent reads its timestamp; a spurious repeat of acknowledged data leaves
+ * ts_recent where it was (checked segment by segment against what the receiver's own ACKs
+ * show it discarded, on Linux 6.12 through a reordering path). So on a
  * path that reorders, a first copy that a repair of lower data overtook arrives and is
  * dropped: not a loss on the path, and its repeat was needed. The discarded segments are
  * counted (S_PAWS_DISCARDS) and their ranges remembered (paws_discarded). */
@@ -1332,7 +1335,8 @@ static void on_paws_check(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi
             edge = s->paws_lo[j];
     }
     if (s->have_una && s->snd_una > edge) edge = s->snd_una;
-    if (lo <= edge && (!s->paws_valid || (int32_t)(tsval - s->paws_tsval) > 0)) {
+    int ends_below_ack = s->have_una && hi < s->snd_una;
+    if (lo <= edge && !ends_below_ack && (!s->paws_valid || (int32_t)(tsval - s->paws_tsval) > 0)) {
         s->paws_tsval = tsval;
         s->paws_valid = 1;
     }
