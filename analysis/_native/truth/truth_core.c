@@ -868,9 +868,13 @@ static void unreported_copy(pass *ps, int64_t d, sent_segment *e, int64_t now) {
     int64_t lag_ns = s->covered_sent_max_ns - e->first_ns, age_ns = now - e->first_ns;
     double rate = first_copy_loss_rate(s, s->inferred_lost);
     s->first_copy_verdicts++;
-    /* a copy trailing by less than a TSval tick would not be discarded as too old, and a late
-     * copy that is not discarded gets a D-SACK: none came, it was lost */
-    int reordered = lag_ns > 0 ? lag_ns > TSVAL_TICK_NS && reordered_that_far(s, lag_ns)
+    /* a copy trailing the first copies reported by less than a TSval tick is not discarded as
+     * too old by their TSvals, and a late copy that is not discarded gets a D-SACK: none came,
+     * it was lost; unless the receiver already echoes a TSval past its own by more than the
+     * PAWS window (a repair of lower data, sent a round trip later, moved TS.Recent): then it
+     * is discarded unseen whenever it arrives late, however little it trails */
+    int echo_past = s->echo_valid && (int32_t)(s->echo_last - e->first_tsval) > PAWS_WINDOW_TICKS;
+    int reordered = lag_ns > 0 ? (lag_ns > TSVAL_TICK_NS || echo_past) && reordered_that_far(s, lag_ns)
                                : !(sender_rtt_recent_max_ns(s) > 0 &&
                                    age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
     if (!s->uses_ts || s->reorder_samples == 0 || !reordered) {
