@@ -868,9 +868,13 @@ static void unreported_copy(pass *ps, int64_t d, sent_segment *e, int64_t now) {
     int64_t lag_ns = s->covered_sent_max_ns - e->first_ns, age_ns = now - e->first_ns;
     double rate = first_copy_loss_rate(s, s->inferred_lost);
     s->first_copy_verdicts++;
-    /* a copy trailing by less than a TSval tick would not be discarded as too old, and a late
-     * copy that is not discarded gets a D-SACK: none came, it was lost */
-    int reordered = lag_ns > 0 ? lag_ns > TSVAL_TICK_NS && reordered_that_far(s, lag_ns)
+    /* a copy trailing the first copies reported by less than a TSval tick is not discarded as
+     * too old by their TSvals, and a late copy that is not discarded gets a D-SACK: none came,
+     * it was lost; unless the receiver already echoes a TSval past its own by more than the
+     * PAWS window (a repair of lower data, sent a round trip later, moved TS.Recent): then it
+     * is discarded unseen whenever it arrives late, however little it trails */
+    int echo_past = s->echo_valid && (int32_t)(s->echo_last - e->first_tsval) > PAWS_WINDOW_TICKS;
+    int reordered = lag_ns > 0 ? (lag_ns > TSVAL_TICK_NS || echo_past) && reordered_that_far(s, lag_ns)
                                : !(sender_rtt_recent_max_ns(s) > 0 &&
                                    age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
     if (!s->uses_ts || s->reorder_samples == 0 || !reordered) {
@@ -1301,11 +1305,14 @@ static int paws_missing(const direction_state *s, int64_t lo, int64_t hi) {
 /* Downstream of the sender (at the receiver, in path) on data [lo, hi) of packet i with a
  * timestamp, before it updates the holes: a receiver that uses timestamps discards a segment
  * whose TSval is older than its ts_recent by more than PAWS_WINDOW_TICKS (RFC 7323 5.3), and
- * only data that reaches its left edge moves ts_recent, and only forward (RFC 7323 4.3;
- * Linux: a segment spanning the sequence its last ACK acknowledged; one wholly below it is
- * dropped as old before its timestamp is read). The edge
- * here: the lowest hole, or the highest data, or below them data the receiver discarded and
- * has not had again, or the peer's cumulative ACK when higher than all of those. So on a
+ * only data that reaches its left edge moves ts_recent, and only forward (RFC 7323 4.3). The
+ * edge here: the lowest hole, or the highest data, or below them data the receiver discarded
+ * and has not had again, or the peer's cumulative ACK when higher than all of those. A
+ * segment that ends below that cumulative ACK moves nothing: Linux drops it as old
+ * (tcp_sequence: end_seq before rcv_wup, the sequence its last ACK acknowledged) before
+ * tcp_replace_ts_recent reads its timestamp; a spurious repeat of acknowledged data leaves
+ * ts_recent where it was (checked segment by segment against what the receiver's own ACKs
+ * show it discarded, on Linux 6.12 through a reordering path). So on a
  * path that reorders, a first copy that a repair of lower data overtook arrives and is
  * dropped: not a loss on the path, and its repeat was needed. The discarded segments are
  * counted (S_PAWS_DISCARDS) and their ranges remembered (paws_discarded). */
@@ -1332,7 +1339,8 @@ static void on_paws_check(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi
             edge = s->paws_lo[j];
     }
     if (s->have_una && s->snd_una > edge) edge = s->snd_una;
-    if (lo <= edge && (!s->paws_valid || (int32_t)(tsval - s->paws_tsval) > 0)) {
+    int ends_below_ack = s->have_una && hi < s->snd_una;
+    if (lo <= edge && !ends_below_ack && (!s->paws_valid || (int32_t)(tsval - s->paws_tsval) > 0)) {
         s->paws_tsval = tsval;
         s->paws_valid = 1;
     }
