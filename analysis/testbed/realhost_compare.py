@@ -168,7 +168,7 @@ def compare_capture(
     delivered_truth = truth.get("bytes_acked_at_close") or truth["delivered_bytes"]
     delivered_error = relative_error(delivered, delivered_truth)
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
-    must, may = expected_warnings(transfer, vantage, kernel_drops, bool(record.get("in_vm")))
+    must, may = expected_warnings(transfer, vantage, kernel_drops)
     missing = sorted(must - set(codes))
     unexpected = sorted(set(codes) - must - may)
     lost_ok = within(lost_error, LOST_TOLERANCE[vantage])
