@@ -283,9 +283,9 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
     """The agreement table, one line per transfer and capture point.
 
     lost/truth: lost segments; retr/tcpinfo: retransmissions against TCP_INFO at iperf3's
-    timer end; goodput/truth: Mbit/s against the receiving iperf3's rate; deliv: delivered
-    bytes against the sender's bytes_acked at close (reported, not judged); kdrops:
-    tcpdump's "dropped by kernel"."""
+    timer end; goodput/truth: Mbit/s against what the receiver took in over iperf3's
+    seconds; deliv: delivered bytes against the sender's bytes_acked at close (reported, not
+    judged); kdrops: tcpdump's "dropped by kernel"."""
     header = (
         f"{'transfer':<32} {'vantage':<10} {'lost':>6} {'truth':>6} {'err':>8} {'':<4} "
         f"{'retr':>6} {'tcpinfo':>7} {'err':>8} {'':<4} {'goodput':>8} {'truth':>8} {'err':>8} {'':<4} "
