@@ -3,8 +3,10 @@
 #
 # Targets: decode (the capture walker, fuzz_decode.c: whole capture files) and
 # truth (the truth-seeking pass, fuzz_truth.c: packet tables). Default: both, one
-# after the other, SECONDS each (default 600). New inputs go to fuzz/corpus/TARGET/,
-# findings to fuzz/crashes/. Exit status 0 when no target found a crash, hang
+# after the other, SECONDS each (default 600). New inputs go to OUT/corpus/TARGET/,
+# findings to OUT/crashes/, where OUT is $FUZZ_OUT_DIR (default fuzz/, whose .gitignore
+# keeps them out of git; point it outside the clone to keep a long run's corpus off it),
+# the binaries to $FUZZ_BUILD_DIR (default fuzz/build/). Exit status 0 when no target found a crash, hang
 # (>10 s per input) or leak; else the first failing target's. Not part of the test suite.
 set -euo pipefail
 SECONDS_TO_RUN="${1:-600}"
@@ -14,8 +16,9 @@ TARGETS=("$@")
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 NATIVE="$HERE/../analysis/_native"
 BUILD="${FUZZ_BUILD_DIR:-$HERE/build}"
+OUT="${FUZZ_OUT_DIR:-$HERE}"
 CC="${CC:-clang}"
-mkdir -p "$BUILD" "$HERE/crashes"
+mkdir -p "$BUILD" "$OUT/crashes"
 command -v "$CC" >/dev/null || { echo "run.sh: $CC not found (apt-get install clang)" >&2; exit 2; }
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
         "$CC" -x c -fsanitize=fuzzer,address - -o "$BUILD/probe" 2>/dev/null; then
@@ -35,17 +38,17 @@ for target in "${TARGETS[@]}"; do
         *) echo "run.sh: unknown target '$target' (decode, truth)" >&2; exit 2 ;;
     esac
     "$CC" "${FLAGS[@]}" -I"$include" "$HERE/fuzz_$target.c" "${sources[@]}" -o "$BUILD/fuzz_$target"
-    corpus="$HERE/corpus/$target"
+    corpus="$OUT/corpus/$target"
     mkdir -p "$corpus"
     if [ -n "$seeds" ]; then
         cp -n "$seeds"/* "$corpus/" 2>/dev/null || true
     fi
     echo "run.sh: fuzzing $target for $SECONDS_TO_RUN s" >&2
     if ! "$BUILD/fuzz_$target" -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
-            -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$HERE/crashes/$target-" \
+            -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$OUT/crashes/$target-" \
             "$corpus" ${seeds:+"$seeds"}; then
         [ "$status" -ne 0 ] || status=1
-        echo "run.sh: $target found something: see $HERE/crashes/" >&2
+        echo "run.sh: $target found something: see $OUT/crashes/" >&2
     fi
 done
 exit "$status"

@@ -10,9 +10,12 @@ from spline_analysis._core.columns import TCP_ACK, TCP_SYN
 from test_truth_crafted import MSS, Flow, analyze, row_of
 
 
-def forwarded_transfer(segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True) -> Flow:
+def forwarded_transfer(
+    segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True, drop_pieces=None
+) -> Flow:
     """b (server) sends `frames` super-segments of `segments_per_frame` MSS through the host;
-    each leaves cut into single segments (a TSO sender, a router without TSO out) or whole."""
+    each leaves cut into single segments (a TSO sender, a router without TSO out) or whole;
+    `drop_pieces`: frame -> the pieces of it that never leave."""
     f = Flow()
     # the handshake passes the host too: each packet in, then out one hop later
     for when, direction, seq, ack, flags in (
@@ -31,6 +34,8 @@ def forwarded_transfer(segments_per_frame: int, frames: int, drop_frames=(), spl
         if frame not in drop_frames:
             if split_on_the_way_out:
                 for k in range(segments_per_frame):
+                    if k in (drop_pieces or {}).get(frame, ()):
+                        continue
                     f.add(when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=63)
             else:
                 f.add(when + 0.0001, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=63)
@@ -50,6 +55,15 @@ def test_super_segment_that_came_in_and_never_left_counts_its_segments_as_the_ho
     _, _, d = analyze(forwarded_transfer(4, 30, drop_frames=(10, 20)))
     r = row_of(d, 0, 1)
     assert r["forwarded_drops"] == 8 and r["lost_segments"] == 8
+    assert r["retransmissions"] == 0
+
+
+def test_pieces_of_a_super_segment_that_never_left_are_the_hosts_drops():
+    """A queue that cuts a GSO packet into segments (tbf) drops the pieces that find it full:
+    those pieces came in and never left although the rest of their packet did."""
+    _, _, d = analyze(forwarded_transfer(4, 30, drop_frames=(20,), drop_pieces={10: (2, 3), 15: (0,)}))
+    r = row_of(d, 0, 1)
+    assert r["forwarded_drops"] == 4 + 2 + 1 and r["lost_segments"] == 7
     assert r["retransmissions"] == 0
 
 

@@ -50,6 +50,16 @@ def test_estimated_sender_loss_is_warned_only_when_it_moves_the_count_beyond_its
     assert warnings[0]["lost_inferred"] == 11 and warnings[0]["lost_inferred_sd"] == 3.4
 
 
+def test_paws_discards_are_warned_only_when_they_are_a_share_of_the_retransmissions():
+    # a path whose jitter reorders: 83 of 135 retransmissions repeat discarded segments
+    reordering = direction(paws_discards=83, retransmissions=135)
+    # issue 8's 1 Gbit/s receiver capture, tcpdump dropping 91k packets: 9 among 10,145
+    busy_capture = direction(stream=1, paws_discards=9, retransmissions=10_145)
+    one = direction(stream=2, paws_discards=1, retransmissions=3)
+    warnings = integrity.direction_warnings([reordering, busy_capture, one], {k: 10 for k in range(6)})
+    assert [(w["code"], w["stream"], w["segments"]) for w in warnings] == [("paws_discards", 0, 83)]
+
+
 def table(ts_ns, flags=None):
     n = len(ts_ns)
     return {

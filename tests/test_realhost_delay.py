@@ -149,12 +149,8 @@ def test_cli_refuses_a_delayed_transfer_on_a_kernel_without_netem(tmp_path, caps
     assert not (tmp_path / "out" / "runs").exists()
 
 
-def test_a_guest_may_step_its_capture_timestamps_back_and_a_queue_may_overflow_without_random_loss():
+def test_a_queue_may_overflow_without_random_loss():
     shaped = transfer(rate="10mbit", delay="10ms")
-    must, may = expected_warnings(shaped, "sender", 0)
-    assert "time_backwards" not in must | may
-    must, may = expected_warnings(shaped, "sender", 0, in_vm=True)
-    assert "time_backwards" in may and "time_backwards" not in must
     must, may = expected_warnings(shaped, "router-any", 0)
     assert "forwarding_drops" in may and "forwarding_drops" not in must
     assert "forwarding_drops" not in set().union(*expected_warnings(transfer(rate="0"), "router-any", 0))

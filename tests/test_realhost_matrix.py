@@ -126,19 +126,26 @@ def test_iperf3_truth_takes_per_stream_retransmissions_and_receiver_bytes():
 
 def test_expected_warnings_follow_the_capture_conditions():
     gro = Transfer(name="a", offloads="gro", data_loss=0.01)
-    assert expected_warnings(gro, "receiver", 0) == ({"super_segments"}, {"paws_discards"})
-    assert expected_warnings(gro, "sender", 0) == (set(), set())
+    assert expected_warnings(gro, "receiver", 0) == ({"super_segments"}, {"paws_discards", "time_backwards"})
+    assert expected_warnings(gro, "sender", 0) == (set(), {"time_backwards"})
     # a repair overtaking first copies makes the receiver discard them: below the sender only;
     # at the sender, a path that reorders leaves some first copies' fate to an estimate
     reorders = Transfer(name="r", offloads="gro", data_loss=0.01, delay_ms=25, jitter_ms=10, jitter_reorders=True)
-    assert expected_warnings(reorders, "sender", 0) == (set(), {"loss_estimated"})
+    assert expected_warnings(reorders, "sender", 0) == (set(), {"loss_estimated", "time_backwards"})
     assert "loss_estimated" not in expected_warnings(reorders, "receiver", 0)[1]
     must, may = expected_warnings(gro, "router-any", 0)
     assert must == {"duplicate_frames", "forwarding_drops"}
     assert "time_backwards" in may, "-i any on a busy forwarding host writes frames out of time order"
-    assert "time_backwards" not in expected_warnings(gro, "receiver", 0)[1]
     must, may = expected_warnings(Transfer(name="b", offloads="tso"), "sender", 5)
-    assert must == {"super_segments", "capture_drops"} and may == {"capture_gaps"}
+    assert must == {"super_segments", "capture_drops"} and may == {"capture_gaps", "time_backwards"}
+
+
+def test_any_capture_point_may_write_frames_out_of_time_order_but_none_must():
+    # issue4's receiver (1 Gbit/s, one interface, host load ~8): an outgoing ACK written 3.2 ms
+    # after the incoming data frame stamped later than it; the file does step back
+    for vantage in ("sender", "receiver", "router-any", "router-out", "router-in"):
+        must, may = expected_warnings(Transfer(name="c", offloads="off", data_loss=0.01), vantage, 0)
+        assert "time_backwards" in may and "time_backwards" not in must
 
 
 def record_for(vantage: str, kernel_drops: int = 0) -> dict:
@@ -210,6 +217,20 @@ def test_receiver_row_needs_the_expected_warning_and_no_other():
     assert row["warnings_unexpected"] == "ip_id_contradicted" and not row["ok"]
 
 
+def test_goodput_truth_counts_what_the_receiver_acknowledged_not_only_what_iperf3_read():
+    """A lagging iperf3 server stops with bytes still in its socket: they were delivered
+    (the sender's bytes_acked counts them) and the rate over its seconds must count them too."""
+    truth = {
+        "delivered_bytes": 31_179_840,
+        "delivered_seconds": 4.088448,
+        "delivered_bps": 31_179_840 * 8 / 4.088448,
+        "bytes_acked_at_close": 31_531_742,
+    }
+    rate_bps = delivery_rate_bps(truth, Transfer(name="g", offloads="gro"))
+    assert rate_bps == pytest.approx(31_531_742 * 8 / 4.088448)
+    assert rate_bps > 1.01 * truth["delivered_bps"]
+
+
 def test_goodput_truth_leaves_out_the_round_trip_before_the_first_data_on_a_delayed_path():
     """iperf3's receiving clock starts a round trip before its first data arrives (the test's
     announcement goes out, the data comes back); on a 200 ms path over 10 s that alone read 2%
@@ -217,7 +238,7 @@ def test_goodput_truth_leaves_out_the_round_trip_before_the_first_data_on_a_dela
     truth = {"delivered_bytes": 12_500_000, "delivered_seconds": 10.2, "delivered_bps": 12_500_000 * 8 / 10.2}
     delayed = Transfer(name="d", offloads="gro", delay_ms=100, ack_delay_ms=100)
     assert delivery_rate_bps(truth, delayed) == pytest.approx(1e7)
-    assert delivery_rate_bps(truth, Transfer(name="p", offloads="gro")) == truth["delivered_bps"]
+    assert delivery_rate_bps(truth, Transfer(name="p", offloads="gro")) == pytest.approx(truth["delivered_bps"])
     record = record_for("receiver")
     record["transfer"].update(delay_ms=100.0, ack_delay_ms=100.0)
     record["truth"].update(truth)

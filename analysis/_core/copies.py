@@ -156,20 +156,26 @@ def find_forwarded_copies(
 
     forwarded = np.zeros(len(rows), dtype=bool)
     forwarded[pair_in] = True
-    pair_in = np.unique(pair_in)  # a super-segment cut into k segments pairs k times
+    # segments of each incoming copy that left (a super-segment cut into k pieces pairs k times)
+    payload = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
+    row_mss = np.maximum(mss[row_slot], 1)
+    segments = np.where(payload > 0, (payload + row_mss - 1) // row_mss, 1)
+    segments_left = np.zeros(len(rows), dtype=np.int64)
+    np.add.at(segments_left, pair_in, segments[pair_out])
+    pair_in = np.unique(pair_in)
     # every incoming copy leaves the view: forwarded ones are seen again leaving, the others
     # never left (dropped here, or still queued when the capture stopped)
     hidden[rows[incoming]] = True
     np.add.at(duplicate_frames, row_slot[pair_in], 1)
 
-    # never left although a later arrival of the same direction did: dropped by this host
+    # never left although a later arrival of the same direction did: dropped by this host;
+    # so were the pieces that never left of a super-segment that left in part (a queue that
+    # cuts GSO packets into segments, as tbf does, drops the pieces that find it full)
     last_forwarded_in_ns = np.full(n_slots, -1, dtype=np.int64)
     np.maximum.at(last_forwarded_in_ns, row_slot[pair_in], ts[pair_in])
-    dropped = incoming & ~forwarded & (ts < last_forwarded_in_ns[row_slot])
-    payload = np.asarray(packets["tcp_payload_len"])[rows[dropped]].astype(np.int64)
-    slot_mss = np.maximum(mss[row_slot[dropped]], 1)
-    segments = np.where(payload > 0, (payload + slot_mss - 1) // slot_mss, 1)
-    np.add.at(forwarded_drops, row_slot[dropped], segments)
+    settled = incoming & (ts < last_forwarded_in_ns[row_slot])
+    dropped_segments = np.where(forwarded, np.maximum(segments - segments_left, 0), segments)
+    np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
 
 

@@ -5,7 +5,7 @@ left the sender and never reached the receiver (counted by both hosts' firewalls
 retransmissions against the sender's TCP_INFO twice: iperf3's per-stream total_retrans at
 its timer's end against `retransmissions` (spline-analyze applies iperf3's test window when
 iperf3.json sits beside the capture), and total_retrans as each socket closed against
-`retransmissions_in_capture`; goodput against the rate at which the receiving iperf3 read,
+`retransmissions_in_capture`; goodput against what the receiver's TCP took in
 over the span the receiver was receiving (`delivery_rate_bps`: iperf3's clock, less the round
 trip before its first data arrived; spline-analyze's runs from the first data to the last
 delivery);
@@ -129,18 +129,29 @@ def per_flow_retransmission_errors(
     return errors
 
 
+def delivered_bytes_truth(truth: Dict[str, Any]) -> int:
+    """What the receiver's TCP took in: the sender's bytes_acked as each data socket closed
+    (iperf3's received bytes where a run has no such record)."""
+    return int(truth.get("bytes_acked_at_close") or truth["delivered_bytes"])
+
+
 def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
-    """What the receiver delivered over the span it was delivering (bit/s): iperf3's received
-    bytes over its receiving seconds less the round trip netem adds. The server's clock starts
-    as it announces the test, and the first data reaches it a round trip later (the
-    announcement's way to the client, the data's way back), while goodput in a capture runs
-    from the first data's arrival; both end with the last data delivered. Without added delay
-    the spans agree to a fraction of a millisecond and iperf3's rate is taken as it is."""
+    """What the receiver delivered over the span it was delivering (bit/s): the bytes its TCP
+    took in (`delivered_bytes_truth`) over iperf3's receiving seconds less the round trip netem
+    adds. iperf3's own rate counts only what its server read before it stopped: on a busy host
+    the server lags behind its socket, and what it left there was delivered and acknowledged
+    all the same (352 kB of 31.5 MB in one run at load ~8, which read its rate 1.1% low); its
+    seconds still end after the last data arrived. The server's clock starts as it announces
+    the test, and the first data reaches it a round trip later (the announcement's way to the
+    client, the data's way back), while goodput in a capture runs from the first data's
+    arrival; without added delay the two starts agree to a few milliseconds."""
     wait_s = (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
     seconds = float(truth.get("delivered_seconds") or 0.0)
-    if wait_s <= 0 or seconds <= wait_s:
+    if seconds <= 0:
         return float(truth["delivered_bps"])
-    return 8.0 * float(truth["delivered_bytes"]) / (seconds - wait_s)
+    if 0 < wait_s < seconds:
+        seconds -= wait_s
+    return 8.0 * delivered_bytes_truth(truth) / seconds
 
 
 def compare_capture(
@@ -165,10 +176,10 @@ def compare_capture(
     goodput_truth = delivery_rate_bps(truth, transfer)
     goodput_error = relative_error(goodput, goodput_truth)
     delivered = total(directions, "delivered_bytes")
-    delivered_truth = truth.get("bytes_acked_at_close") or truth["delivered_bytes"]
+    delivered_truth = delivered_bytes_truth(truth)
     delivered_error = relative_error(delivered, delivered_truth)
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
-    must, may = expected_warnings(transfer, vantage, kernel_drops, bool(record.get("in_vm")))
+    must, may = expected_warnings(transfer, vantage, kernel_drops)
     missing = sorted(must - set(codes))
     unexpected = sorted(set(codes) - must - may)
     lost_ok = within(lost_error, LOST_TOLERANCE[vantage])
@@ -272,9 +283,9 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
     """The agreement table, one line per transfer and capture point.
 
     lost/truth: lost segments; retr/tcpinfo: retransmissions against TCP_INFO at iperf3's
-    timer end; goodput/truth: Mbit/s against the receiving iperf3's rate; deliv: delivered
-    bytes against the sender's bytes_acked at close (reported, not judged); kdrops:
-    tcpdump's "dropped by kernel"."""
+    timer end; goodput/truth: Mbit/s against what the receiver took in over iperf3's
+    seconds; deliv: delivered bytes against the sender's bytes_acked at close (reported, not
+    judged); kdrops: tcpdump's "dropped by kernel"."""
     header = (
         f"{'transfer':<32} {'vantage':<10} {'lost':>6} {'truth':>6} {'err':>8} {'':<4} "
         f"{'retr':>6} {'tcpinfo':>7} {'err':>8} {'':<4} {'goodput':>8} {'truth':>8} {'err':>8} {'':<4} "
