@@ -1164,7 +1164,13 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
          * here (a capture one hop away) or data the capture missed */
         S[S_FORWARD_JUMPS]++;
         int64_t id = ps->out->id64[i];
-        hole h = {s->hi_end, lo, now, id >= 0 ? id : -1, in->tsval[i], in->has_ts[i] ? 1 : 0, lo - s->hi_end,
+        hole h = {s->hi_end,
+                  lo,
+                  now,
+                  id >= 0 ? id : -1,
+                  in->tsval[i],
+                  in->has_ts[i] ? 1 : 0,
+                  lo - s->hi_end,
                   opened_after_repair(s, now)};
         holes_append(ps, s, h);
     }
