@@ -412,3 +412,91 @@ def test_first_copy_that_left_just_before_a_repair_with_an_older_tsval_is_not_ce
     # counted with its chance of loss on this short transfer, the truth within the spread
     assert r["lost_inferred_sd"] > 0
     assert r["lost_segments"] - 3 * r["lost_inferred_sd"] <= out.network_drops <= r["lost_segments"]
+
+
+def receiver_capture_of_two_late_originals(ack_before_fill: bool, repair_before: bool = False) -> dict:
+    """A receiver capture on a 0.5 ms path, IP IDs random (IPv6 has none), so TSvals and the
+    receiver's ACKs are the only evidence: segments 12 and 13 arrive before 10 and 11, all
+    four sent in the same 1 ms TSval tick, and 10-11 fill the hole 1.4 ms after it opened. With
+    ack_before_fill the receiver's SACK of 12-13 left 1.3 ms before the fill, time for the
+    sender to hear it and repair; without, no ACK left between the hole and its fill (the
+    receiver's ACKs of 10-13 follow it), so the sender cannot have known of the hole. With
+    repair_before, segment 8 was lost and its repair, sent after 10 and 11 left (a later TSval
+    tick than 9's), arrives 0.05 ms before 12, within a round trip (0.09 ms measured): its ACK
+    can have had a RACK sender mark 10-11 lost and repair them with no ACK after their hole
+    opened."""
+    f = Flow()
+    rtt_s = 0.0005
+    t = f.handshake(0.0, 5000, ISN_B, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
+    base = ISN_B + 1
+    rng = np.random.default_rng(11)
+
+    def data(when: float, k: int, tick: int) -> None:
+        ip_id = int(rng.integers(0, 65536))
+        f.add(
+            t + when,
+            1,
+            base + k * MSS,
+            5001,
+            length=MSS,
+            ip_id=ip_id,
+            ttl=61,
+            flags=TCP_ACK | TCP_PSH,
+            tsval=1000 + tick,
+            tsecr=500 + tick,
+        )
+
+    def ack(when: float, upto: int, tick: int, sack: Sequence[Tuple[int, int]] = ()) -> None:
+        f.add(
+            t + when,
+            0,
+            5001,
+            base + upto * MSS,
+            ttl=64,
+            tsval=500 + tick,
+            tsecr=1000 + tick,
+            sack=[(base + lo * MSS, base + hi * MSS) for lo, hi in sack],
+        )
+
+    for k in range(10):
+        if repair_before and k == 8:
+            continue
+        data(0.0001 * k, k, k // 10)
+        ack(
+            0.0001 * k + 0.00001,
+            k + 1 if not (repair_before and k == 9) else 8,
+            k // 10,
+            sack=[(9, 10)] if repair_before and k == 9 else (),
+        )
+    if repair_before:
+        data(0.00115, 8, 1)
+        ack(0.00116, 10, 1)
+    data(0.0012, 12, 1)
+    data(0.0013, 13, 1)
+    if ack_before_fill:
+        ack(0.00131, 10, 1, sack=[(12, 14)])
+    data(0.0026, 10, 1)
+    data(0.00261, 11, 1)
+    ack(0.00262, 14, 2)
+    for k in range(14, 40):
+        data(0.003 + 0.0001 * k, k, 3 + k // 10)
+        ack(0.003 + 0.0001 * k + 0.00001, k + 1, 3 + k // 10)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] != "ip_id_gaps"
+    return r
+
+
+def test_fill_no_receiver_ack_asked_for_is_a_late_original():
+    r = receiver_capture_of_two_late_originals(ack_before_fill=False)
+    assert r["reordered_segments"] == 2 and r["retransmissions"] == 0 and r["lost_segments"] == 0
+
+
+def test_fill_a_round_trip_after_the_receiver_reported_its_hole_is_a_repair():
+    r = receiver_capture_of_two_late_originals(ack_before_fill=True)
+    assert r["reordered_segments"] == 0 and r["retransmissions"] == 2 and r["lost_segments"] == 2
+
+
+def test_fill_after_a_repair_that_left_later_than_its_data_is_a_repair():
+    r = receiver_capture_of_two_late_originals(ack_before_fill=False, repair_before=True)
+    assert r["reordered_segments"] == 0 and r["retransmissions"] == 3 and r["lost_segments"] == 3

@@ -24,6 +24,9 @@
 #define TSVAL_TICK_MAX_NS 2000000LL
 /* A hole filled within this fraction of the RTT is reordering (1/REORDER_RTT_DIV). */
 #define REORDER_RTT_DIV 2
+/* The peer's latest ACK times kept per direction (a ring): enough to tell whether any ACK
+ * left between a hole opening and its fill (fill_unasked), which spans a few round trips. */
+#define PEER_ACKS_RECENT 32
 /* Segments awaiting their RTT sample, and retransmissions kept for D-SACK
  * matching, per direction (ring buffers, entries). */
 #define RTT_RING  4096
@@ -177,6 +180,9 @@ typedef struct {
     uint32_t reveal_tsval;
     int has_ts;
     int64_t opened_bytes; /* its size when it opened */
+    /* a repair passed here within a round trip before it opened, and may have left after the
+     * hole's data (fill_unasked): its ACK can have had the hole's data marked lost (RACK) */
+    int after_repair;
 } hole;
 typedef struct {
     int64_t end, ts_ns;
@@ -302,6 +308,14 @@ typedef struct {
      * two, with when the ACK left (-1: none) */
     int64_t unseen_echo_ns, echo_flight_bytes, unseen_echo_reported, unseen_echo_reported_ns;
     int64_t peer_ack_ns; /* when the capture last saw the peer ACK (-1: never) */
+    /* downstream: when the latest repair (a repeat not reordered) passed (-1: none), its TSval,
+     * and the TSval of the data that last raised the highest sequence seen */
+    int64_t repair_seen_ns;
+    uint32_t repair_seen_tsval, hi_end_tsval;
+    int repair_seen_has_ts, hi_end_has_ts;
+    /* when the capture saw the peer's latest ACKs, distinct times in order (a ring) */
+    int64_t peer_acks_ns[PEER_ACKS_RECENT];
+    int peer_acks_next, peer_acks_len;
     int64_t paws_lo[PAWS_DISCARDS_RECENT], paws_hi[PAWS_DISCARDS_RECENT];
     uint8_t paws_open[PAWS_DISCARDS_RECENT]; /* the receiver still lacks it */
     int paws_next, paws_len;
@@ -1100,6 +1114,11 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     int64_t *P = stats_of(ps, d ^ 1);
     uint16_t f = in->tcp_flags[i];
     if (!(f & TRUTH_TCP_ACK) || !p->have_ref || (f & TRUTH_TCP_RST)) return;
+    if (p->peer_acks_len == 0 || p->peer_ack_ns != in->ts_ns[i]) {
+        p->peer_acks_ns[p->peer_acks_next] = in->ts_ns[i];
+        p->peer_acks_next = (p->peer_acks_next + 1) % PEER_ACKS_RECENT;
+        if (p->peer_acks_len < PEER_ACKS_RECENT) p->peer_acks_len++;
+    }
     p->peer_ack_ns = in->ts_ns[i];
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
     if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
@@ -1129,6 +1148,14 @@ static void on_window(pass *ps, int64_t d, int64_t i) {
 static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i);
 static int64_t recent_rtt_max_ns(const direction_state *s);
 
+/* Downstream, a hole opening now: whether a repair passed here within the longest recent round
+ * trip before, unless its TSval is older than the data just below the hole (it left before the
+ * hole's data did, so its delivery tells a RACK sender nothing of it). */
+static int opened_after_repair(const direction_state *s, int64_t now) {
+    if (s->repair_seen_ns < 0 || (now >= s->repair_seen_ns && now - s->repair_seen_ns > recent_rtt_max_ns(s))) return 0;
+    return !(s->repair_seen_has_ts && s->hi_end_has_ts && (int32_t)(s->repair_seen_tsval - s->hi_end_tsval) < 0);
+}
+
 /* Data beyond the highest sequence seen; a jump past it leaves a hole. */
 static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) {
     const truth_input *in = ps->in;
@@ -1141,12 +1168,21 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
          * here (a capture one hop away) or data the capture missed */
         S[S_FORWARD_JUMPS]++;
         int64_t id = ps->out->id64[i];
-        hole h = {s->hi_end, lo, now, id >= 0 ? id : -1, in->tsval[i], in->has_ts[i] ? 1 : 0, lo - s->hi_end};
+        hole h = {s->hi_end,
+                  lo,
+                  now,
+                  id >= 0 ? id : -1,
+                  in->tsval[i],
+                  in->has_ts[i] ? 1 : 0,
+                  lo - s->hi_end,
+                  opened_after_repair(s, now)};
         holes_append(ps, s, h);
     }
     ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
     S[S_UNIQUE_BYTES] += hi - lo;
     s->hi_end = hi;
+    s->hi_end_tsval = in->tsval[i];
+    s->hi_end_has_ts = in->has_ts[i];
     if (in->mode[d] == TRUTH_MODE_SENDER) {
         if (s->rtt == NULL) s->rtt = malloc(sizeof(rtt_entry) * RTT_RING);
         if (s->rtt == NULL) {
@@ -1178,6 +1214,33 @@ static int64_t path_min_rtt_ns(const pass *ps, int64_t d) {
     return rtt_ns > 0 ? rtt_ns : handshake_rtt_ns(ps, d);
 }
 
+/* Downstream of the sender (at the receiver, in path), data filling the hole h now: whether
+ * the sender cannot have been asked for it. A sender repairs a hole at its retransmission
+ * timeout, or on an ACK: one sent after the receiver had data above the hole (a duplicate
+ * ACK, a SACK; the RACK timer it arms), or one of a segment sent after the hole's (RACK, RFC
+ * 8985: a repair of lower data that left after it, delivered before the data that revealed
+ * the hole, whose ACK then left a round trip or less before the hole opened here). So a fill
+ * before a timeout can be, with no ACK from the peer seen since the hole opened and no repair
+ * seen here for a round trip before it (the longest recent one), left before the sender knew
+ * of the hole: a late original, reordered on the way (a veth's per-CPU queues reorder within
+ * a TSval tick). The peer's ACKs must be in the capture, and the ring must reach back to the
+ * hole's opening. */
+static int fill_unasked(const pass *ps, int64_t d, int64_t i, const hole *h) {
+    const direction_state *s = &ps->dirs[d];
+    int64_t now = ps->in->ts_ns[i], rtt_ns = recent_rtt_max_ns(s);
+    if (ps->in->mode[d] == TRUTH_MODE_SENDER || s->peer_acks_len == 0 || rtt_ns <= 0 || now < h->created_ns ||
+        now - h->created_ns >= RTO_MIN_NS)
+        return 0;
+    if (h->after_repair) return 0;
+    int oldest = (s->peer_acks_next - s->peer_acks_len + PEER_ACKS_RECENT) % PEER_ACKS_RECENT;
+    if (s->peer_acks_len == PEER_ACKS_RECENT && s->peer_acks_ns[oldest] > h->created_ns) return 0; /* ring too short */
+    for (int j = 0; j < s->peer_acks_len; j++) {
+        int64_t t = s->peer_acks_ns[(oldest + j) % PEER_ACKS_RECENT];
+        if (t >= h->created_ns && t <= now) return 0;
+    }
+    return 1;
+}
+
 /* A hole filled: a late original or a retransmission? */
 static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *h) {
     const truth_input *in = ps->in;
@@ -1189,6 +1252,7 @@ static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *
     /* the revealing segment's own TSval tick: a repair leaves at least a round trip after
      * it, so on a path whose round trip is longer than a tick it is a late original */
     if (in->has_ts[i] && h->has_ts && min_rtt_ns > TSVAL_TICK_MAX_NS) return 1;
+    if (fill_unasked(ps, d, i, h)) return 1;
     int64_t thr = min_rtt_ns > 0 ? min_rtt_ns / REORDER_RTT_DIV : REORDER_DEFAULT_NS;
     return (in->ts_ns[i] - h->created_ns) < thr;
 }
@@ -1429,6 +1493,9 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         S[S_REORDERED] += segments_of(len, s->mss);
         return;
     }
+    s->repair_seen_ns = now;
+    s->repair_seen_tsval = in->tsval[i];
+    s->repair_seen_has_ts = in->has_ts[i];
     int64_t rseg = segments_of(len - newpart, s->mss);
     int rk = retransmission_kind(s, lo, hi, idle_ns);
     S[S_RETRANS] += rseg;
@@ -1783,6 +1850,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].recovery_hi = -1;
         ps.dirs[d].unseen_echo_ns = -1;
         ps.dirs[d].peer_ack_ns = -1;
+        ps.dirs[d].repair_seen_ns = -1;
         ps.dirs[d].echo_flight_bytes = -1;
         ps.dirs[d].unseen_echo_reported = -1;
         ps.dirs[d].unseen_echo_reported_ns = -1;
