@@ -1,7 +1,7 @@
 """`spline-testbed run --vm` for real: one matrix (spline and cubic, 10 Mbit/s, 50 ms delay,
 1% loss, 10 s) inside the newest installed stock kernel under QEMU (TCG here, ~1.5 min).
 
-The delay is applied (netem in the guest, whatever the host has), the handshake shows it,
+The delay is applied (netem in the guest, whatever the host has), one way as the minimum RTT shows,
 the analysed loss agrees with the router's counters, the kernel's cwnd trace of each run's
 sender is there, and no QEMU, namespace or trace instance is left on the host.
 """
@@ -91,25 +91,47 @@ def test_the_vm_matrix_finishes_every_run(vm_matrix):
     assert [r["throughput_bps"] for r in table] == [float(row["throughput_bps"]) for row in rows]
 
 
-def test_delay_is_applied_and_the_handshake_shows_it_one_way_on_the_data_path(vm_matrix):
+def min_rtt_ms_of_first_transmissions(packets, client_port: int) -> float:
+    """The shortest time from a first transmission leaving the sender to the first ACK covering it,
+    over the data connection seen at the sender. A first copy's bytes cannot be acknowledged before
+    they (or a later repair) reach the receiver, so each sample is at least the path's round trip;
+    the minimum over thousands is immune to a guest stall that delays any single one."""
+    import numpy as np
+
+    from spline_analysis._core.columns import TCP_ACK, TCP_RST, TCP_SYN
+
+    ts_ns = packets["ts_ns"].astype(np.int64)
+    flags = packets["tcp_flags"]
+    to_receiver = packets["sport"] == client_port
+    # a reset's ACK field (0 when its ACK flag is off) acknowledges nothing
+    from_receiver = (packets["dport"] == client_port) & (flags & TCP_ACK != 0) & (flags & TCP_RST == 0)
+    isn = int(packets["seq"][to_receiver & (flags & TCP_SYN != 0)][0])
+    relative = (packets["seq"].astype(np.int64) - isn) % (1 << 32)
+    data = to_receiver & (packets["tcp_payload_len"] > 0)
+    end_seq = relative[data] + packets["tcp_payload_len"][data]
+    first = end_seq > np.maximum.accumulate(np.concatenate(([0], end_seq[:-1])))
+    sent_end_seq, sent_ns = end_seq[first], ts_ns[data][first]
+    acked = (packets["ack"][from_receiver].astype(np.int64) - isn) % (1 << 32)
+    ack_ns = ts_ns[from_receiver]
+    covering = np.maximum.accumulate(acked)  # cumulative ACKs only grow; a stale one acknowledges nothing new
+    first_ack = np.searchsorted(covering, sent_end_seq, side="left")
+    answered = first_ack < len(ack_ns)
+    return float((ack_ns[first_ack[answered]] - sent_ns[answered]).min() / 1e6)
+
+
+def test_delay_is_applied_one_way_on_the_data_path_as_the_minimum_rtt_shows(vm_matrix):
     import spline_analysis as sa
-    from spline_analysis._core.columns import TCP_ACK, TCP_SYN
 
     _, rows, out = vm_matrix
     for row in rows:
         assert row["delay_applied"] == "True"
         packets = sa.read(str(out / row["sender_pcap"])).packets
-        # the data connection's handshake (iperf3's control connection, first through the
-        # fresh namespaces, also waits for ARP, whose request crosses netem's delay too)
-        flags, ts_ns = packets["tcp_flags"], packets["ts_ns"]
-        data = (packets["sport"] == FIRST_CLIENT_PORT) | (packets["dport"] == FIRST_CLIENT_PORT)
-        syn_ts = ts_ns[data & (flags & TCP_SYN != 0) & (flags & TCP_ACK == 0)].min()
-        synack_ts = ts_ns[data & (flags & TCP_SYN != 0) & (flags & TCP_ACK != 0)].min()
-        handshake_ms = (synack_ts - syn_ts) / 1e6
+        min_rtt_ms = min_rtt_ms_of_first_transmissions(packets, FIRST_CLIENT_PORT)
         # At least the delay; nearer once than twice (the delay on both paths would read ~2x).
-        # The guest's CPU only adds: 50.9-51.6 ms on a quiet host, 55-69 ms at load 3-10 (TCG).
+        # Under TCG a single sample (the handshake) read 133 ms at load 10; the minimum over the
+        # transfer only loses the guest's per-packet work.
         one_way_ms = (0.95 * DELAY_MS, 1.5 * DELAY_MS)
-        assert one_way_ms[0] <= handshake_ms < one_way_ms[1], f"{row['cca']}: handshake {handshake_ms:.1f} ms"
+        assert one_way_ms[0] <= min_rtt_ms < one_way_ms[1], f"{row['cca']}: min RTT {min_rtt_ms:.1f} ms"
 
 
 def test_analysed_loss_agrees_with_the_routers_counters_within_5_percent(vm_matrix):
