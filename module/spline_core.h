@@ -941,11 +941,42 @@ static inline u32 spline_model_cwnd(struct spline_state *s, const struct spline_
 	return spl_max_u32(target, w);
 }
 
+/* Pacing gain of the current mode, Q8 (before the 0.99 margin): START_PROBE
+ * 1.0 (of what the window carries), PROBE_BW 2.15, PROBE_RTT 0.98,
+ * DRAIN_PROBE 0.39; 1.0 while a policer's rate is used or after idle.
+ */
+static inline u32 spline_pacing_gain_q8(const struct spline_state *s)
+{
+	if (s->mode == SPL_START_PROBE)
+		return SPL_START_PACING_GAIN;
+	if (s->lt_use_rounds || (s->flags & SPL_F_IDLE_RESTART))
+		return SPL_UNIT;
+	if (s->mode == SPL_PROBE_BW)
+		return SPL_PROBE_BW_PACING_GAIN;
+	if (s->mode == SPL_PROBE_RTT)
+		return SPL_PROBE_RTT_PACING_GAIN;
+	return SPL_DRAIN_PACING_GAIN;
+}
+
+/* The Spline window over the BDP (bw x min_rtt), Q8, for diagnostics (the
+ * kernel reports it to `ss` as the window gain); 0 without a model yet,
+ * saturating at 0xffff (256 x the BDP).
+ */
+static inline u32 spline_window_gain_q8(const struct spline_state *s, u32 mss_bytes)
+{
+	u32 bdp = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us, SPL_UNIT, mss_bytes);
+	u64 gain_q8;
+
+	if (!bdp)
+		return 0;
+	gain_q8 = SPL_DIV_U64((u64)s->curr_cwnd_pkts << SPL_UNIT_SHIFT, bdp);
+	return (u32)spl_min_u64(gain_q8, 0xffffULL);
+}
+
 static inline u64 spline_pacing_rate(struct spline_state *s, const struct spline_ack *a,
 				     u32 mss_bytes, u32 cwnd_pkts)
 {
 	u64 rate, rtt_us;
-	u32 gain_q8;
 
 	if (s->mode == SPL_START_PROBE) {
 		/* 1.0 x what the window carries on an empty path */
@@ -954,19 +985,10 @@ static inline u64 spline_pacing_rate(struct spline_state *s, const struct spline
 			return 0;
 		rate = SPL_DIV_U64((u64)cwnd_pkts * mss_bytes * SPL_USEC_PER_SEC, rtt_us);
 		rate = spl_max_u64(rate, spline_bw_bytes_per_sec(s));
-		gain_q8 = SPL_START_PACING_GAIN;
 	} else {
 		rate = spline_bw_bytes_per_sec(s);
-		if (s->lt_use_rounds || (s->flags & SPL_F_IDLE_RESTART))
-			gain_q8 = SPL_UNIT;
-		else if (s->mode == SPL_PROBE_BW)
-			gain_q8 = SPL_PROBE_BW_PACING_GAIN;
-		else if (s->mode == SPL_PROBE_RTT)
-			gain_q8 = SPL_PROBE_RTT_PACING_GAIN;
-		else
-			gain_q8 = SPL_DRAIN_PACING_GAIN;
 	}
-	rate = (rate * gain_q8) >> SPL_UNIT_SHIFT;
+	rate = (rate * spline_pacing_gain_q8(s)) >> SPL_UNIT_SHIFT;
 	rate = (rate * SPL_PACING_MARGIN) >> SPL_UNIT_SHIFT;
 	if (a->max_pacing_rate_bytes_per_sec)
 		rate = spl_min_u64(rate, a->max_pacing_rate_bytes_per_sec);
