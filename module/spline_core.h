@@ -123,6 +123,20 @@ enum spline_mode {
  * full it stops the step growth at one BDP of queue.
  */
 #define SPL_START_CWND_CAP_GAIN 512
+/* PROBE_BW pacing gain once the pipe is full (in flight >= bw x min_rtt): 1.25,
+ * the window's own gain (stop 23). Paced at 2.15, a window-limited flow sends
+ * whatever room an ACK opens at twice the bottleneck rate: after every gap in
+ * the ACK clock (a guest stall, an aggregated or compressed ACK train) the
+ * window's headroom went out as a burst that overflowed a 1-BDP buffer (VM,
+ * clean 10 Mbit/s, 40 ms: tbf drops 189-374 a run against BBR's 8-141). Past
+ * the BDP, pacing faster than the window gain only builds the queue faster:
+ * the window-limited steady state is the same. Simulator, 10 Mbit/s with guest
+ * stalls: packets lost 1.32% -> 0.64%; 20 Mbit/s at 15% random loss 17.21 ->
+ * 16.77 Mbit/s, its queue p95 23.25 -> 6.75 ms; shares (Reno 0.536 -> 0.495,
+ * CUBIC 0.589 -> 0.569, with delay noise 0.582 -> 0.537) and two flows' Jain
+ * (0.998 -> 0.994, worst 0.994 -> 0.971) held.
+ */
+#define SPL_PROBE_BW_FULL_PACING_GAIN SPL_MODEL_CWND_GAIN
 /* PROBE_RTT pacing gain 0.98 (251/256): just under the estimate. */
 #define SPL_PROBE_RTT_PACING_GAIN 251
 /* DRAIN_PROBE pacing gain 0.39 (100/256) and window gain 0.34 (87/256). */
@@ -941,18 +955,23 @@ static inline u32 spline_model_cwnd(struct spline_state *s, const struct spline_
 	return spl_max_u32(target, w);
 }
 
-/* Pacing gain of the current mode, Q8 (before the 0.99 margin): START_PROBE
- * 1.0 (of what the window carries), PROBE_BW 2.15, PROBE_RTT 0.98,
- * DRAIN_PROBE 0.39; 1.0 while a policer's rate is used or after idle.
+/* Pacing gain, Q8 (before the 0.99 margin): START_PROBE 1.0 (of what the
+ * window carries), PROBE_BW 2.15 while in flight is below bw x min_rtt and
+ * 1.25 from there on, PROBE_RTT 0.98, DRAIN_PROBE 0.39; 1.0 while a
+ * policer's rate is used or after idle.
  */
-static inline u32 spline_pacing_gain_q8(const struct spline_state *s)
+static inline u32 spline_pacing_gain_q8(const struct spline_state *s, u32 in_flight_pkts,
+					u32 mss_bytes)
 {
 	if (s->mode == SPL_START_PROBE)
 		return SPL_START_PACING_GAIN;
 	if (s->lt_use_rounds || (s->flags & SPL_F_IDLE_RESTART))
 		return SPL_UNIT;
 	if (s->mode == SPL_PROBE_BW)
-		return SPL_PROBE_BW_PACING_GAIN;
+		return in_flight_pkts >= spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
+							 SPL_UNIT, mss_bytes)
+			       ? SPL_PROBE_BW_FULL_PACING_GAIN
+			       : SPL_PROBE_BW_PACING_GAIN;
 	if (s->mode == SPL_PROBE_RTT)
 		return SPL_PROBE_RTT_PACING_GAIN;
 	return SPL_DRAIN_PACING_GAIN;
@@ -988,7 +1007,7 @@ static inline u64 spline_pacing_rate(struct spline_state *s, const struct spline
 	} else {
 		rate = spline_bw_bytes_per_sec(s);
 	}
-	rate = (rate * spline_pacing_gain_q8(s)) >> SPL_UNIT_SHIFT;
+	rate = (rate * spline_pacing_gain_q8(s, a->in_flight_pkts, mss_bytes)) >> SPL_UNIT_SHIFT;
 	rate = (rate * SPL_PACING_MARGIN) >> SPL_UNIT_SHIFT;
 	if (a->max_pacing_rate_bytes_per_sec)
 		rate = spl_min_u64(rate, a->max_pacing_rate_bytes_per_sec);

@@ -152,9 +152,10 @@ def test_guest_progress_lines_reach_the_callers_stderr(vm_run):
     assert "vm-test: rmmod tcp_spline: ok" in proc.stderr
 
 
-# Spline's get_info reports its model in BBR's INET_DIAG fields: bw, min_rtt, the mode's pacing
-# gain (1 START_PROBE, 2.15 PROBE_BW, 0.98 PROBE_RTT, 0.39 DRAIN_PROBE) and its window over the BDP.
-SPLINE_MODE_PACING_GAINS = {1.0, 550 / 256, 251 / 256, 100 / 256}
+# Spline's get_info reports its model in BBR's INET_DIAG fields: bw, min_rtt, the pacing gain
+# (1 START_PROBE; PROBE_BW 2.15 below a BDP in flight, 1.25 from there; 0.98 PROBE_RTT; 0.39
+# DRAIN_PROBE) and its window over the BDP.
+SPLINE_MODE_PACING_GAINS = {1.0, 550 / 256, 320 / 256, 251 / 256, 100 / 256}
 SS_MODEL = re.compile(r"bbr:\(bw:(\d+)bps,mrtt:([\d.]+),pacing_gain:([\d.]+)(?:,cwnd_gain:([\d.]+))?\)")
 
 

@@ -769,6 +769,7 @@ static void check_overflow(void)
 	spline_on_ack(&s, &a, &o);
 	s.mode = SPL_PROBE_BW;
 	s.stable_acks = 100;
+	a.in_flight_pkts = 863259 / 2; /* the pipe half full: pace at 2.15 */
 	spline_on_ack(&s, &a, &o);
 	CHECK(o.pacing_rate_bytes_per_sec > 2600000000ULL &&
 		      o.pacing_rate_bytes_per_sec < 2700000000ULL && o.cwnd_pkts > 1000000 &&
@@ -776,6 +777,13 @@ static void check_overflow(void)
 	      "no overflow: 10 Gbit/s x 1 s RTT in PROBE_BW paces at %.3f Gbit/s (2.15 x 0.99 x "
 	      "10) with cwnd %u packets (1.25 BDP)",
 	      o.pacing_rate_bytes_per_sec * 8 / 1e9, o.cwnd_pkts);
+	a.in_flight_pkts = 863259; /* a BDP in flight: pace at the window's 1.25 */
+	spline_on_ack(&s, &a, &o);
+	CHECK(o.pacing_rate_bytes_per_sec > 1500000000ULL &&
+		      o.pacing_rate_bytes_per_sec < 1600000000ULL,
+	      "PROBE_BW with a BDP in flight paces at %.3f Gbit/s (1.25 x 0.99 x 10): past the "
+	      "BDP the window, not a 2.15 burst, sets the queue",
+	      o.pacing_rate_bytes_per_sec * 8 / 1e9);
 }
 
 static void check_no_div_zero(void)
