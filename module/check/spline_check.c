@@ -859,6 +859,55 @@ static void check_repair_hold(void)
 	      "repair hold: at most 64 ms (%u ms)", spline_repair_hold_ms(&s, &a));
 }
 
+/* The holds' own pauses are not the path's rate (spline_unheld_sample): holds that take 30 of
+ * a round's 110 ms make a sample over that round read the path as carrying 100 packets a
+ * 100 ms; the estimate counts only the time not held (x 110 / 80), the round after a round
+ * without holds takes samples as they are, and the correction is at most x 2.
+ */
+static u32 bw_after_round(struct spline_state *s, struct spline_ack *a)
+{
+	s->bw_cur_bytes_per_sec = 0;
+	s->bw_prev_bytes_per_sec = 0;
+	spline_update_held(s, a, true);
+	spline_update_bw(s, a, 1448, false);
+	return spline_bw_bytes_per_sec(s);
+}
+
+static void check_held_time_not_path_rate(void)
+{
+	struct spline_state s;
+	struct spline_ack a;
+	u32 raw = 1448000, held_bw, unheld_bw, capped_bw;
+	u32 expect = (u32)((u64)raw * 110 / 80);
+
+	spline_init_state(&s, 10, 5);
+	s.mode = SPL_PROBE_BW;
+	s.min_rtt_us = 90000;
+	s.queue_rtt_us = 90000;
+	s.loss_ratio_q8 = 26; /* 10% random loss: holds of half the 20 ms spread */
+	memset(&a, 0, sizeof(a));
+	a.srtt_us = 110000;
+	a.reord_seen_total = 1000;
+	spline_update_reordering(&s, &a);
+	reordering_round(&s, &a, 45);
+	hold_at(&s, &a, 1000, 2, 80); /* 10 ms each, one every 20 ms: 30 ms held */
+	hold_at(&s, &a, 1010, 0, 70);
+	hold_at(&s, &a, 1020, 2, 80);
+	hold_at(&s, &a, 1030, 0, 70);
+	hold_at(&s, &a, 1040, 2, 80);
+	a.rs_delivered_pkts = 100;
+	a.rs_interval_us = 100000; /* 1448000 B/s as sampled */
+	held_bw = bw_after_round(&s, &a);
+	unheld_bw = bw_after_round(&s, &a); /* a round without holds */
+	s.round_held_ms = 500;		    /* more than the round: the cap */
+	capped_bw = bw_after_round(&s, &a);
+	CHECK(s.held_q8 == SPL_HELD_MAX_Q8 && held_bw >= expect - expect / 100 &&
+		      held_bw <= expect + expect / 100 && unheld_bw == raw && capped_bw == 2 * raw,
+	      "holds' pauses are not the path's rate: 30 of 110 ms held reads %u B/s as %u (%u "
+	      "expected), a round without holds %u, at most x 2: %u",
+	      raw, held_bw, expect, unheld_bw, capped_bw);
+}
+
 static u32 window_with_loss_cnt(u8 loss_cnt)
 {
 	struct spline_state s;
@@ -1299,6 +1348,7 @@ int main(void)
 	check_no_div_zero();
 	check_loss_backoff();
 	check_repair_hold();
+	check_held_time_not_path_rate();
 	check_mode_table();
 	scenario_steady();
 	scenario_random_loss();
