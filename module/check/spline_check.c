@@ -843,7 +843,7 @@ static void check_repair_hold(void)
 	s.min_rtt_us = 150000;
 	s.queue_rtt_us = 152000; /* the round's smallest RTT sample */
 	memset(&a, 0, sizeof(a));
-	a.srtt_us = 202000; /* 50 ms above it: a hold of 50 ms */
+	a.srtt_us = 177000; /* 25 ms above it: a hold of 50 ms */
 	a.reord_seen_total = 1000;
 	spline_update_reordering(&s, &a);
 	reordering_round(&s, &a, 60);
@@ -854,7 +854,9 @@ static void check_repair_hold(void)
 	again = hold_at(&s, &a, 1100, 3, 110);
 	CHECK(held == 80 && during == 70 && end == 120 && early == 120 && again == 110,
 	      "repair hold: a loss on a reordering path holds the window at in flight (%u, %u) for "
-	      "the 50 ms spread, then 120 (%u); no new hold within 50 ms (%u), one after (%u)",
+	      "the 50 ms span (twice the spread), then 120 (%u); no new hold within 50 ms (%u), "
+	      "one "
+	      "after (%u)",
 	      held, during, end, early, again);
 
 	reordering_round(&s, &a, 3); /* 3 events in a round: no reordering path */
@@ -862,7 +864,7 @@ static void check_repair_hold(void)
 	reordering_round(&s, &a, 256 + 60); /* 8-bit mark: 60 */
 	a.srtt_us = 153900;		    /* 1.9 ms spread */
 	early = hold_at(&s, &a, 6000, 2, 80);
-	a.srtt_us = 202000;
+	a.srtt_us = 177000;
 	spline_on_rto(&s, 80);
 	again = hold_at(&s, &a, 7000, 2, 80);
 	CHECK(held == 120 && early == 120 && again == 120,
@@ -880,7 +882,7 @@ static void check_repair_hold(void)
 	      held, during, end);
 	s.loss_ratio_q8 = 26; /* 10% random loss: half the hold */
 	CHECK(spline_repair_hold_ms(&s, &a) == 25,
-	      "repair hold: at 10%% random loss half the 50 ms spread (%u ms)",
+	      "repair hold: at 10%% random loss half the 50 ms span (%u ms)",
 	      spline_repair_hold_ms(&s, &a));
 	s.loss_ratio_q8 = 0;
 	s.min_rtt_us = 20000;
@@ -893,6 +895,60 @@ static void check_repair_hold(void)
 	a.srtt_us = 600000;
 	CHECK(spline_repair_hold_ms(&s, &a) == SPL_REPAIR_HOLD_MAX_MS,
 	      "repair hold: at most 64 ms (%u ms)", spline_repair_hold_ms(&s, &a));
+}
+
+/* The holds' own pauses are not the path's rate (spline_unheld_sample): holds that take 30 of
+ * a round's 100 ms make a sample over that round read the path as carrying 100 packets a
+ * 100 ms; the estimate counts only the time not held (x 100 / 70), the round after a round
+ * without holds takes samples as they are, and the correction is at most x 2, and none while a
+ * queue stands.
+ */
+static u32 bw_after_round(struct spline_state *s, struct spline_ack *a)
+{
+	s->bw_cur_bytes_per_sec = 0;
+	s->bw_prev_bytes_per_sec = 0;
+	spline_update_held(s, a, true);
+	spline_update_bw(s, a, 1448, false);
+	return spline_bw_bytes_per_sec(s);
+}
+
+static void check_held_time_not_path_rate(void)
+{
+	struct spline_state s;
+	struct spline_ack a;
+	u32 raw = 1448000, held_bw, unheld_bw, capped_bw, queued_bw;
+	u32 expect = (u32)((u64)raw * 100 / 70);
+
+	spline_init_state(&s, 10, 5);
+	s.mode = SPL_PROBE_BW;
+	s.min_rtt_us = 90000;
+	s.queue_rtt_us = 90000;
+	s.loss_ratio_q8 = 26; /* 10% random loss: holds of half the 20 ms spread */
+	memset(&a, 0, sizeof(a));
+	a.srtt_us = 100000; /* spread 10 ms: holds of 20, halved at 10% loss */
+	a.reord_seen_total = 1000;
+	spline_update_reordering(&s, &a);
+	reordering_round(&s, &a, 45);
+	hold_at(&s, &a, 1000, 2, 80); /* 10 ms each, one every 20 ms: 30 ms held */
+	hold_at(&s, &a, 1010, 0, 70);
+	hold_at(&s, &a, 1020, 2, 80);
+	hold_at(&s, &a, 1030, 0, 70);
+	hold_at(&s, &a, 1040, 2, 80);
+	a.rs_delivered_pkts = 100;
+	a.rs_interval_us = 100000; /* 1448000 B/s as sampled */
+	held_bw = bw_after_round(&s, &a);
+	unheld_bw = bw_after_round(&s, &a); /* a round without holds */
+	s.round_held_ms = 500;		    /* more than the round: the cap */
+	capped_bw = bw_after_round(&s, &a);
+	s.round_held_ms = 30;
+	s.queue_rtt_us = 130000; /* a standing queue of 40 ms: the bottleneck delivers on */
+	queued_bw = bw_after_round(&s, &a);
+	CHECK(held_bw >= expect - expect / 100 && held_bw <= expect + expect / 100 &&
+		      unheld_bw == raw && capped_bw == 2 * raw && queued_bw == raw,
+	      "holds' pauses are not the path's rate: 30 of 100 ms held reads %u B/s as %u (%u "
+	      "expected), a round without holds %u, at most x 2: %u; with a standing queue as "
+	      "sampled: %u",
+	      raw, held_bw, expect, unheld_bw, capped_bw, queued_bw);
 }
 
 static u32 window_with_loss_cnt(u8 loss_cnt)
@@ -1367,6 +1423,7 @@ int main(void)
 	check_no_div_zero();
 	check_loss_backoff();
 	check_repair_hold();
+	check_held_time_not_path_rate();
 	check_mode_table();
 	scenario_steady();
 	scenario_random_loss();
