@@ -40,7 +40,9 @@
  *
  *   mode         pacing gain   window
  *   START_PROBE  1.0 (window)  +1 packet per ACK, at most 2 x BDP
- *   PROBE_BW     2.15          1.25 x bw x rtt_m (x fairness when lossy) + 4
+ *   PROBE_BW     2.15 (1.25    1.25 x bw x rtt_m (x fairness when lossy) + 4
+ *                from a BDP
+ *                in flight)
  *   PROBE_RTT    0.98          same model
  *   DRAIN_PROBE  0.39          0.34 x the model (on min_rtt: never below BDP)
  *
@@ -58,6 +60,7 @@
 #include <linux/version.h>
 #include <linux/math64.h>
 #include <net/tcp.h>
+#include <linux/inet_diag.h>
 
 #define SPL_DIV_U64(n, d) div64_u64((n), (d))
 #include "spline_core.h"
@@ -168,6 +171,30 @@ static u32 spline_min_tso_segs(struct sock *sk)
 	return READ_ONCE(sk->sk_pacing_rate) < SPLINE_MIN_TSO_RATE_BYTES_PER_SEC ? 1 : 2;
 }
 
+/* INET_DIAG (`ss -tin`): the model in BBR's fields, which ss prints as
+ * bbr:(bw:..,mrtt:..,pacing_gain:..,cwnd_gain:..): bw the bandwidth estimate,
+ * mrtt min_rtt, pacing_gain the mode's (PROBE_BW 2.15 below a BDP in flight,
+ * 1.25 from there; PROBE_RTT 0.98, DRAIN_PROBE 0.39, START_PROBE 1), cwnd_gain
+ * the Spline window over bw x min_rtt.
+ * (The eBPF build has no get_info: struct_ops does not offer it.)
+ */
+static size_t spline_get_info(struct sock *sk, u32 ext, int *attr, union tcp_cc_info *info)
+{
+	const struct spline_state *s = spline_state(sk);
+
+	if (!(ext & (1 << (INET_DIAG_BBRINFO - 1))) && !(ext & (1 << (INET_DIAG_VEGASINFO - 1))))
+		return 0;
+	memset(&info->bbr, 0, sizeof(info->bbr));
+	info->bbr.bbr_bw_lo = spline_bw_bytes_per_sec(s);
+	info->bbr.bbr_bw_hi = 0;
+	info->bbr.bbr_min_rtt = s->min_rtt_us;
+	info->bbr.bbr_pacing_gain =
+		spline_pacing_gain_q8(s, tcp_packets_in_flight(tcp_sk(sk)), tcp_sk(sk)->mss_cache);
+	info->bbr.bbr_cwnd_gain = spline_window_gain_q8(s, tcp_sk(sk)->mss_cache);
+	*attr = INET_DIAG_BBRINFO;
+	return sizeof(info->bbr);
+}
+
 static struct tcp_congestion_ops tcp_spline_cong_ops __read_mostly = {
 	.name = "spline",
 	.owner = THIS_MODULE,
@@ -179,6 +206,7 @@ static struct tcp_congestion_ops tcp_spline_cong_ops __read_mostly = {
 	.cwnd_event = spline_cwnd_event,
 	.sndbuf_expand = spline_sndbuf_expand,
 	.min_tso_segs = spline_min_tso_segs,
+	.get_info = spline_get_info,
 };
 
 static int __init tcp_spline_register(void)

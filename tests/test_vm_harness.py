@@ -54,6 +54,7 @@ needs_kernel = pytest.mark.skipif(
         (["--rate-steps", "5mbit@10"], "--rate-steps wants RATE@SECONDS"),
         (["--duration-s", "10", "--rate-steps", "5@10"], "not within the 10 s run"),
         (["--accel", "hvf"], "--accel must be"),
+        (["--sample-ms", "0.2"], "SAMPLE_MS must be an integer"),
         (["--kernel", "6.1;reboot"], "--kernel must be a version"),
         (["--kernel", "0.0.0-no-such-amd64"], "kernel 0.0.0-no-such-amd64 is not usable"),
     ],
@@ -131,12 +132,14 @@ def test_initramfs_holds_init_tools_their_libraries_and_modules_in_load_order(tm
         "usr/sbin/ip",
         "usr/sbin/tc",
         "usr/sbin/ethtool",
+        "usr/bin/ss",
         "etc/passwd",
         "etc/vm-test.conf",
         "lib64/ld-linux-x86-64.so.2",
         "lib/modules/vm/9p.ko",
         "lib/modules/vm/sch_netem.ko",
         "lib/modules/vm/tcp_bbr.ko",
+        "lib/modules/vm/tcp_diag.ko",
     ):
         assert member in listing, f"{member} missing from the initramfs"
     root = tmp_path / "root"
@@ -149,7 +152,9 @@ def test_initramfs_holds_init_tools_their_libraries_and_modules_in_load_order(tm
     if "fscache.ko" in load_order:
         assert load_order.index("netfs.ko") < load_order.index("fscache.ko") < load_order.index("9p.ko")
     assert load_order.index("9pnet.ko") < load_order.index("9pnet_virtio.ko")
-    for binary in ("usr/bin/iperf3", "usr/bin/tcpdump", "usr/sbin/tc"):
+    # ss reads the sockets (and the CCA's get_info) through inet_diag
+    assert load_order.index("inet_diag.ko") < load_order.index("tcp_diag.ko")
+    for binary in ("usr/bin/iperf3", "usr/bin/tcpdump", "usr/sbin/tc", "usr/bin/ss"):
         libs = subprocess.run(["ldd", f"/{binary}"], capture_output=True, text=True).stdout
         for lib in (word for word in libs.split() if word.startswith("/")):
             assert (root / lib.lstrip("/")).exists(), f"{lib} (needed by {binary}) missing"

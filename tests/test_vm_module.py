@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,8 @@ def vm_run(request, tmp_path_factory):
             request.param,
             "--duration-s",
             "5",
+            "--sample-ms",
+            "500",
             "--runs",
             "1",
             "--ccas",
@@ -147,3 +150,23 @@ def test_guest_progress_lines_reach_the_callers_stderr(vm_run):
     for cca in CCAS:
         assert f"vm-test: run {cca}-r1: iperf3 exit 0" in proc.stderr
     assert "vm-test: rmmod tcp_spline: ok" in proc.stderr
+
+
+# Spline's get_info reports its model in BBR's INET_DIAG fields: bw, min_rtt, the pacing gain
+# (1 START_PROBE; PROBE_BW 2.15 below a BDP in flight, 1.25 from there; 0.98 PROBE_RTT; 0.39
+# DRAIN_PROBE) and its window over the BDP.
+SPLINE_MODE_PACING_GAINS = {1.0, 550 / 256, 320 / 256, 251 / 256, 100 / 256}
+SS_MODEL = re.compile(r"bbr:\(bw:(\d+)bps,mrtt:([\d.]+),pacing_gain:([\d.]+)(?:,cwnd_gain:([\d.]+))?\)")
+
+
+def test_ss_shows_spline_bandwidth_min_rtt_and_mode_during_a_run(vm_run):
+    _, _, out = vm_run
+    samples = (out / "spline-r1.ss.txt").read_text()
+    models = [m for m in SS_MODEL.finditer(samples) if int(m.group(1)) > 0]
+    assert models, f"no Spline model in the sampled ss output:\n{samples[:2000]}"
+    for model in models:
+        bw_bps, min_rtt_ms, pacing_gain = int(model.group(1)), float(model.group(2)), float(model.group(3))
+        # the path: 10 Mbit/s, 50 ms added delay; the estimate is a max of delivery rates
+        assert 0 < bw_bps < 40e6
+        assert 50 <= min_rtt_ms < 400
+        assert any(abs(pacing_gain - gain) < 0.01 for gain in SPLINE_MODE_PACING_GAINS), pacing_gain

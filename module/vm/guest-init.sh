@@ -26,6 +26,7 @@ TC=/usr/sbin/tc
 ETHTOOL=/usr/sbin/ethtool
 IPERF3=/usr/bin/iperf3
 TCPDUMP=/usr/bin/tcpdump
+SS=/usr/bin/ss
 OUT=/out
 RCV_ADDR=10.0.2.1
 RUN_GRACE_S=30
@@ -171,6 +172,20 @@ step_rates() {
 	done
 }
 
+# With SAMPLE_MS > 0: every SAMPLE_MS ms until <stop file> exists, the sender's TCP sockets
+# toward the receiver as `ss -tin` shows them (cwnd, pacing and delivery rates, RTT, and the
+# CCA's own estimates: bbr's, and the Spline module's in the same fields), under a line
+# "# <seconds since boot>" each. Runs in the background.
+sample_sockets() { # <out file> <stop file>
+	local period
+	period=$(awk -v ms="$SAMPLE_MS" 'BEGIN { printf "%.3f", ms / 1000 }')
+	while [ ! -e "$2" ]; do
+		echo "# $(cut -d' ' -f1 /proc/uptime)"
+		ns snd "$SS" -tinH dst "$RCV_ADDR"
+		sleep "$period"
+	done > "$1" 2>&1
+}
+
 wait_for_capture_start() { # <tcpdump stderr file>
 	local i=0
 	while [ $i -lt 50 ]; do
@@ -196,7 +211,7 @@ save_mib() { # <name> <phase>
 # own iperf3 client and server port) through the path at once; one capture of them all.
 # Flow i of a multi-flow run writes <name>.f<i>.json/.err/.rc; a single flow <name>.json.
 run_one() {
-	local ccas="$1" name="$2" dump_pid step_pid="" cca i=1 flow pids="" pid rc
+	local ccas="$1" name="$2" dump_pid step_pid="" sample_pid="" cca i=1 flow pids="" pid rc
 	shape_path || say "run $name: tc could not reset the path"
 	# Started directly (not through the ns function): $! must be tcpdump itself, since a
 	# background subshell ignores SIGINT and would not pass a signal on.
@@ -221,6 +236,11 @@ run_one() {
 		step_rates &
 		step_pid=$!
 	fi
+	if [ "${SAMPLE_MS:-0}" -gt 0 ]; then
+		rm -f "/tmp/$name.ss.stop"
+		sample_sockets "/tmp/$name.ss.txt" "/tmp/$name.ss.stop" &
+		sample_pid=$!
+	fi
 	for pid in $pids; do
 		rc=0
 		wait "${pid#*:}" || rc=$?
@@ -229,6 +249,11 @@ run_one() {
 		say "run ${pid%:*}: iperf3 exit $rc"
 	done
 	[ -z "$step_pid" ] || { kill "$step_pid" 2>/dev/null; wait "$step_pid" 2>/dev/null; }
+	if [ -n "$sample_pid" ]; then
+		: > "/tmp/$name.ss.stop"
+		wait "$sample_pid" 2>/dev/null
+		cp "/tmp/$name.ss.txt" "$OUT/"
+	fi
 	sleep 1  # let tcpdump read the last packets (FIN, final ACKs) before it stops
 	save_mib "$name" after
 	kill -TERM "$dump_pid" 2>/dev/null

@@ -25,6 +25,7 @@ CCAS=${VM_CCAS:-spline bbr cubic}
 RUNS=${VM_RUNS:-1}
 QUEUE_BYTES=${VM_QUEUE_BYTES:-}
 RATE_STEPS=${VM_RATE_STEPS:-}
+SAMPLE_MS=${VM_SAMPLE_MS:-0}
 OUT_DIR=${VM_OUT_DIR:-$SCRIPT_DIR/out}
 MODULE_DIR=${VM_MODULE_DIR:-$MODULE_DIR_DEFAULT}
 PREBUILT_KO=${VM_KO:-}
@@ -51,6 +52,8 @@ Usage: $(basename "$0") [options]            (each option also has an env variab
   --queue-bytes N    bottleneck (tbf) buffer, bytes         [VM_QUEUE_BYTES, 1 BDP, >= 30000]
   --rate-steps "R@S ..."  during each run, from second S on the rate is R Mbit/s
                      (e.g. "5@10 20@20": 20 -> 5 -> 20)    [VM_RATE_STEPS, none]
+  --sample-ms N      every N ms of each run, the sender's ss -tin (cwnd, pacing, the
+                     CCA's own estimates) into <run>.ss.txt; 0: none [VM_SAMPLE_MS, 0]
   --duration-s N     iperf3 seconds per run                 [VM_DURATION_S, 10]
   --ccas "A B ..."   congestion controls to run; "A+B" runs an A and a B flow at once
                      through the one bottleneck              [VM_CCAS, "spline bbr cubic"]
@@ -86,6 +89,7 @@ parse_args() {
 		--queue-bytes) QUEUE_BYTES=$2; shift 2 ;;
 		--rate-steps) RATE_STEPS=$2; shift 2 ;;
 		--duration-s) DURATION_S=$2; shift 2 ;;
+		--sample-ms) SAMPLE_MS=$2; shift 2 ;;
 		--ccas) CCAS=$2; shift 2 ;;
 		--runs) RUNS=$2; shift 2 ;;
 		--out) OUT_DIR=$2; shift 2 ;;
@@ -119,6 +123,7 @@ validate_args() {
 	case "$JITTER_KEEPS_ORDER" in 0 | 1) ;; *) die "VM_JITTER_KEEPS_ORDER must be 0 or 1" ;; esac
 	[ -z "$QUEUE_BYTES" ] || is_integer "$QUEUE_BYTES" || die "QUEUE_BYTES must be an integer"
 	[ -z "$TIMEOUT_S" ] || is_integer "$TIMEOUT_S" || die "TIMEOUT_S must be an integer"
+	is_integer "$SAMPLE_MS" || die "SAMPLE_MS must be an integer (0: no sampling), got '$SAMPLE_MS'"
 	[[ "$CCAS" =~ ^[a-z0-9_]+(\+[a-z0-9_]+)*(\ +[a-z0-9_]+(\+[a-z0-9_]+)*)*\ *$ ]] \
 		|| die "CCAS must be names (or name+name) separated by spaces, got '$CCAS'"
 	validate_rate_steps
@@ -153,7 +158,7 @@ require_tools() {
 	for tool in qemu-system-x86_64 busybox iperf3 tcpdump cpio ldd make "$PYTHON"; do
 		command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 	done
-	for tool in /usr/sbin/ip /usr/sbin/tc /usr/sbin/ethtool; do
+	for tool in /usr/sbin/ip /usr/sbin/tc /usr/sbin/ethtool /usr/bin/ss; do
 		[ -x "$tool" ] || missing+=("$tool")
 	done
 	[ ${#missing[@]} -eq 0 ] || die "missing tools: ${missing[*]} (packages: qemu-system-x86 busybox-static iperf3 tcpdump cpio iproute2 ethtool make)"
@@ -288,7 +293,7 @@ install_kernel_module() { # <kver> <src .ko[.xz|.zst|.gz]> <dest dir>: decompres
 
 install_kernel_modules() { # <kver> <root>
 	local kver=$1 root=$2 name path paths
-	local wanted=(virtio_pci 9pnet_virtio 9p veth sch_netem sch_tbf tcp_bbr)
+	local wanted=(virtio_pci 9pnet_virtio 9p veth sch_netem sch_tbf tcp_bbr tcp_diag)
 	mkdir -p "$root/lib/modules/vm"
 	: > "$root/etc/vm-modules.load"
 	for name in "${wanted[@]}"; do
@@ -341,6 +346,7 @@ CCAS='$CCAS'
 RUNS='$RUNS'
 QUEUE_BYTES='$QUEUE_BYTES'
 RATE_STEPS='$RATE_STEPS'
+SAMPLE_MS='$SAMPLE_MS'
 MAX_FLOWS='$(max_flows)'
 BURST_BYTES='$BURST_BYTES'
 CCA_KO='$ko_name'
@@ -354,7 +360,7 @@ build_initramfs() { # <kver> <work dir> <ko or empty> -> prints the cpio path
 	mkdir -p "$root"/{etc,proc,sys,dev,run,tmp,out,root,lib/modules/vm/cca}
 	install_busybox "$root"
 	copy_with_libs "$root" "$(command -v iperf3)" "$(command -v tcpdump)" \
-		/usr/sbin/ip /usr/sbin/tc /usr/sbin/ethtool
+		/usr/sbin/ip /usr/sbin/tc /usr/sbin/ethtool /usr/bin/ss
 	# netem delay distribution tables, used when a distribution is asked for.
 	[ -d /usr/lib/x86_64-linux-gnu/tc ] && cp --parents -r /usr/lib/x86_64-linux-gnu/tc "$root/"
 	echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
