@@ -91,42 +91,16 @@ def test_the_vm_matrix_finishes_every_run(vm_matrix):
     assert [r["throughput_bps"] for r in table] == [float(row["throughput_bps"]) for row in rows]
 
 
-def min_rtt_ms_of_first_transmissions(packets, client_port: int) -> float:
-    """The shortest time from a first transmission leaving the sender to the first ACK covering it,
-    over the data connection seen at the sender. A first copy's bytes cannot be acknowledged before
-    they (or a later repair) reach the receiver, so each sample is at least the path's round trip;
-    the minimum over thousands is immune to a guest stall that delays any single one."""
-    import numpy as np
-
-    from spline_analysis._core.columns import TCP_ACK, TCP_RST, TCP_SYN
-
-    ts_ns = packets["ts_ns"].astype(np.int64)
-    flags = packets["tcp_flags"]
-    to_receiver = packets["sport"] == client_port
-    # a reset's ACK field (0 when its ACK flag is off) acknowledges nothing
-    from_receiver = (packets["dport"] == client_port) & (flags & TCP_ACK != 0) & (flags & TCP_RST == 0)
-    isn = int(packets["seq"][to_receiver & (flags & TCP_SYN != 0)][0])
-    relative = (packets["seq"].astype(np.int64) - isn) % (1 << 32)
-    data = to_receiver & (packets["tcp_payload_len"] > 0)
-    end_seq = relative[data] + packets["tcp_payload_len"][data]
-    first = end_seq > np.maximum.accumulate(np.concatenate(([0], end_seq[:-1])))
-    sent_end_seq, sent_ns = end_seq[first], ts_ns[data][first]
-    acked = (packets["ack"][from_receiver].astype(np.int64) - isn) % (1 << 32)
-    ack_ns = ts_ns[from_receiver]
-    covering = np.maximum.accumulate(acked)  # cumulative ACKs only grow; a stale one acknowledges nothing new
-    first_ack = np.searchsorted(covering, sent_end_seq, side="left")
-    answered = first_ack < len(ack_ns)
-    return float((ack_ns[first_ack[answered]] - sent_ns[answered]).min() / 1e6)
-
-
 def test_delay_is_applied_one_way_on_the_data_path_as_the_minimum_rtt_shows(vm_matrix):
     import spline_analysis as sa
 
     _, rows, out = vm_matrix
     for row in rows:
         assert row["delay_applied"] == "True"
-        packets = sa.read(str(out / row["sender_pcap"])).packets
-        min_rtt_ms = min_rtt_ms_of_first_transmissions(packets, FIRST_CLIENT_PORT)
+        # the analyzer's RTT of the data connection: its shortest sample over the transfer
+        directions = sa.analyze(str(out / row["sender_pcap"])).to_json()["directions"]
+        data = next(d for d in directions if d["sport"] == FIRST_CLIENT_PORT and d.get("rtt_ms"))
+        min_rtt_ms = data["rtt_ms"]["min"]
         # At least the delay; nearer once than twice (the delay on both paths would read ~2x).
         # Under TCG a single sample (the handshake) read 133 ms at load 10; the minimum over the
         # transfer only loses the guest's per-packet work.
