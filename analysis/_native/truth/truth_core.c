@@ -307,7 +307,6 @@ typedef struct {
      * unknown), and what the unseen ACKs reported received at least, estimated from those
      * two, with when the ACK left (-1: none) */
     int64_t unseen_echo_ns, echo_flight_bytes, unseen_echo_reported, unseen_echo_reported_ns;
-    int64_t peer_ack_ns; /* when the capture last saw the peer ACK (-1: never) */
     /* downstream: when the latest repair (a repeat not reordered) passed (-1: none), its TSval,
      * and the TSval of the data that last raised the highest sequence seen */
     int64_t repair_seen_ns;
@@ -1107,6 +1106,21 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     while (p->sb_first < p->sb_len && p->sb[p->sb_first].hi <= a) p->sb_first++;
 }
 
+/* A ring of `cap` entries written at *next, *len of them kept: the slot to write the newest
+ * entry in, the oldest dropped once full. */
+static int ring_push(int *next, int *len, int cap) {
+    int slot = *next;
+    *next = (*next + 1) % cap;
+    if (*len < cap) (*len)++;
+    return slot;
+}
+
+/* When the capture last saw the peer's ACK of this direction's data (-1: never): the newest
+ * entry of the ring of its ACK times. */
+static int64_t peer_ack_latest_ns(const direction_state *s) {
+    return s->peer_acks_len > 0 ? s->peer_acks_ns[(s->peer_acks_next + PEER_ACKS_RECENT - 1) % PEER_ACKS_RECENT] : -1;
+}
+
 /* This packet as an acknowledgment of the peer direction's data. */
 static void on_ack(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1114,12 +1128,8 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     int64_t *P = stats_of(ps, d ^ 1);
     uint16_t f = in->tcp_flags[i];
     if (!(f & TRUTH_TCP_ACK) || !p->have_ref || (f & TRUTH_TCP_RST)) return;
-    if (p->peer_acks_len == 0 || p->peer_ack_ns != in->ts_ns[i]) {
-        p->peer_acks_ns[p->peer_acks_next] = in->ts_ns[i];
-        p->peer_acks_next = (p->peer_acks_next + 1) % PEER_ACKS_RECENT;
-        if (p->peer_acks_len < PEER_ACKS_RECENT) p->peer_acks_len++;
-    }
-    p->peer_ack_ns = in->ts_ns[i];
+    if (p->peer_acks_len == 0 || peer_ack_latest_ns(p) != in->ts_ns[i])
+        p->peer_acks_ns[ring_push(&p->peer_acks_next, &p->peer_acks_len, PEER_ACKS_RECENT)] = in->ts_ns[i];
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
     if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
     int64_t a_data = a > p->hi_end ? p->hi_end : a;
@@ -1387,11 +1397,10 @@ static void on_paws_check(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi
     uint32_t tsval = in->tsval[i];
     if (s->paws_valid && (int32_t)(s->paws_tsval - tsval) > PAWS_WINDOW_TICKS) {
         stats_of(ps, d)[S_PAWS_DISCARDS] += segments_of(hi - lo, s->mss);
-        s->paws_lo[s->paws_next] = lo;
-        s->paws_hi[s->paws_next] = hi;
-        s->paws_open[s->paws_next] = paws_missing(s, lo, hi);
-        s->paws_next = (s->paws_next + 1) % PAWS_DISCARDS_RECENT;
-        if (s->paws_len < PAWS_DISCARDS_RECENT) s->paws_len++;
+        int slot = ring_push(&s->paws_next, &s->paws_len, PAWS_DISCARDS_RECENT);
+        s->paws_lo[slot] = lo;
+        s->paws_hi[slot] = hi;
+        s->paws_open[slot] = paws_missing(s, lo, hi);
         return;
     }
     int64_t edge = s->nholes > 0 ? s->holes[0].lo : s->hi_end;
@@ -1804,7 +1813,7 @@ static void capture_tail(pass *ps, int64_t d) {
         int ran_on = S[S_LAST_DATA_TS] - h->created_ns > CAPTURE_TAIL_REPAIR_WAITS * wait_ns;
         /* the peer's ACKs went on past the time a repair can come and never covered it: the
          * receiver lacked it, the capture did not miss it */
-        int shown_missing = s->peer_ack_ns > h->created_ns + wait_ns;
+        int shown_missing = peer_ack_latest_ns(s) > h->created_ns + wait_ns;
         if (ps->in->mode[d] >= TRUTH_MODE_RECEIVER && !shown_missing && (missed_acks || ran_on)) {
             S[S_CAPTURE_GAP_BYTES] += h->hi - h->lo;
             S[S_CAPTURE_GAPS] += segments_of(h->hi - h->lo, s->mss);
@@ -1849,7 +1858,6 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].echoed_marked_hi = -1;
         ps.dirs[d].recovery_hi = -1;
         ps.dirs[d].unseen_echo_ns = -1;
-        ps.dirs[d].peer_ack_ns = -1;
         ps.dirs[d].repair_seen_ns = -1;
         ps.dirs[d].echo_flight_bytes = -1;
         ps.dirs[d].unseen_echo_reported = -1;
