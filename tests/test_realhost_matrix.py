@@ -34,11 +34,23 @@ def test_committed_matrix_spans_offloads_families_flows_ccas_and_loss_in_24_tran
     assert {t.family for t in plain} == {4, 6}
     assert {t.flows for t in plain} >= {1, 3}
     assert {t.cca for t in plain} == {"cubic", "bbr", "reno"}
-    assert min(t.data_loss for t in plain) == 0.005 and max(t.data_loss for t in plain) == 0.05
+    random_loss = [t for t in plain if t.data_loss > 0]
+    assert min(t.data_loss for t in random_loss) == 0.005 and max(t.data_loss for t in random_loss) == 0.05
     assert any(t.ack_loss > 0 for t in plain)
     assert all(set(t.vantages) >= set(DEFAULT_VANTAGES) for t in plain)
     assert any("router-in" in t.vantages for t in plain)
     assert sorted(t.issue_case for t in matrix.transfers if t.issue_case) == [1, 2, 3, 4]
+
+
+def test_committed_matrix_has_congestive_loss_rows_in_ipv6_with_an_ipv4_twin():
+    """Loss at a full queue alone (no random loss): bursts, tails repaired with no hole."""
+    congestive = [t for t in load_matrix(MATRIX).transfers if t.data_loss == 0 and t.queue_ms < 20 and t.rate_bps]
+    assert len(congestive) >= 3
+    assert {t.family for t in congestive} == {4, 6}
+    assert {t.cca for t in congestive if t.family == 6} == {"cubic", "bbr", "reno"}
+    assert {t.flows for t in congestive} >= {1, 3}
+    assert any(t.receiver_gro for t in congestive)
+    assert all(set(t.vantages) >= set(DEFAULT_VANTAGES) for t in congestive)
 
 
 def test_matrix_rejects_unknown_keys_offloads_and_duplicate_names():

@@ -511,6 +511,21 @@ def test_new_data_sent_after_a_known_hole_while_it_stays_open_counts_its_lost_re
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
 
 
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.015, 1), (0.030, 2), (0.045, 3)])
+def test_each_round_trip_new_data_overtakes_a_holes_repair_counts_one_more_lost_repair(repair_after_s, lost_repairs):
+    """At a full queue a hole's repairs are dropped again and again. The receiver SACKs new
+    data sent after each lost repair, the sender marks that repair lost and sends the next
+    before any new data: each time new data that left after the sender heard the hole was
+    still open (a round trip and a reordering window after the last such data) arrives while it
+    stays open, one more repair was lost, well before any retransmission timeout."""
+    flow = receiver_side_with_rtt(repair_after_s=repair_after_s, rtt_s=0.010, segments=140, step_s=0.0005)
+    _, _, d = analyze(flow)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
+    assert r["lost_segments"] == 1 + lost_repairs
+
+
 def test_new_data_the_sender_sent_before_it_knew_of_the_hole_does_not_count_a_lost_repair():
     """The same path with the repair one round trip after the hole: the new data that arrived
     before it was sent before the sender heard of the hole."""

@@ -71,6 +71,15 @@
  * millisecond. */
 #define KNOWN_LOST_FLOOR_NS 1000000LL
 #define KNOWN_LOST_RTT_DIV  4
+/* A repair lost again is repaired again the same way: the receiver SACKs new data sent after
+ * the lost repair, and the sender, hearing it, marks that repair lost too (RACK: a segment sent
+ * after it was delivered) and sends the next before any new data. So each time new data that
+ * left after the sender heard the receiver's latest word on a hole (its TSecr echoes an ACK the
+ * receiver sent, by the same wait, after the data that last showed the hole open) arrives while
+ * the hole is still open, one more of its repairs was lost: at a full queue a hole's repairs are
+ * dropped again and again, one per round trip. Holes scanned per new echo, oldest first (a bound
+ * on the work per packet). */
+#define REPAIR_GENERATIONS_SCAN 512
 /* A sender that has not seen reordering marks a hole lost once the receiver reports this many
  * segments received above it (RFC 6675's DupThresh; Linux's default tp->reordering, from
  * which RACK's reordering window is 0), and repairs it before it sends new data. New data
@@ -183,6 +192,10 @@ typedef struct {
     /* a repair passed here within a round trip before it opened, and may have left after the
      * hole's data (fill_unasked): its ACK can have had the hole's data marked lost (RACK) */
     int after_repair;
+    /* when the receiver last showed the sender this hole open after a repair was due (the
+     * hole's opening, then the arrival of new data sent after its latest repair), and how
+     * many of its repairs new data has overtaken since (REPAIR_GENERATIONS_SCAN) */
+    int64_t generation_ns, repairs_overtaken;
 } hole;
 typedef struct {
     int64_t end, ts_ns;
@@ -250,6 +263,9 @@ typedef struct {
     /* holes below this sequence number were still open when new data sent after their
      * repair arrived: their first repair was lost (-1: none) */
     int64_t repair_lost_below;
+    /* the oldest generation_ns among the holes repairs_overtaken scans (-1: none): no hole is
+     * due before new data echoes an ACK that long after it */
+    int64_t generation_due_ns;
     /* this direction's own TSvals, every packet's: when its ACKs left */
     sent_tsval_ring tsvals_sent;
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
@@ -1185,8 +1201,11 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
                   in->tsval[i],
                   in->has_ts[i] ? 1 : 0,
                   lo - s->hi_end,
-                  opened_after_repair(s, now)};
+                  opened_after_repair(s, now),
+                  now,
+                  0};
         holes_append(ps, s, h);
+        if (s->generation_due_ns < 0 || now < s->generation_due_ns) s->generation_due_ns = now;
     }
     ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
     S[S_UNIQUE_BYTES] += hi - lo;
@@ -1365,6 +1384,13 @@ static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t
            hole_age_ns >= SECOND_REPAIR_RTTS * rtt_median_ns;
 }
 
+/* How many repairs of a hole shown lost were lost: one per retransmission timeout it waited,
+ * or per time new data overtook its repair (REPAIR_GENERATIONS_SCAN), and at least one. */
+static int64_t repairs_lost_count(int64_t timeouts, const hole *h) {
+    int64_t n = timeouts > h->repairs_overtaken ? timeouts : h->repairs_overtaken;
+    return n > 1 ? n : 1;
+}
+
 /* Retransmission kind from the recovery the ACKs show. */
 /* ---- the receiver's PAWS check, seen downstream ---- */
 
@@ -1529,7 +1555,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns);
         s->last_repair_lost = skipped || late || continues || overtaken || sacked_past || marked;
-        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * (timeouts > 1 ? timeouts : 1);
+        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, &filled_hole);
         s->last_repair_end = hi;
         if (lo > s->retx_fill_lo) {
             s->retx_fill_lo = lo;
@@ -1761,6 +1787,25 @@ static void on_sent_tsval(pass *ps, int64_t d, int64_t i) {
         ps->out_of_memory = 1;
 }
 
+/* New data arriving now that left after the sender heard an ACK the receiver sent at echoed_ns:
+ * each hole the receiver had shown open at least wait_ns before that ACK had a repair sent before
+ * this data, lost on the way; the ACK answering this data shows it open again
+ * (REPAIR_GENERATIONS_SCAN). */
+static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now) {
+    if (s->generation_due_ns >= 0 && echoed_ns - s->generation_due_ns < wait_ns) return; /* none due yet */
+    int n = s->nholes < REPAIR_GENERATIONS_SCAN ? s->nholes : REPAIR_GENERATIONS_SCAN;
+    int64_t due_ns = -1;
+    for (int j = 0; j < n; j++) {
+        hole *h = &s->holes[j];
+        if (echoed_ns - h->generation_ns >= wait_ns) {
+            h->repairs_overtaken++;
+            h->generation_ns = now;
+        }
+        if (due_ns < 0 || h->generation_ns < due_ns) due_ns = h->generation_ns;
+    }
+    s->generation_due_ns = due_ns;
+}
+
 /* New data seen at the receiver or in path: the holes the sender knew were lost when it sent
  * it (the ACK its TSecr echoes left well after they opened) had their repairs sent before
  * it; those still open were lost on the way. */
@@ -1796,6 +1841,7 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     }
     for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++)
         s->repair_lost_below = s->holes[j].hi;
+    repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i]);
 }
 
 /* The end of the pass for direction d: holes still open are path losses, or the capture's
@@ -1852,6 +1898,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].retx_fill_lo = -1;
         ps.dirs[d].sender_rtt_min_ns = -1;
         ps.dirs[d].repair_lost_below = -1;
+        ps.dirs[d].generation_due_ns = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;
         ps.dirs[d].marked_hi = -1;
