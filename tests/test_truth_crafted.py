@@ -7,7 +7,7 @@ endpoint a = 10.0.0.1:40000 (direction 0) and b = 10.0.0.2:5201 (direction 1).
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -410,21 +410,32 @@ def receiver_side_with_rtt(
     segments: int = 30,
     step_s: float = 0.0001,
     timer_repair: bool = False,
+    repair_after_by_segment: Optional[Dict[int, float]] = None,
 ) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
     arrive one after another from `repair_after_s` after the segment that revealed the hole.
     a ACKs each arrival at once; each data segment echoes the TSval of a's newest ACK sent
     at least `rtt_s` before it arrived (the receiver-side RTT). With `timer_repair` a repair
-    echoes what the data before it echoed: the sender heard nothing new before its timer fired."""
+    echoes what the data before it echoed: the sender heard nothing new before its timer fired.
+    `repair_after_by_segment`: a lost segment's repair arrives that long after its own hole
+    opened instead."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng, step = 1001, np.random.default_rng(9), step_s
     order = [k for k in range(segments) if k not in lost]
     arrivals = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
     revealed_at = arrivals[min(lost)][1]
-    arrivals = sorted(
-        arrivals + [(k, revealed_at + repair_after_s + 0.00001 * j) for j, k in enumerate(lost)], key=lambda a: a[1]
-    )
+    opened_at = {k: next(when for j, when in arrivals if j > k) for k in lost}
+    repairs = [
+        (
+            k,
+            opened_at[k] + repair_after_by_segment[k]
+            if k in (repair_after_by_segment or {})
+            else revealed_at + repair_after_s + 0.00001 * j,
+        )
+        for j, k in enumerate(lost)
+    ]
+    arrivals = sorted(arrivals + repairs, key=lambda a: a[1])
     acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: set = set()
     echo = 1
@@ -524,6 +535,26 @@ def test_each_round_trip_new_data_overtakes_a_holes_repair_counts_one_more_lost_
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
     assert r["lost_segments"] == 1 + lost_repairs
+
+
+def test_the_repair_of_a_higher_hole_sent_after_a_lower_holes_repair_also_shows_that_one_lost():
+    """No new data comes any more, but the repair of a hole above arrives, sent after the sender
+    heard the lower hole was still open: a sender repairs the holes it marked in sequence order,
+    so the lower hole's repair of that round left before it and was lost too (2 repairs lost
+    where the new data alone showed 1)."""
+    flow = receiver_side_with_rtt(
+        repair_after_s=0.045,
+        rtt_s=0.010,
+        lost=(4, 50),
+        segments=60,
+        step_s=0.0005,
+        repair_after_by_segment={50: 0.018},
+    )
+    _, _, d = analyze(flow)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 2 and r["lost_repairs"] == 2
+    assert r["lost_segments"] == 2 + 2
 
 
 def test_new_data_the_sender_sent_before_it_knew_of_the_hole_does_not_count_a_lost_repair():

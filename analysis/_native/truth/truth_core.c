@@ -1172,6 +1172,8 @@ static void on_window(pass *ps, int64_t d, int64_t i) {
 }
 
 static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i);
+static int64_t known_lost_wait_ns(const direction_state *s);
+static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below);
 static int64_t recent_rtt_max_ns(const direction_state *s);
 
 /* Downstream, a hole opening now: whether a repair passed here within the longest recent round
@@ -1468,6 +1470,19 @@ static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64
     return hi >= s->hi_end ? TRUTH_KIND_RETRANS_TLP : TRUTH_KIND_RETRANS_OTHER;
 }
 
+/* Downstream, a repeat starting at lo: the holes below it whose repair it overtook
+ * (repairs_overtaken), on a path that has shown no reordering. */
+static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    const direction_state *p = &ps->dirs[d ^ 1];
+    if (s->nholes == 0 || s->holes[0].hi > lo || !in->has_ts[i] || in->tsecr[i] == 0 || p->tsvals_sent.len == 0 ||
+        s->recent_rtt_len == 0 || stats_of(ps, d)[S_REORDERED] > 0)
+        return;
+    const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
+    if (echoed != NULL) repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo);
+}
+
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
  * late original. */
 static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
@@ -1485,6 +1500,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     int64_t hole_age_ns = -1;
     hole filled_hole = {0};
     if (m != TRUTH_MODE_SENDER) {
+        repair_overtakes(ps, d, i, lo);
         hole h;
         int found;
         int64_t cut = holes_cut(ps, s, lo, hi, &h, &found);
@@ -1787,17 +1803,28 @@ static void on_sent_tsval(pass *ps, int64_t d, int64_t i) {
         ps->out_of_memory = 1;
 }
 
-/* New data arriving now that left after the sender heard an ACK the receiver sent at echoed_ns:
- * each hole the receiver had shown open at least wait_ns before that ACK had a repair sent before
- * this data, lost on the way; the ACK answering this data shows it open again
- * (REPAIR_GENERATIONS_SCAN). */
-static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now) {
+/* How long after the receiver showed a hole open a sender has marked it lost (KNOWN_LOST_*):
+ * RACK's reordering window and the recent round trips' spread, at least the floor. */
+static int64_t known_lost_wait_ns(const direction_state *s) {
+    int64_t rtt_min_ns = s->recent_rtt_ns[0];
+    for (int j = 1; j < s->recent_rtt_len; j++)
+        if (s->recent_rtt_ns[j] < rtt_min_ns) rtt_min_ns = s->recent_rtt_ns[j];
+    int64_t wait_ns = rtt_min_ns / KNOWN_LOST_RTT_DIV + (recent_rtt_max_ns(s) - rtt_min_ns);
+    return wait_ns < KNOWN_LOST_FLOOR_NS ? KNOWN_LOST_FLOOR_NS : wait_ns;
+}
+
+/* Data arriving now above `below` (new data, or the repair of a higher hole) that left after the
+ * sender heard an ACK the receiver sent at echoed_ns: each hole below it the receiver had shown
+ * open at least wait_ns before that ACK had a repair sent before this data (a sender repairs the
+ * holes it marked lost in sequence order, before new data), lost on the way; the ACK answering
+ * this data shows it open again (REPAIR_GENERATIONS_SCAN). */
+static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below) {
     if (s->generation_due_ns >= 0 && echoed_ns - s->generation_due_ns < wait_ns) return; /* none due yet */
     int n = s->nholes < REPAIR_GENERATIONS_SCAN ? s->nholes : REPAIR_GENERATIONS_SCAN;
     int64_t due_ns = -1;
     for (int j = 0; j < n; j++) {
         hole *h = &s->holes[j];
-        if (echoed_ns - h->generation_ns >= wait_ns) {
+        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns) {
             h->repairs_overtaken++;
             h->generation_ns = now;
         }
@@ -1824,11 +1851,7 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     if (echoed->marked_hi > s->echoed_marked_hi) s->echoed_marked_hi = echoed->marked_hi;
     if (s->recent_rtt_len == 0) return;
     int64_t echoed_ns = echoed->first_ns;
-    int64_t rtt_min_ns = s->recent_rtt_ns[0];
-    for (int j = 1; j < s->recent_rtt_len; j++)
-        if (s->recent_rtt_ns[j] < rtt_min_ns) rtt_min_ns = s->recent_rtt_ns[j];
-    int64_t wait_ns = rtt_min_ns / KNOWN_LOST_RTT_DIV + (recent_rtt_max_ns(s) - rtt_min_ns);
-    if (wait_ns < KNOWN_LOST_FLOOR_NS) wait_ns = KNOWN_LOST_FLOOR_NS;
+    int64_t wait_ns = known_lost_wait_ns(s);
     /* holes are in sequence order, and so in the order they opened: skip those already
      * marked (binary search), then mark while the sender knew them */
     int lo = 0, hi = s->nholes;
@@ -1841,7 +1864,7 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     }
     for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++)
         s->repair_lost_below = s->holes[j].hi;
-    repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i]);
+    repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i], INT64_MAX);
 }
 
 /* The end of the pass for direction d: holes still open are path losses, or the capture's
