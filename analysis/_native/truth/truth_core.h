@@ -25,7 +25,9 @@
  *    hole of one segment opened), or came below a
  *    higher hole's repair, or later than a first repair can come
  *    (a retransmission timeout: the minimum RTO, or three RTTs on slower paths), shows an
- *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited; in-order data after a
+ *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited, or per round trip in
+ *    which data above the hole (new data, or a higher hole's repair) that the sender sent after
+ *    hearing the hole still open arrived before the repair did; in-order data after a
  *    silence over the minimum RTO that followed a full segment is the timeout's resend of a
  *    window lost whole (a retransmission filling a hole of its own), and in-order data right
  *    after that resend shows the loss probe sent before the timeout lost too (S_LOST_REPAIRS);
