@@ -244,6 +244,8 @@ typedef struct {
     int recent_rtt_next, recent_rtt_len;
     int64_t last_repair_end; /* where it ended */
     int last_repair_lost;    /* it showed an earlier repair lost */
+    uint32_t last_repair_tsval;
+    int last_repair_has_ts; /* its TSval (repair_sweep_continues) */
     /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
      * that timeout was lost, and the next data tells where (timeout_probe_lost) */
     int timeout_probe_pending;
@@ -1365,6 +1367,29 @@ static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t
            hole_age_ns >= SECOND_REPAIR_RTTS * rtt_median_ns;
 }
 
+/* Downstream, a repair [lo, ...) of packet i filling a hole: whether it belongs to the sender's
+ * sweep of first repairs. A sender repairs the holes it marked lost in sequence order (Linux
+ * walks its retransmission queue from the lowest, and marks lower data lost no later than
+ * higher: RACK by send time, DupThresh by sequence), and a second repair of a hole leaves at
+ * least a round trip after the first (the sender hears of the first one's loss from data sent
+ * after it). So after a first repair of lower data, a repair that left less than a round trip
+ * later (TSvals, counted at the slowest common tick, TSVAL_TICK_MAX_NS, against the shortest
+ * round trip seen) is a first repair too: however long its hole was open, and whatever new
+ * data arrived before it. A sender that marked many holes at once (a burst dropped at a full
+ * queue) repairs them over several round trips as its window allows, and sends new data
+ * between them (seen: Linux 6.12, BBR, three flows, a queue of up to a second: 20-segment
+ * holes repaired 0.7-1.0 s after they opened, after new data that echoed ACKs that had
+ * reported them). On a path shorter than two ticks the TSvals cannot tell, and this says
+ * nothing. */
+static int repair_sweep_continues(const pass *ps, int64_t d, int64_t i, int64_t lo) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    if (!in->has_ts[i] || !s->last_repair_has_ts || s->last_repair_lost || s->last_repair_end > lo) return 0;
+    int64_t rtt_ticks = path_min_rtt_ns(ps, d) / TSVAL_TICK_MAX_NS;
+    int32_t ticks = (int32_t)(in->tsval[i] - s->last_repair_tsval);
+    return ticks >= 0 && ticks < rtt_ticks;
+}
+
 /* Retransmission kind from the recovery the ACKs show. */
 /* ---- the receiver's PAWS check, seen downstream ---- */
 
@@ -1528,9 +1553,13 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int overtaken = lo < s->repair_lost_below;
         int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns);
-        s->last_repair_lost = skipped || late || continues || overtaken || sacked_past || marked;
+        /* a first repair of the sender's sweep: none of the signs above counts */
+        int sweep = !skipped && repair_sweep_continues(ps, d, i, lo);
+        s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
         if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * (timeouts > 1 ? timeouts : 1);
         s->last_repair_end = hi;
+        s->last_repair_tsval = in->tsval[i];
+        s->last_repair_has_ts = in->has_ts[i];
         if (lo > s->retx_fill_lo) {
             s->retx_fill_lo = lo;
             s->retx_fill_tsval = in->tsval[i];
