@@ -827,31 +827,49 @@ def test_goodput_at_the_sender_ends_with_the_last_data_delivered_not_the_window_
     assert abs(r["duration_s"] - 0.119) < 1e-6
 
 
-def receiver_side_with_a_pause(last_length: int, pause_s: float, order_after: Sequence[int] = tuple(range(10))) -> Flow:
+def receiver_side_with_a_pause(
+    last_length: int,
+    pause_s: float,
+    order_after: Sequence[int] = tuple(range(10)),
+    sender_waited: Optional[bool] = None,
+) -> Flow:
     """At the receiver a: b sends 20 segments, the last `last_length` bytes long, each
     acknowledged at once; nothing arrives for `pause_s`; then full segments in order, or the
     k-th full segment after the pause in the order `order_after` gives (ACKs SACK what is
-    received above a hole)."""
+    received above a hole). With `sender_waited` set both carry timestamps ticking each
+    millisecond: b's after the pause show the pause (True: b waited, as a timeout does) or not
+    (False: b sent on at once, and the path or the capture held the data)."""
     f = Flow()
     full = 1460
     t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
     seq, when = 1001, t + 0.001
+    held_s = 0.0  # how much of the silence b's clock did not see
+
+    def add_data(seq: int, length: int) -> None:
+        tsval = None if sender_waited is None else 1000 + int((when - held_s) * 1000)
+        f.add(when, 1, seq, 5001, length=length, ttl=61, tsval=tsval, tsecr=500 if tsval else 0)
+
+    def add_ack(ack: int, sack=()) -> None:
+        tsval = None if sender_waited is None else 500 + int(when * 1000)
+        f.add(when + 0.0001, 0, 5001, ack, sack=sack, ttl=64, tsval=tsval, tsecr=1000 if tsval else 0)
+
     for k in range(20):
         length = last_length if k == 19 else full
-        f.add(when, 1, seq, 5001, length=length, ttl=61)
+        add_data(seq, length)
         seq += length
-        f.add(when + 0.0001, 0, 5001, seq, ttl=64)
+        add_ack(seq)
         when += 0.0002
     when += pause_s
+    held_s = 0.0 if sender_waited else pause_s
     received: List[int] = []
     for k in order_after:
-        f.add(when, 1, seq + k * full, 5001, length=full, ttl=61)
+        add_data(seq + k * full, full)
         received.append(k)
         cum = 0
         while cum in received:
             cum += 1
         above = [(seq + j * full, seq + (j + 1) * full) for j in received if j > cum]
-        f.add(when + 0.0001, 0, 5001, seq + cum * full, sack=merged_blocks(above, seq + cum * full), ttl=64)
+        add_ack(seq + cum * full, merged_blocks(above, seq + cum * full))
         when += 0.0002
     return f
 
@@ -865,6 +883,21 @@ def test_in_order_data_after_a_timeout_long_silence_after_a_full_segment_is_the_
     _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver"
+    assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 2
+
+
+def test_in_order_data_after_a_silence_the_sender_did_not_wait_through_is_no_timeout():
+    """The same silence with the sender's TSvals going on where they stopped: it sent on at
+    once, and a stalled host or queue held the data (seen under QEMU: 0.4-0.6 s). A timeout's
+    resend leaves at least the minimum RTO after the data before it; this one did not."""
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.5, sender_waited=False))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0
+
+
+def test_in_order_data_whose_tsval_shows_the_timeouts_wait_is_its_resend():
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25, sender_waited=True))
+    r = row_of(d, 0, 1)
     assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 2
 
 
