@@ -121,6 +121,9 @@
 /* Downstream of the sender, the ranges the receiver's PAWS check discarded most recently
  * (entries): a repeat of one was needed, and was not lost on the path. */
 #define PAWS_DISCARDS_RECENT 64
+/* Downstream of the sender, the hole fills counted as repairs most recently (entries): the
+ * hole's original may still arrive behind its repair (late_original_after_repair). */
+#define REPAIR_FILLS_RECENT 64
 /* A range covered sooner than this fraction of the lowest RTT seen, less a TSval tick (RTTs
  * from echoes are known to a tick), after its newest copy left was covered by an earlier
  * copy (RFC 4015's spirit: the response came too soon). */
@@ -187,6 +190,12 @@ typedef struct {
 typedef struct {
     int64_t end, ts_ns;
 } rtt_entry;
+/* A hole fill counted as a repair: its range, the segments it counted lost (until the hole's
+ * original shows up), and the TSval of the data that revealed the hole. */
+typedef struct {
+    int64_t lo, hi, segments_lost;
+    uint32_t reveal_tsval;
+} repair_fill;
 /* TSvals one direction sent, oldest first, each once (a ring allocated on first use). */
 typedef struct {
     uint32_t tsval;
@@ -320,6 +329,8 @@ typedef struct {
     int64_t paws_lo[PAWS_DISCARDS_RECENT], paws_hi[PAWS_DISCARDS_RECENT];
     uint8_t paws_open[PAWS_DISCARDS_RECENT]; /* the receiver still lacks it */
     int paws_next, paws_len;
+    repair_fill repair_fills[REPAIR_FILLS_RECENT];
+    int repair_fills_next, repair_fills_len;
 } direction_state;
 
 typedef struct {
@@ -1451,6 +1462,31 @@ static int paws_discarded(const direction_state *s, int64_t lo, int64_t hi) {
     return 0;
 }
 
+/* Downstream, data [lo, hi) of packet i that fills no hole: whether it is the original of holes
+ * that repairs filled before it arrived. Its TSval is older than the data that revealed the
+ * hole, so it left before the sender could know of the hole, and before any repair of it. On a
+ * path that reorders, a repair overtakes a late original (the receiver then discards the
+ * original by PAWS, or reports it twice); the hole was no loss, and its count is taken back,
+ * once. */
+static int late_original_after_repair(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    if (!in->has_ts[i]) return 0;
+    int64_t taken_back = 0;
+    for (int j = 0; j < s->repair_fills_len; j++) {
+        repair_fill *f = &s->repair_fills[j];
+        if (f->segments_lost <= 0 || lo >= f->hi || hi <= f->lo || (int32_t)(in->tsval[i] - f->reveal_tsval) >= 0)
+            continue;
+        int64_t olo = lo > f->lo ? lo : f->lo, ohi = hi < f->hi ? hi : f->hi;
+        int64_t segments = segments_of(ohi - olo, s->mss);
+        if (segments > f->segments_lost) segments = f->segments_lost;
+        f->segments_lost -= segments;
+        taken_back += segments;
+    }
+    stats_of(ps, d)[S_HOLE_FILL_RETRANS] -= taken_back;
+    return taken_back > 0;
+}
+
 static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
     if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
     if (lo <= s->snd_una && idle_ns >= RTO_MIN_NS) {
@@ -1493,6 +1529,8 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             reordered = fills_as_reordered(ps, d, i, &h);
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
             filled_hole = h;
+        } else if (late_original_after_repair(ps, d, i, lo, hi)) {
+            reordered = 1;
         } else if (m == TRUTH_MODE_RECEIVER) {
             /* the receiver already had all of it, unless it discarded it (PAWS) */
             spurious = !paws_discarded(s, lo, hi);
@@ -1540,6 +1578,10 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
                                      : S_RETRANS_OTHER] += rseg;
     if (filled) {
         S[S_HOLE_FILL_RETRANS] += rseg;
+        if (in->has_ts[i] && filled_hole.has_ts) {
+            int slot = ring_push(&s->repair_fills_next, &s->repair_fills_len, REPAIR_FILLS_RECENT);
+            s->repair_fills[slot] = (repair_fill){lo, hi, rseg, filled_hole.reveal_tsval};
+        }
         ps->out->hole_age_ns[i] = hole_age_ns;
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
