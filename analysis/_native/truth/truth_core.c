@@ -1655,17 +1655,19 @@ static int64_t timeout_silence_min_ns(const pass *ps, int64_t d) {
  * retransmission timeout resent the oldest segment it had sent, and that one had been lost
  * with everything after it, leaving no hole (a tail loss probe sent before the timeout was
  * lost too, or the sender was in recovery and sent none). The silence is not the
- * application's (on_data_after_idle). A timeout's resend leaves at least the minimum RTO after
- * the data before it did, and its TSval shows that (counted at the slowest common tick,
- * TSVAL_TICK_MAX_NS): data stamped sooner was sent without a wait, and the silence was the
- * path's or the capture's (a stalled host or queue: seen under QEMU, 0.4-0.6 s of silence at
- * the receiver after the sender's data 0-67 ms apart). Called before the packet updates the
- * direction's state. */
+ * application's (on_data_after_idle). A timeout's resend leaves the same wait after the data
+ * before it did (the ACK of that data came a round trip after it, and the timer ran from
+ * there), and its TSval shows that (counted at the slowest common tick, TSVAL_TICK_MAX_NS):
+ * data stamped sooner was sent without the wait, and the silence was the path's or the
+ * capture's (a stalled host or queue: seen under QEMU, 0.4-0.6 s of silence at the receiver
+ * after the sender's data 0-104 ms apart). Called before the packet updates the direction's
+ * state. */
 static int resent_by_timeout(const pass *ps, int64_t d, int64_t i, int64_t lo) {
     const truth_input *in = ps->in;
     const direction_state *s = &ps->dirs[d];
     const int64_t *S = stats_of(ps, d);
-    if (in->has_ts[i] && s->hi_end_has_ts && (int32_t)(in->tsval[i] - s->hi_end_tsval) < RTO_MIN_NS / TSVAL_TICK_MAX_NS)
+    if (in->has_ts[i] && s->hi_end_has_ts &&
+        (int32_t)(in->tsval[i] - s->hi_end_tsval) < timeout_silence_min_ns(ps, d) / TSVAL_TICK_MAX_NS)
         return 0;
     return in->mode[d] != TRUTH_MODE_SENDER && lo == s->hi_end && s->nholes == 0 && s->mss > 0 &&
            S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una && s->snd_una >= s->hi_end &&
