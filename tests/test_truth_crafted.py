@@ -600,14 +600,22 @@ def short_path_receiver(
         echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
         seq = base + k * MSS
         f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=9000 + n, tsecr=echo)
-        received.append((seq, seq + MSS))
-        cum = base
-        while any(lo == cum for lo, _ in received):
-            cum += MSS
         tsval = 100 + int((when + 0.00001) * 1000)
         acks.append((when + 0.00001, tsval))
-        f.add(when + 0.00001, 0, 5001, cum, ttl=64, tsval=tsval, tsecr=9000 + n, sack=merged_blocks(received, cum))
+        ack_at_once(f, received, base, seq, when, tsval, 9000 + n)
     return f
+
+
+def ack_at_once(
+    f: Flow, received: List[Tuple[int, int]], base: int, seq: int, when: float, ack_tsval: int, echo: int
+) -> None:
+    """a receives [seq, seq + MSS) at `when` and ACKs it at once: the cumulative ACK from `base`
+    and SACK blocks for what `received` holds above it, its TSval `ack_tsval` echoing `echo`."""
+    received.append((seq, seq + MSS))
+    cum = base
+    while any(lo == cum for lo, _ in received):
+        cum += MSS
+    f.add(when + 0.00001, 0, 5001, cum, ttl=64, tsval=ack_tsval, tsecr=echo, sack=merged_blocks(received, cum))
 
 
 # Holes whose first repair arrives a round trip (0.5 ms) and a few segments after them, on a
@@ -705,6 +713,55 @@ def test_on_a_short_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_o
     r = row_of(d, 0, 1)
     assert r["reordered_segments"] == 1
     assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+
+
+def slow_path_sweep_receiver(repairs_s: dict, one_way_s: float = 0.05) -> Flow:
+    """At the receiver a of a 100 ms path (IPv4 IDs random): b sends segments 0-39 a millisecond
+    apart; 10 and the burst 20-27 (a full queue's drop) are lost. `repairs_s` gives when b sends
+    each repair that arrives (a lost one leaves nothing here); between them it sends new data
+    every 5 ms from 130 ms on, as a window-limited sender in a long recovery does.
+    b's TSval ticks each millisecond of its clock and echoes the newest ACK it has heard; a ACKs
+    each arrival at once with SACK blocks, its TSval ticking each millisecond."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 2 * one_way_s, 0.00002, ttl_a=64, ttl_b=61)
+    base, rng, start = 1001, np.random.default_rng(13), t + 0.01
+    sends = [(start + 0.001 * k, k) for k in range(40) if k != 10 and not 20 <= k <= 27]
+    sends += [(start + 0.130 + 0.005 * j, 40 + j) for j in range(100)]
+    sends += [(start + when, k) for k, when in repairs_s.items()]
+    arrivals = sorted((sent + one_way_s, sent, k) for sent, k in sends)
+    acks: List[Tuple[float, int]] = []  # (time sent, TSval)
+    received: List[Tuple[int, int]] = []
+    for when, sent, k in arrivals:
+        echo = max((tsval for acked, tsval in acks if acked + one_way_s <= sent), default=1)
+        seq = base + k * MSS
+        tsval = 100000 + int(sent * 1000)
+        f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=tsval, tsecr=echo)
+        ack_tsval = 5000 + int((when + 0.00001) * 1000)
+        acks.append((when + 0.00001, ack_tsval))
+        ack_at_once(f, received, base, seq, when, ack_tsval, tsval)
+    return f
+
+
+def test_a_burst_repaired_over_round_trips_after_new_data_counts_no_lost_repair():
+    """A window-limited sender repairs a full queue's burst (8 segments) in sequence order, one
+    segment every 30 ms, and sends new data between the repairs: new data that echoes ACKs that
+    reported the burst arrives before most of its repairs, and the last ones come over three
+    round trips after the burst's hole opened. Each repair left less than a round trip after the
+    first repair below it, sooner than a second repair can: none was lost."""
+    repairs = {10: 0.111} | {20 + j: 0.140 + 0.030 * j for j in range(8)}
+    _, _, d = analyze(slow_path_sweep_receiver(repairs))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 9 and r["lost_repairs"] == 0 and r["lost_segments"] == 9
+
+
+def test_a_lost_repair_inside_a_sweep_of_first_repairs_still_counts():
+    """The same sweep, 20 ms a segment, with segment 23's first repair lost: its second repair
+    arrives after the burst's higher repairs, more than a round trip after the sweep passed it."""
+    repairs = {10: 0.111} | {20 + j: 0.140 + 0.020 * j for j in range(8) if j != 3} | {23: 0.305}
+    _, _, d = analyze(slow_path_sweep_receiver(repairs))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 9 and r["lost_repairs"] == 1 and r["lost_segments"] == 10
 
 
 def transfer_after_a_pause(
@@ -816,31 +873,49 @@ def test_goodput_at_the_sender_ends_with_the_last_data_delivered_not_the_window_
     assert abs(r["duration_s"] - 0.119) < 1e-6
 
 
-def receiver_side_with_a_pause(last_length: int, pause_s: float, order_after: Sequence[int] = tuple(range(10))) -> Flow:
+def receiver_side_with_a_pause(
+    last_length: int,
+    pause_s: float,
+    order_after: Sequence[int] = tuple(range(10)),
+    sender_waited: Optional[bool] = None,
+) -> Flow:
     """At the receiver a: b sends 20 segments, the last `last_length` bytes long, each
     acknowledged at once; nothing arrives for `pause_s`; then full segments in order, or the
     k-th full segment after the pause in the order `order_after` gives (ACKs SACK what is
-    received above a hole)."""
+    received above a hole). With `sender_waited` set both carry timestamps ticking each
+    millisecond: b's after the pause show the pause (True: b waited, as a timeout does) or not
+    (False: b sent on at once, and the path or the capture held the data)."""
     f = Flow()
     full = 1460
     t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
     seq, when = 1001, t + 0.001
+    held_s = 0.0  # how much of the silence b's clock did not see
+
+    def add_data(seq: int, length: int) -> None:
+        tsval = None if sender_waited is None else 1000 + int((when - held_s) * 1000)
+        f.add(when, 1, seq, 5001, length=length, ttl=61, tsval=tsval, tsecr=500 if tsval else 0)
+
+    def add_ack(ack: int, sack=()) -> None:
+        tsval = None if sender_waited is None else 500 + int(when * 1000)
+        f.add(when + 0.0001, 0, 5001, ack, sack=sack, ttl=64, tsval=tsval, tsecr=1000 if tsval else 0)
+
     for k in range(20):
         length = last_length if k == 19 else full
-        f.add(when, 1, seq, 5001, length=length, ttl=61)
+        add_data(seq, length)
         seq += length
-        f.add(when + 0.0001, 0, 5001, seq, ttl=64)
+        add_ack(seq)
         when += 0.0002
     when += pause_s
+    held_s = 0.0 if sender_waited else pause_s
     received: List[int] = []
     for k in order_after:
-        f.add(when, 1, seq + k * full, 5001, length=full, ttl=61)
+        add_data(seq + k * full, full)
         received.append(k)
         cum = 0
         while cum in received:
             cum += 1
         above = [(seq + j * full, seq + (j + 1) * full) for j in received if j > cum]
-        f.add(when + 0.0001, 0, 5001, seq + cum * full, sack=merged_blocks(above, seq + cum * full), ttl=64)
+        add_ack(seq + cum * full, merged_blocks(above, seq + cum * full))
         when += 0.0002
     return f
 
@@ -854,6 +929,21 @@ def test_in_order_data_after_a_timeout_long_silence_after_a_full_segment_is_the_
     _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver"
+    assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 2
+
+
+def test_in_order_data_after_a_silence_the_sender_did_not_wait_through_is_no_timeout():
+    """The same silence with the sender's TSvals going on where they stopped: it sent on at
+    once, and a stalled host or queue held the data (seen under QEMU: 0.4-0.6 s). A timeout's
+    resend leaves at least the minimum RTO after the data before it; this one did not."""
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.5, sender_waited=False))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0
+
+
+def test_in_order_data_whose_tsval_shows_the_timeouts_wait_is_its_resend():
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25, sender_waited=True))
+    r = row_of(d, 0, 1)
     assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 2
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Set, Tuple
 
 import numpy as np
+import pytest
 
 from test_truth_crafted import MSS, Flow, analyze, row_of, receiver_side_arrivals, TCP_ACK, TCP_PSH
 
@@ -305,6 +306,35 @@ def test_receiver_behind_jitter_counts_loss_by_per_connection_ip_ids():
     assert r["vantage"] == "receiver"
     assert r["ip_id_policy"] == "per_connection" and r["loss_method"] == "ip_id_gaps"
     assert r["lost_segments"] == out.network_drops == 4
+
+
+def without_ip_ids(flow: Flow, seed: int = 5) -> Flow:
+    """`flow` with the data's IP IDs random, as a capture of IPv6 (which has none) or of a
+    sender with random IDs: only the holes, TSvals and ACKs tell loss."""
+    rng = np.random.default_rng(seed)
+    for row in flow.rows:
+        if row["d"] == 1 and row["len"] > 0:
+            row["ip_id"] = int(rng.integers(0, 65536))
+    return flow
+
+
+@pytest.mark.parametrize("vantage", ["receiver", "in-path"])
+def test_receiver_without_ip_ids_behind_jitter_counts_each_drop_once(vantage):
+    """The jittery transfer with a receiver that takes TS.Recent as Linux does, captured
+    without IP IDs: repairs of late first copies overtake them (a cascade: most segments
+    are sent twice) and fill their holes first; each late original then arrives with a TSval
+    older than the data that revealed its hole, so it left before any repair could: the hole
+    was reordering, not loss. Before, each counted lost (10 for 4) and the late original a
+    retransmission."""
+    cfg = Transfer(jitter_s=0.008, dropped={(57, 0), (180, 0), (290, 0), (291, 0)}, ts_recent_as_linux=True)
+    out = simulate(cfg)
+    assert out.retransmissions >= 200 and out.paws_discards >= 10
+    flow = out.receiver_flow if vantage == "receiver" else out.in_path_flow
+    _, _, d = analyze(without_ip_ids(flow))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == vantage and r["loss_method"] == "holes"
+    assert r["lost_segments"] == out.network_drops == 4
+    assert r["retransmissions"] == out.retransmissions and r["downstream_retransmissions"] == 0
 
 
 def test_late_original_in_the_revealing_tick_is_reordering_when_the_rtt_is_longer():

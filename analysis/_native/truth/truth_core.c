@@ -130,6 +130,9 @@
 /* Downstream of the sender, the ranges the receiver's PAWS check discarded most recently
  * (entries): a repeat of one was needed, and was not lost on the path. */
 #define PAWS_DISCARDS_RECENT 64
+/* Downstream of the sender, the hole fills counted as repairs most recently (entries): the
+ * hole's original may still arrive behind its repair (late_original_after_repair). */
+#define REPAIR_FILLS_RECENT 64
 /* A range covered sooner than this fraction of the lowest RTT seen, less a TSval tick (RTTs
  * from echoes are known to a tick), after its newest copy left was covered by an earlier
  * copy (RFC 4015's spirit: the response came too soon). */
@@ -200,6 +203,12 @@ typedef struct {
 typedef struct {
     int64_t end, ts_ns;
 } rtt_entry;
+/* A hole fill counted as a repair: its range, the segments it counted lost (until the hole's
+ * original shows up), and the TSval of the data that revealed the hole. */
+typedef struct {
+    int64_t lo, hi, segments_lost;
+    uint32_t reveal_tsval;
+} repair_fill;
 /* TSvals one direction sent, oldest first, each once (a ring allocated on first use). */
 typedef struct {
     uint32_t tsval;
@@ -257,6 +266,8 @@ typedef struct {
     int recent_rtt_next, recent_rtt_len;
     int64_t last_repair_end; /* where it ended */
     int last_repair_lost;    /* it showed an earlier repair lost */
+    uint32_t last_repair_tsval;
+    int last_repair_has_ts; /* its TSval (repair_sweep_continues) */
     /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
      * that timeout was lost, and the next data tells where (timeout_probe_lost) */
     int timeout_probe_pending;
@@ -334,6 +345,8 @@ typedef struct {
     int64_t paws_lo[PAWS_DISCARDS_RECENT], paws_hi[PAWS_DISCARDS_RECENT];
     uint8_t paws_open[PAWS_DISCARDS_RECENT]; /* the receiver still lacks it */
     int paws_next, paws_len;
+    repair_fill repair_fills[REPAIR_FILLS_RECENT];
+    int repair_fills_next, repair_fills_len;
 } direction_state;
 
 typedef struct {
@@ -1393,6 +1406,29 @@ static int64_t repairs_lost_count(int64_t timeouts, const hole *h) {
     return n > 1 ? n : 1;
 }
 
+/* Downstream, a repair [lo, ...) of packet i filling a hole: whether it belongs to the sender's
+ * sweep of first repairs. A sender repairs the holes it marked lost in sequence order (Linux
+ * walks its retransmission queue from the lowest, and marks lower data lost no later than
+ * higher: RACK by send time, DupThresh by sequence), and a second repair of a hole leaves at
+ * least a round trip after the first (the sender hears of the first one's loss from data sent
+ * after it). So after a first repair of lower data, a repair that left less than a round trip
+ * later (TSvals, counted at the slowest common tick, TSVAL_TICK_MAX_NS, against the shortest
+ * round trip seen) is a first repair too: however long its hole was open, and whatever new
+ * data arrived before it. A sender that marked many holes at once (a burst dropped at a full
+ * queue) repairs them over several round trips as its window allows, and sends new data
+ * between them (seen: Linux 6.12, BBR, three flows, a queue of up to a second: 20-segment
+ * holes repaired 0.7-1.0 s after they opened, after new data that echoed ACKs that had
+ * reported them). On a path shorter than two ticks the TSvals cannot tell, and this says
+ * nothing. */
+static int repair_sweep_continues(const pass *ps, int64_t d, int64_t i, int64_t lo) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    if (!in->has_ts[i] || !s->last_repair_has_ts || s->last_repair_lost || s->last_repair_end > lo) return 0;
+    int64_t rtt_ticks = path_min_rtt_ns(ps, d) / TSVAL_TICK_MAX_NS;
+    int32_t ticks = (int32_t)(in->tsval[i] - s->last_repair_tsval);
+    return ticks >= 0 && ticks < rtt_ticks;
+}
+
 /* Retransmission kind from the recovery the ACKs show. */
 /* ---- the receiver's PAWS check, seen downstream ---- */
 
@@ -1454,6 +1490,31 @@ static int paws_discarded(const direction_state *s, int64_t lo, int64_t hi) {
     return 0;
 }
 
+/* Downstream, data [lo, hi) of packet i that fills no hole: whether it is the original of holes
+ * that repairs filled before it arrived. Its TSval is older than the data that revealed the
+ * hole, so it left before the sender could know of the hole, and before any repair of it. On a
+ * path that reorders, a repair overtakes a late original (the receiver then discards the
+ * original by PAWS, or reports it twice); the hole was no loss, and its count is taken back,
+ * once. */
+static int late_original_after_repair(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    if (!in->has_ts[i]) return 0;
+    int64_t taken_back = 0;
+    for (int j = 0; j < s->repair_fills_len; j++) {
+        repair_fill *f = &s->repair_fills[j];
+        if (f->segments_lost <= 0 || lo >= f->hi || hi <= f->lo || (int32_t)(in->tsval[i] - f->reveal_tsval) >= 0)
+            continue;
+        int64_t olo = lo > f->lo ? lo : f->lo, ohi = hi < f->hi ? hi : f->hi;
+        int64_t segments = segments_of(ohi - olo, s->mss);
+        if (segments > f->segments_lost) segments = f->segments_lost;
+        f->segments_lost -= segments;
+        taken_back += segments;
+    }
+    stats_of(ps, d)[S_HOLE_FILL_RETRANS] -= taken_back;
+    return taken_back > 0;
+}
+
 static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64_t idle_ns) {
     if (s->recovery_kind == TRUTH_KIND_RETRANS_RTO) return TRUTH_KIND_RETRANS_RTO;
     if (lo <= s->snd_una && idle_ns >= RTO_MIN_NS) {
@@ -1510,6 +1571,8 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             reordered = fills_as_reordered(ps, d, i, &h);
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
             filled_hole = h;
+        } else if (late_original_after_repair(ps, d, i, lo, hi)) {
+            reordered = 1;
         } else if (m == TRUTH_MODE_RECEIVER) {
             /* the receiver already had all of it, unless it discarded it (PAWS) */
             spurious = !paws_discarded(s, lo, hi);
@@ -1557,6 +1620,10 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
                                      : S_RETRANS_OTHER] += rseg;
     if (filled) {
         S[S_HOLE_FILL_RETRANS] += rseg;
+        if (in->has_ts[i] && filled_hole.has_ts) {
+            int slot = ring_push(&s->repair_fills_next, &s->repair_fills_len, REPAIR_FILLS_RECENT);
+            s->repair_fills[slot] = (repair_fill){lo, hi, rseg, filled_hole.reveal_tsval};
+        }
         ps->out->hole_age_ns[i] = hole_age_ns;
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
@@ -1570,9 +1637,13 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int overtaken = lo < s->repair_lost_below;
         int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns);
-        s->last_repair_lost = skipped || late || continues || overtaken || sacked_past || marked;
+        /* a first repair of the sender's sweep: none of the signs above counts */
+        int sweep = !skipped && repair_sweep_continues(ps, d, i, lo);
+        s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
         if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, &filled_hole);
         s->last_repair_end = hi;
+        s->last_repair_tsval = in->tsval[i];
+        s->last_repair_has_ts = in->has_ts[i];
         if (lo > s->retx_fill_lo) {
             s->retx_fill_lo = lo;
             s->retx_fill_tsval = in->tsval[i];
@@ -1626,12 +1697,20 @@ static int64_t timeout_silence_min_ns(const pass *ps, int64_t d) {
  * retransmission timeout resent the oldest segment it had sent, and that one had been lost
  * with everything after it, leaving no hole (a tail loss probe sent before the timeout was
  * lost too, or the sender was in recovery and sent none). The silence is not the
- * application's (on_data_after_idle). Called before the packet updates the direction's
+ * application's (on_data_after_idle). A timeout's resend leaves the same wait after the data
+ * before it did (the ACK of that data came a round trip after it, and the timer ran from
+ * there), and its TSval shows that (counted at the slowest common tick, TSVAL_TICK_MAX_NS):
+ * data stamped sooner was sent without the wait, and the silence was the path's or the
+ * capture's (a stalled host or queue: seen under QEMU, 0.4-0.6 s of silence at the receiver
+ * after the sender's data 0-104 ms apart). Called before the packet updates the direction's
  * state. */
 static int resent_by_timeout(const pass *ps, int64_t d, int64_t i, int64_t lo) {
     const truth_input *in = ps->in;
     const direction_state *s = &ps->dirs[d];
     const int64_t *S = stats_of(ps, d);
+    if (in->has_ts[i] && s->hi_end_has_ts &&
+        (int32_t)(in->tsval[i] - s->hi_end_tsval) < timeout_silence_min_ns(ps, d) / TSVAL_TICK_MAX_NS)
+        return 0;
     return in->mode[d] != TRUTH_MODE_SENDER && lo == s->hi_end && s->nholes == 0 && s->mss > 0 &&
            S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una && s->snd_una >= s->hi_end &&
            in->ts_ns[i] - s->last_tx_ns > timeout_silence_min_ns(ps, d) && s->last_tx_len % s->mss == 0;

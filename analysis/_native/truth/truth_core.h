@@ -17,7 +17,9 @@
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
  *    when the sender numbers packets one by one, else an older TSval, else arrival
- *    within a fraction of the RTT); data seen twice is a spurious retransmission; a
+ *    within a fraction of the RTT); data seen twice is a spurious retransmission, or the
+ *    original of a hole a repair overtook when its TSval is older than the data that
+ *    revealed the hole (the hole was no loss, and its count is taken back); a
  *    repair whose hole outlived new data the sender sent after hearing of it (the data's
  *    TSecr: an ACK sent well after the hole opened, or one that reported DupThresh segments
  *    above it, where the sender's habit and the repair's lateness agree, or one after which a
@@ -27,8 +29,10 @@
  *    (a retransmission timeout: the minimum RTO, or three RTTs on slower paths), shows an
  *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited, or per round trip in
  *    which data above the hole (new data, or a higher hole's repair) that the sender sent after
- *    hearing the hole still open arrived before the repair did; in-order data after a
- *    silence over the minimum RTO that followed a full segment is the timeout's resend of a
+ *    hearing the hole still open arrived before the repair did, unless it left within a round
+ *    trip of a first repair of lower data (the sender's sweep, by TSvals); in-order data after a
+ *    silence over the minimum RTO that followed a full segment, with a TSval that shows the
+ *    sender waited that long, is the timeout's resend of a
  *    window lost whole (a retransmission filling a hole of its own), and in-order data right
  *    after that resend shows the loss probe sent before the timeout lost too (S_LOST_REPAIRS);
  *  - in between (TRUTH_MODE_IN_PATH): holes for loss upstream, and a repeat of data
