@@ -410,6 +410,7 @@ def receiver_side_with_rtt(
     segments: int = 30,
     step_s: float = 0.0001,
     timer_repair: bool = False,
+    late_s: Optional[Dict[int, float]] = None,
     repair_after_by_segment: Optional[Dict[int, float]] = None,
 ) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
@@ -417,15 +418,18 @@ def receiver_side_with_rtt(
     a ACKs each arrival at once; each data segment echoes the TSval of a's newest ACK sent
     at least `rtt_s` before it arrived (the receiver-side RTT). With `timer_repair` a repair
     echoes what the data before it echoed: the sender heard nothing new before its timer fired.
+    The originals in `late_s` arrive that much after their turn (the path reordered them), with
+    the TSval of the data sent just before them.
+
     `repair_after_by_segment`: a lost segment's repair arrives that long after its own hole
     opened instead."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
-    base, rng, step = 1001, np.random.default_rng(9), step_s
+    base, rng, step, late_s = 1001, np.random.default_rng(9), step_s, late_s or {}
     order = [k for k in range(segments) if k not in lost]
-    arrivals = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
-    revealed_at = arrivals[min(lost)][1]
-    opened_at = {k: next(when for j, when in arrivals if j > k) for k in lost}
+    turns = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
+    revealed_at = turns[min(lost)][1]
+    opened_at = {k: next(when for j, when in turns if j > k) for k in lost}
     repairs = [
         (
             k,
@@ -435,13 +439,15 @@ def receiver_side_with_rtt(
         )
         for j, k in enumerate(lost)
     ]
-    arrivals = sorted(arrivals + repairs, key=lambda a: a[1])
+    arrivals = sorted([(k, when + late_s.get(k, 0.0)) for k, when in turns] + repairs, key=lambda a: a[1])
+    turn_of = dict(turns)
     acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: set = set()
     echo = 1
     for n, (k, when) in enumerate(arrivals):
         if not (timer_repair and k in lost):
             echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
+        sent_n = n if k not in late_s else sum(1 for _, w in arrivals if w <= turn_of[k]) - 1
         f.add(
             when,
             1,
@@ -450,7 +456,7 @@ def receiver_side_with_rtt(
             length=MSS,
             ip_id=int(rng.integers(0, 65536)),
             ttl=61,
-            tsval=1000 + n,
+            tsval=1000 + sent_n,
             tsecr=echo,
         )
         received.add(k)
@@ -565,19 +571,36 @@ def test_new_data_the_sender_sent_before_it_knew_of_the_hole_does_not_count_a_lo
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
-def test_on_a_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lost_repair():
-    """The lost-repair flow above, on a path that delivered an original late before (segment
-    2 ahead of 1, with the older TSval): new data sent after a repair may overtake it there."""
-    f = receiver_side_with_rtt(repair_after_s=0.019, rtt_s=0.010, segments=80, step_s=0.0005)
-    data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
-    one, two = data[1], data[2]
-    for key in ("seq", "tsval"):
-        f.rows[one][key], f.rows[two][key] = f.rows[two][key], f.rows[one][key]
-    f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS  # the ACK after 2 still asks for 1
-    _, _, d = analyze(f)
+@pytest.mark.parametrize(
+    "repair_after_s, late_s, lost_repairs",
+    [
+        # reordered once by 0.6 ms, and the repair 2.6 round trips after its hole: the new data that
+        # showed it lost arrived several ms before it; one late original does not silence that
+        (0.026, 0.0006, 1),
+        # the repair 1.9 round trips after its hole: within the further round trip that a sender
+        # that saw reordering may wait before a first repair (RACK's widened window)
+        (0.019, 0.0006, 0),
+        # reordered once by 10 ms: the repair arrived less than that after the new data, which may
+        # have overtaken it
+        (0.026, 0.010, 0),
+    ],
+)
+def test_on_a_path_that_reordered_new_data_ahead_of_a_repair_by_more_than_it_reordered_counts_its_lost_repair(
+    repair_after_s, late_s, lost_repairs
+):
+    """The lost-repair flow above on a path that delivered one original late (segment 1, behind
+    segment 2, which the receiver ACKed first: the sender saw the reordering). New data sent after
+    a repair can overtake it by as much as the path reordered, and the sender may wait up to a
+    further round trip before a first repair; new data that arrived further ahead than both still
+    shows the repair lost."""
+    _, _, d = analyze(
+        receiver_side_with_rtt(
+            repair_after_s=repair_after_s, rtt_s=0.010, segments=80, step_s=0.0005, late_s={1: late_s}
+        )
+    )
     r = row_of(d, 0, 1)
-    assert r["reordered_segments"] == 1
-    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+    assert r["reordered_segments"] == 1 and r["retransmissions"] == 1
+    assert r["lost_repairs"] == lost_repairs and r["lost_segments"] == 1 + lost_repairs
 
 
 def short_path_receiver(
@@ -699,20 +722,43 @@ def test_a_burst_lost_whole_repaired_after_such_data_counts_no_lost_repair_by_it
     assert r["retransmissions"] == 7 and r["lost_repairs"] == 0 and r["lost_segments"] == 7
 
 
-def test_on_a_short_path_that_reorders_new_data_ahead_of_a_hole_is_no_evidence_of_a_lost_repair():
-    """The lost-repair flow above on a path that delivered an original late before: new data
-    sent after a repair may overtake it there."""
-    f = short_path_receiver({**FIRST_REPAIRS, 200: 0.0015})
+def with_a_late_original(f: Flow, heard: bool) -> Flow:
+    """`f` with its second data segment arriving just after its third, in the same TSval tick
+    as sent. With `heard` the receiver ACKs the third at once, SACKing it above the hole: that
+    ACK, and the late second's after it, show a sender reordering (Linux's reord_seen). Without,
+    the receiver's next ACK follows the late segment and covers both: the sender heard nothing of
+    it."""
     data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
     one, two = data[1], data[2]
     for key in ("seq", "tsval"):
         f.rows[one][key], f.rows[two][key] = f.rows[two][key], f.rows[one][key]
-    f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS
-    f.rows[one + 1]["sack"] = [(f.rows[one]["seq"], f.rows[one]["seq"] + MSS)]
-    _, _, d = analyze(f)
+    if heard:
+        f.rows[one + 1]["ack"] = f.rows[one + 1]["ack"] - MSS
+        f.rows[one + 1]["sack"] = [(f.rows[one]["seq"], f.rows[one]["seq"] + MSS)]
+    else:
+        del f.rows[one + 1]
+    return f
+
+
+def test_on_a_short_path_a_late_original_the_sender_never_heard_of_leaves_its_marking_as_evidence():
+    """The marked-hole flow above (a sender that saw no reordering repairs a marked hole before
+    new data) on a path that delivered one original late, before the receiver had ACKed anything
+    above it: the sender never saw that reordering, still waits no reordering window, and the
+    repair three round trips after its hole shows its first one lost."""
+    _, _, d = analyze(with_a_late_original(short_path_receiver({200: 0.0015}), heard=False))
     r = row_of(d, 0, 1)
     assert r["reordered_segments"] == 1
-    assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
+def test_on_a_short_path_a_late_original_the_sender_heard_of_ends_its_marking_as_evidence():
+    """The same, with the receiver's SACK of the data above the late original sent before it
+    arrived: the sender saw reordering and may wait a reordering window before a first repair,
+    so its marking no longer tells a second repair from a first."""
+    _, _, d = analyze(with_a_late_original(short_path_receiver({200: 0.0015}), heard=True))
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 1
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
 def slow_path_sweep_receiver(repairs_s: dict, one_way_s: float = 0.05) -> Flow:

@@ -67,8 +67,10 @@
  * spread of the recent round trips. New data whose TSecr echoes an ACK the receiver sent
  * longer than that after a hole opened (window plus spread, at least the floor) was sent
  * after that hole's repair: when the hole is still open as it arrives, that repair was lost,
- * on a path that delivers in order. The floor covers TSval clocks that tick once a
- * millisecond. */
+ * on a path that delivers in order (on one that reorders, once the hole is still open one
+ * reordering extent later: REORDER_LAGS_RECENT). A sender that saw reordering widens its
+ * window, up to the smoothed round trip (Linux's reo_wnd_steps). The floor covers TSval clocks
+ * that tick once a millisecond. */
 #define KNOWN_LOST_FLOOR_NS 1000000LL
 #define KNOWN_LOST_RTT_DIV  4
 /* A repair lost again is repaired again the same way: the receiver SACKs new data sent after
@@ -115,6 +117,17 @@
  * waits a reordering window even then (Linux's reord_seen): that is read from the late
  * originals and the data received twice (a D-SACK that undid a recovery) seen so far. */
 #define SECOND_REPAIR_RTTS 2
+/* The path's reordering, read from the late originals downstream (hole fills that left before
+ * the segment that revealed their hole): how long after that segment each arrived (its lag) is
+ * how far the path lets data sent later overtake data sent earlier. The newest
+ * REORDER_LAGS_RECENT lags are kept; their largest is the path's reordering extent. Arrival
+ * order is evidence of send order only beyond that extent: new data that arrived before a
+ * repair shows the repair lost only when it arrived more than the extent before it. A path
+ * that never reordered has an extent of 0, and every rule reads arrival order as before. */
+#define REORDER_LAGS_RECENT 8
+/* What new data's TSecr showed the sender had heard, as it rose (entries: arrival time and
+ * the values): read back as it stood one reordering extent before a repair. */
+#define ECHOED_RECENT 64
 /* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
  * did not come from the socket's counter: a Linux socket numbers every segment it sends
  * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
@@ -195,6 +208,9 @@ typedef struct {
     /* a repair passed here within a round trip before it opened, and may have left after the
      * hole's data (fill_unasked): its ACK can have had the hole's data marked lost (RACK) */
     int after_repair;
+    /* when new data arrived that the sender sent after this hole's repair (-1: none yet):
+     * the hole still open one reordering extent later shows that repair lost */
+    int64_t known_lost_ns;
     /* when the receiver last showed the sender this hole open after a repair was due (the
      * hole's opening, then the arrival of new data sent after its latest repair), and how
      * many of its repairs new data has overtaken since (REPAIR_GENERATIONS_SCAN) */
@@ -286,6 +302,16 @@ typedef struct {
      * them, the highest of that which new data's TSecr showed the sender had heard, and where
      * the recovery those ACKs began ends (SECOND_REPAIR_RTTS; -1: none) */
     int64_t marked_hi, echoed_marked_hi, recovery_hi;
+    /* the lags of the newest late originals (REORDER_LAGS_RECENT, a ring), and whether the
+     * sender can have seen one: a receiver ACK left between its hole opening and its arrival
+     * (the ACK SACKed data above it, so its late ACK showed the sender reordering, which
+     * Linux remembers for the connection: tp->reord_seen) */
+    int64_t reorder_lag_ns[REORDER_LAGS_RECENT];
+    int reorder_lag_next, reorder_lag_len;
+    int sender_saw_reordering;
+    /* echoed_reported_hi and echoed_marked_hi as each rise arrived (ECHOED_RECENT, a ring) */
+    int64_t echoed_ns[ECHOED_RECENT], echoed_reported_at[ECHOED_RECENT], echoed_marked_at[ECHOED_RECENT];
+    int echoed_next, echoed_len;
     /* bytes reported above each recently repaired hole when its repair arrived, and how long
      * the hole had been open (a ring) */
     int64_t sacked_past[SACKED_PAST_RECENT], repair_age_ns[SACKED_PAST_RECENT];
@@ -1150,6 +1176,48 @@ static int64_t peer_ack_latest_ns(const direction_state *s) {
     return s->peer_acks_len > 0 ? s->peer_acks_ns[(s->peer_acks_next + PEER_ACKS_RECENT - 1) % PEER_ACKS_RECENT] : -1;
 }
 
+/* Whether the capture saw the peer's ACK of this direction's data between t0_ns and t1_ns: 1
+ * yes, 0 no, -1 unknown (no ACK captured yet, or the ring no longer reaches back to t0_ns). */
+static int peer_acked_between(const direction_state *s, int64_t t0_ns, int64_t t1_ns) {
+    if (s->peer_acks_len == 0) return -1;
+    int oldest = (s->peer_acks_next - s->peer_acks_len + PEER_ACKS_RECENT) % PEER_ACKS_RECENT;
+    for (int j = 0; j < s->peer_acks_len; j++) {
+        int64_t t = s->peer_acks_ns[(oldest + j) % PEER_ACKS_RECENT];
+        if (t >= t0_ns && t <= t1_ns) return 1;
+    }
+    return s->peer_acks_len == PEER_ACKS_RECENT && s->peer_acks_ns[oldest] > t0_ns ? -1 : 0;
+}
+
+/* The time span_ns (>= 0) before t_ns, the earliest representable when that is out of range. */
+static int64_t ns_before(int64_t t_ns, int64_t span_ns) {
+    return t_ns < INT64_MIN + span_ns ? INT64_MIN : t_ns - span_ns;
+}
+
+/* The path's reordering extent (REORDER_LAGS_RECENT): the longest lag of the newest late
+ * originals, 0 none. */
+static int64_t reorder_extent_ns(const direction_state *s) {
+    int64_t m = 0;
+    for (int j = 0; j < s->reorder_lag_len; j++)
+        if (s->reorder_lag_ns[j] > m) m = s->reorder_lag_ns[j];
+    return m;
+}
+
+/* What new data's TSecr showed the sender had heard (echoed_reported_hi, echoed_marked_hi), as
+ * it stood with the data that arrived by at_ns: on a path that reorders, data that arrived
+ * within the reordering extent before a repair may have left after it. */
+static void echoed_as_of(const direction_state *s, int64_t at_ns, int64_t *reported_hi, int64_t *marked_hi) {
+    *reported_hi = -1;
+    *marked_hi = -1;
+    for (int j = s->echoed_len - 1; j >= 0; j--) { /* newest first */
+        int k = (s->echoed_next - s->echoed_len + j + ECHOED_RECENT) % ECHOED_RECENT;
+        if (s->echoed_ns[k] <= at_ns) {
+            *reported_hi = s->echoed_reported_at[k];
+            *marked_hi = s->echoed_marked_at[k];
+            return;
+        }
+    }
+}
+
 /* This packet as an acknowledgment of the peer direction's data. */
 static void on_ack(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1217,6 +1285,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
                   in->has_ts[i] ? 1 : 0,
                   lo - s->hi_end,
                   opened_after_repair(s, now),
+                  -1,
                   now,
                   0};
         holes_append(ps, s, h);
@@ -1276,13 +1345,7 @@ static int fill_unasked(const pass *ps, int64_t d, int64_t i, const hole *h) {
         now - h->created_ns >= RTO_MIN_NS)
         return 0;
     if (h->after_repair) return 0;
-    int oldest = (s->peer_acks_next - s->peer_acks_len + PEER_ACKS_RECENT) % PEER_ACKS_RECENT;
-    if (s->peer_acks_len == PEER_ACKS_RECENT && s->peer_acks_ns[oldest] > h->created_ns) return 0; /* ring too short */
-    for (int j = 0; j < s->peer_acks_len; j++) {
-        int64_t t = s->peer_acks_ns[(oldest + j) % PEER_ACKS_RECENT];
-        if (t >= h->created_ns && t <= now) return 0;
-    }
-    return 1;
+    return peer_acked_between(s, h->created_ns, now) == 0;
 }
 
 /* A hole filled: a late original or a retransmission? */
@@ -1366,16 +1429,18 @@ static int repair_reordered(const pass *ps, int64_t d, int64_t i) {
  * arrived before it had left after the sender heard DupThresh segments above the hole, more
  * than the sender's habit, and the repair came a round trip later than its first repairs do
  * (DUPTHRESH_SEGMENTS): its first repair was lost. Remembers what this hole had. */
-static int repair_sacked_past(const pass *ps, int64_t d, const hole *h, int64_t hole_age_ns) {
+static int repair_sacked_past(const pass *ps, int64_t d, const hole *h, int64_t hole_age_ns, int64_t now) {
     int64_t hole_hi = h->hi;
     direction_state *s = &ps->dirs[d];
-    int64_t above = s->echoed_reported_hi > hole_hi ? s->echoed_reported_hi - hole_hi : 0;
+    int64_t reported_hi, marked_hi;
+    echoed_as_of(s, ns_before(now, reorder_extent_ns(s)), &reported_hi, &marked_hi);
+    int64_t above = reported_hi > hole_hi ? reported_hi - hole_hi : 0;
     int64_t above_median = median_of(s->sacked_past, s->sacked_past_len);
     int64_t age_median_ns = median_of(s->repair_age_ns, s->sacked_past_len);
     /* segment sizes, sequence spans and clocks out of range (a fuzzed table) decide nothing */
     int in_range = s->mss > 0 && s->mss < INT64_MAX / 4 / DUPTHRESH_SEGMENTS &&
                    above_median < INT64_MAX / 4 / SACKED_PAST_MEDIAN_FACTOR && age_median_ns < INT64_MAX / 2;
-    int lost = in_range && s->sacked_past_len > 0 && stats_of(ps, d)[S_REORDERED] == 0 && h->opened_bytes <= s->mss &&
+    int lost = in_range && s->sacked_past_len > 0 && h->opened_bytes <= s->mss &&
                above >= DUPTHRESH_SEGMENTS * s->mss &&
                above > SACKED_PAST_MEDIAN_FACTOR * above_median + DUPTHRESH_SEGMENTS * s->mss &&
                hole_age_ns > age_median_ns + age_median_ns / SECOND_REPAIR_AGE_DIV;
@@ -1390,11 +1455,12 @@ static int repair_sacked_past(const pass *ps, int64_t d, const hole *h, int64_t 
  * arrived before it had left after the sender heard an ACK that made it mark the hole lost, and
  * the repair came at least SECOND_REPAIR_RTTS round trips after the hole opened, on a path that
  * showed the sender no reordering: its first repair was lost. */
-static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t hole_age_ns) {
+static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t hole_age_ns, int64_t now) {
     const direction_state *s = &ps->dirs[d];
     const int64_t *S = stats_of(ps, d);
-    int64_t rtt_median_ns = recent_rtt_median_ns(s);
-    return S[S_REORDERED] == 0 && S[S_SPURIOUS] == 0 && h->opened_bytes <= s->mss && h->hi <= s->echoed_marked_hi &&
+    int64_t rtt_median_ns = recent_rtt_median_ns(s), reported_hi, marked_hi;
+    echoed_as_of(s, ns_before(now, reorder_extent_ns(s)), &reported_hi, &marked_hi);
+    return !s->sender_saw_reordering && S[S_SPURIOUS] == 0 && h->opened_bytes <= s->mss && h->hi <= marked_hi &&
            rtt_median_ns > 0 && rtt_median_ns < INT64_MAX / SECOND_REPAIR_RTTS &&
            hole_age_ns >= SECOND_REPAIR_RTTS * rtt_median_ns;
 }
@@ -1531,6 +1597,14 @@ static int retransmission_kind(direction_state *s, int64_t lo, int64_t hi, int64
     return hi >= s->hi_end ? TRUTH_KIND_RETRANS_TLP : TRUTH_KIND_RETRANS_OTHER;
 }
 
+/* Downstream, a late original filling the hole h, open hole_age_ns, arriving now: its lag is
+ * how far this path reorders (reorder_extent_ns), and the sender saw it as reordering when the
+ * receiver had ACKed data above the hole before it arrived (or the capture cannot tell). */
+static void on_late_original(direction_state *s, const hole *h, int64_t hole_age_ns, int64_t now) {
+    s->reorder_lag_ns[ring_push(&s->reorder_lag_next, &s->reorder_lag_len, REORDER_LAGS_RECENT)] = hole_age_ns;
+    if (peer_acked_between(s, h->created_ns, now) != 0) s->sender_saw_reordering = 1;
+}
+
 /* Downstream, a repeat starting at lo: the holes below it whose repair it overtook
  * (repairs_overtaken), on a path that has shown no reordering. */
 static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
@@ -1571,6 +1645,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             reordered = fills_as_reordered(ps, d, i, &h);
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
             filled_hole = h;
+            if (reordered) on_late_original(s, &h, hole_age_ns, now);
         } else if (late_original_after_repair(ps, d, i, lo, hi)) {
             reordered = 1;
         } else if (m == TRUTH_MODE_RECEIVER) {
@@ -1634,9 +1709,11 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end;
         /* new data sent after this hole's first repair arrived while it was still open */
-        int overtaken = lo < s->repair_lost_below;
-        int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns);
-        int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns);
+        int overtaken =
+            lo < s->repair_lost_below && (filled_hole.known_lost_ns < 0 || now < filled_hole.known_lost_ns ||
+                                          ns_before(now, reorder_extent_ns(s)) >= filled_hole.known_lost_ns);
+        int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
+        int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now);
         /* a first repair of the sender's sweep: none of the signs above counts */
         int sweep = !skipped && repair_sweep_continues(ps, d, i, lo);
         s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
@@ -1888,7 +1965,11 @@ static int64_t known_lost_wait_ns(const direction_state *s) {
     int64_t rtt_min_ns = s->recent_rtt_ns[0];
     for (int j = 1; j < s->recent_rtt_len; j++)
         if (s->recent_rtt_ns[j] < rtt_min_ns) rtt_min_ns = s->recent_rtt_ns[j];
-    int64_t wait_ns = rtt_min_ns / KNOWN_LOST_RTT_DIV + (recent_rtt_max_ns(s) - rtt_min_ns);
+    /* RACK's reordering window: a quarter of the minimum round trip, and up to the smoothed round
+     * trip (the longest recent one) once the sender saw reordering (Linux widens it a step per
+     * recovery a D-SACK showed spurious) */
+    int64_t reo_wnd_ns = s->sender_saw_reordering ? recent_rtt_max_ns(s) : rtt_min_ns / KNOWN_LOST_RTT_DIV;
+    int64_t wait_ns = reo_wnd_ns + (recent_rtt_max_ns(s) - rtt_min_ns);
     return wait_ns < KNOWN_LOST_FLOOR_NS ? KNOWN_LOST_FLOOR_NS : wait_ns;
 }
 
@@ -1919,15 +2000,17 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     const direction_state *p = &ps->dirs[d ^ 1];
-    /* where late originals were seen, the path reorders: new data sent after a repair may
-     * arrive before it, and the order of arrival is no evidence */
-    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || p->tsvals_sent.len == 0 ||
-        stats_of(ps, d)[S_REORDERED] > 0)
-        return;
+    if (s->nholes == 0 || !in->has_ts[i] || in->tsecr[i] == 0 || p->tsvals_sent.len == 0) return;
     const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
     if (echoed == NULL) return;
-    if (echoed->reported_hi > s->echoed_reported_hi) s->echoed_reported_hi = echoed->reported_hi;
-    if (echoed->marked_hi > s->echoed_marked_hi) s->echoed_marked_hi = echoed->marked_hi;
+    if (echoed->reported_hi > s->echoed_reported_hi || echoed->marked_hi > s->echoed_marked_hi) {
+        if (echoed->reported_hi > s->echoed_reported_hi) s->echoed_reported_hi = echoed->reported_hi;
+        if (echoed->marked_hi > s->echoed_marked_hi) s->echoed_marked_hi = echoed->marked_hi;
+        int slot = ring_push(&s->echoed_next, &s->echoed_len, ECHOED_RECENT);
+        s->echoed_ns[slot] = in->ts_ns[i];
+        s->echoed_reported_at[slot] = s->echoed_reported_hi;
+        s->echoed_marked_at[slot] = s->echoed_marked_hi;
+    }
     if (s->recent_rtt_len == 0) return;
     int64_t echoed_ns = echoed->first_ns;
     int64_t wait_ns = known_lost_wait_ns(s);
@@ -1941,8 +2024,10 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
         else
             hi = mid;
     }
-    for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++)
+    for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++) {
         s->repair_lost_below = s->holes[j].hi;
+        s->holes[j].known_lost_ns = in->ts_ns[i]; /* with the data that showed it */
+    }
     repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i], INT64_MAX);
 }
 
