@@ -433,10 +433,10 @@ static inline u32 spline_random(struct spline_state *s)
 	return x;
 }
 
-/* Bandwidth the model uses: the policed rate when a policer was found,
- * else the windowed max.
+/* Delivery rate as sampled: the policed rate when a policer was found,
+ * else the windowed max of the samples.
  */
-static inline u32 spline_bw_bytes_per_sec(const struct spline_state *s)
+static inline u32 spline_sampled_bw_bytes_per_sec(const struct spline_state *s)
 {
 	if (s->lt_use_rounds)
 		return s->lt_bw_bytes_per_sec;
@@ -581,27 +581,52 @@ static inline bool spline_round_start(struct spline_state *s, const struct splin
 	return true;
 }
 
-/* The repair holds' own pauses (item 19, stop 23). A hold (below) sends
- * nothing for the RTT spread; a rate sample whose interval spans holds counts
- * their time as if the path had carried nothing, so it reads the path slower
- * by the share of the time held. The window is made of that estimate (x 1.25
- * / (1 - loss)), so with holds taking a share h of each round the window
- * settles where 1.25 x (1 - h) = 1, h = 1/5, whatever the link: at 10% loss
- * (a loss every few ms) that was 2-4 of 20 Mbit/s (VM, 90 +-20 ms). So each
- * sample is divided by (1 - h) of the last round (the time not held): the
- * estimate is the rate the path carries while the flow sends. h is at most
- * one half (a hold starts only after as long unheld), so a sample at most
- * doubles (a u32 sample << 8 fits a u64). Not while a queue stands
- * (congested): the bottleneck then drains it during a hold and delivers on,
- * the held time cost no delivery, and the correction only inflated the
- * estimate: VM, 200 +-50 ms, 1%, p95 RTT 418 ms against BBR's 266 and the
- * 1-BDP buffer overflowing (78% of the retransmissions router drops).
+/* The repair holds' own pauses (item 19, stop 23; applied to the estimate,
+ * not the samples, since stop 24). A hold (below) sends nothing for the RTT
+ * spread; a rate sample whose interval spans holds counts their time as if
+ * the path had carried nothing, so it reads the path slower by the share of
+ * the time held. The window is made of the estimate (x 1.25 / (1 - loss)),
+ * so with holds taking a share h of each round the window settled where
+ * 1.25 x (1 - h) = 1, h = 1/5, whatever the link: at 10% loss (a loss every
+ * few ms) that was 2-4 of 20 Mbit/s (VM, 90 +-20 ms). So the estimate the
+ * window and the pacing use is divided by (1 - h) of the last round (the time
+ * not held): the flow must carry a round's delivery in the time it may send.
+ * h is at most one half (a hold starts only after as long unheld), so the
+ * estimate at most doubles (a u32 << 8 fits a u64).
+ *
+ * The correction applies to the windowed max as read, not to each sample
+ * before it enters the filter (stop 23): the max picks the samples the holds
+ * did not depress (a refill after a hold drains at the link's rate), and a
+ * corrected one stayed in the filter for 5-10 rounds after the holds that
+ * justified it stopped: up to 2x the link in the window and the pacing, the
+ * queue overflowing a 1-BDP buffer (VM, 200 +-50 ms, 1%: tbf drops 116-391 a
+ * run against BBR's 0-107). Read at the estimate, the correction ends with
+ * the first round without holds.
+ *
+ * Not while a queue stands (congested): the bottleneck then drains it during
+ * a hold and delivers on, the held time cost no delivery, and the correction
+ * only inflated the estimate: VM, 200 +-50 ms, 1%, p95 RTT 418 ms against
+ * BBR's 266 and the 1-BDP buffer overflowing (78% of the retransmissions
+ * router drops).
  */
-static inline u64 spline_unheld_sample(const struct spline_state *s, u64 sample_bytes_per_sec)
+static inline u32 spline_unheld_bw(const struct spline_state *s, u32 bw_bytes_per_sec)
 {
-	if (spline_congested(s))
-		return sample_bytes_per_sec;
-	return SPL_DIV_U64(sample_bytes_per_sec << SPL_UNIT_SHIFT, SPL_UNIT - s->held_q8);
+	u64 bw;
+
+	if (!s->held_q8 || spline_congested(s))
+		return bw_bytes_per_sec;
+	bw = SPL_DIV_U64((u64)bw_bytes_per_sec << SPL_UNIT_SHIFT, SPL_UNIT - s->held_q8);
+	return (u32)spl_min_u64(bw, SPL_BW_MAX_BYTES_PER_SEC);
+}
+
+/* Bandwidth the model uses (window, pacing, BDP): the sampled rate, corrected
+ * for the last round's repair holds; a policer's rate as found.
+ */
+static inline u32 spline_bw_bytes_per_sec(const struct spline_state *s)
+{
+	if (s->lt_use_rounds)
+		return s->lt_bw_bytes_per_sec;
+	return spline_unheld_bw(s, spline_sampled_bw_bytes_per_sec(s));
 }
 
 /* At a round start: the share of the round that ended spent in holds (its
@@ -648,8 +673,7 @@ static inline void spline_update_bw(struct spline_state *s, const struct spline_
 	pkts = spl_min_u32((u32)a->rs_delivered_pkts, SPL_MAX_SAMPLE_PKTS);
 	sample = SPL_DIV_U64((u64)pkts * mss_bytes * SPL_USEC_PER_SEC, (u64)a->rs_interval_us);
 	sample = spl_min_u64(sample, SPL_BW_MAX_BYTES_PER_SEC);
-	sample = spl_min_u64(spline_unheld_sample(s, sample), SPL_BW_MAX_BYTES_PER_SEC);
-	if (a->app_limited && sample < spline_bw_bytes_per_sec(s))
+	if (a->app_limited && sample < spline_sampled_bw_bytes_per_sec(s))
 		return;
 	s->bw_cur_bytes_per_sec = spl_max_u32(s->bw_cur_bytes_per_sec, (u32)sample);
 }
