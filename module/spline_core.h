@@ -154,6 +154,12 @@ enum spline_mode {
  * At 8% random loss or more the cruise at 1.0 delivers (1 - loss) of the
  * estimate and the max filter spirals down (simulator, 15% loss: 16.77 ->
  * 10.60 Mbit/s): there too the 1.25 stays (its queue there is small anyway).
+ * Below 8%, while no queue stands (the loss is random, item 7), the cycle's
+ * gains are divided by (1 - the last interval's loss ratio): random loss on
+ * the way to the bottleneck (a lossy link before it; netem before tbf in the
+ * VM) leaves (1 - loss) of a cruise at 1.0 arriving there, and the link idles
+ * by that share (BBR's cruise does). With a queue standing the losses are the
+ * buffer's and nothing is added.
  */
 #define SPL_CYCLE_PROBE_GAIN SPL_MODEL_CWND_GAIN
 #define SPL_CYCLE_DRAIN_GAIN 192 /* 0.75 */
@@ -1059,6 +1065,8 @@ static inline u32 spline_model_cwnd(struct spline_state *s, const struct spline_
 static inline u32 spline_pacing_gain_q8(const struct spline_state *s, u32 in_flight_pkts,
 					u32 mss_bytes)
 {
+	u32 gain;
+
 	if (s->mode == SPL_START_PROBE)
 		return SPL_START_PACING_GAIN;
 	if (s->lt_use_rounds || (s->flags & SPL_F_IDLE_RESTART))
@@ -1069,9 +1077,13 @@ static inline u32 spline_pacing_gain_q8(const struct spline_state *s, u32 in_fli
 			return SPL_PROBE_BW_PACING_GAIN;
 		if (spline_queue_foreign(s) || s->loss_ratio_q8 >= SPL_LOSS_ALLOW_MIN_Q8)
 			return SPL_PROBE_BW_FULL_PACING_GAIN;
-		if (s->bw_win_rounds == 0)
-			return SPL_CYCLE_PROBE_GAIN;
-		return s->bw_win_rounds == 1 ? SPL_CYCLE_DRAIN_GAIN : SPL_UNIT;
+		gain = s->bw_win_rounds == 0   ? SPL_CYCLE_PROBE_GAIN
+		       : s->bw_win_rounds == 1 ? SPL_CYCLE_DRAIN_GAIN
+					       : SPL_UNIT;
+		if (spline_congested(s))
+			return gain;
+		/* what the random loss takes before the bottleneck, sent on top */
+		return (gain << SPL_UNIT_SHIFT) / (SPL_UNIT - s->loss_ratio_q8);
 	}
 	if (s->mode == SPL_PROBE_RTT)
 		return SPL_PROBE_RTT_PACING_GAIN;

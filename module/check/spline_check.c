@@ -810,6 +810,18 @@ static void check_probe_bw_cycle(void)
 	got = spline_pacing_gain_q8(&s, bdp - 1, MSS_BYTES);
 	CHECK(got == SPL_PROBE_BW_PACING_GAIN,
 	      "PROBE_BW below a BDP in flight paces at 2.15 to fill the pipe (gain %u)", got);
+	/* random loss under 8%, no queue standing: the cruise sends what the loss takes on top */
+	s.loss_ratio_q8 = 13; /* 5% */
+	got = spline_pacing_gain_q8(&s, bdp, MSS_BYTES);
+	CHECK(got == (256U << 8) / (256 - 13),
+	      "PROBE_BW cruise at 5%% random loss paces at 1 / (1 - 0.05) (gain %u, want %u): the "
+	      "bottleneck still gets its rate",
+	      got, (256U << 8) / (256 - 13));
+	s.queue_rtt_us = s.min_rtt_us + 20000; /* a queue of 20 ms stands: congestive loss */
+	got = spline_pacing_gain_q8(&s, bdp, MSS_BYTES);
+	CHECK(got == SPL_UNIT, "PROBE_BW cruise with a queue standing adds nothing for loss (gain %u)",
+	      got);
+	s.queue_rtt_us = 0;
 	/* beside a foreign queue, or at the random-loss allowance's 8%: window-limited at 1.25 */
 	for (r = 0; r < 2; r++) {
 		s.congested_rounds = r == 0 ? SPL_FOREIGN_QUEUE_ROUNDS : 0;
