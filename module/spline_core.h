@@ -24,7 +24,8 @@
  * The model in formulas (per connection, per ACK):
  *
  *   bw       = windowed max over ~5-10 rounds of delivered*mss/interval
- *   min_rtt  = min RTT sample, expiring after 10 s (re-measured in a drain)
+ *   min_rtt  = min RTT sample, expiring after 10 s and at START's end
+ *              (re-measured in a drain)
  *   rtt_m    = min_rtt + min(min((srtt - last round's min RTT)/2, 32 ms)
  *                            + another flow's standing queue (0 if none),
  *                            min_rtt)
@@ -38,8 +39,8 @@
  * chosen at the end of each epoch, a run of 1..31 ACK rounds whose length is
  * random so that competing Spline flows do not probe in lock step:
  *
- *        +-------------+   first epoch (20 rounds) ends
- *        | START_PROBE | -----------------------------+
+ *        +-------------+   first epoch (20 rounds) ends: DRAIN_PROBE,
+ *        | START_PROBE | -----------------------------+  re-measuring min_rtt
  *        +-------------+                              |
  *                                                     v
  *                         tf >= 1 and unfair <= stable
@@ -159,6 +160,8 @@ enum spline_mode {
 #define SPL_BW_HALF_WIN_ROUNDS 5
 /* min_rtt expires after this many ms and the next sample replaces it. */
 #define SPL_MIN_RTT_WIN_MS 10000U
+/* probe_min_rtt_us before a re-measuring drain has its first sample */
+#define SPL_PROBE_MIN_RTT_NONE 0xffffffffU
 
 /* --- Queue ------------------------------------------------------------------------ */
 /* The smallest queue that counts as congestion, us (see spline_queue_band_us). */
@@ -259,7 +262,7 @@ enum spline_mode {
 #define SPL_F_RTO_REGROW    0x01 /* after an RTO: regrow from in flight */
 #define SPL_F_IDLE_RESTART  0x02 /* restarting after idle: pace at 1.0 */
 #define SPL_F_LT_STARTED    0x04 /* lt sampling interval open */
-#define SPL_F_MIN_RTT_PROBE 0x20 /* min_rtt expired: re-measuring in a drain */
+#define SPL_F_MIN_RTT_PROBE 0x20 /* min_rtt expired or START ended: re-measuring in a drain */
 #define SPL_F_QUEUE_RISING                                                                         \
 	0x40 /* the last round's minimum RTT rose by more                                          \
 	      * than half the band over the round before */
@@ -867,6 +870,31 @@ static inline bool spline_recent_losses_high(const struct spline_state *s)
 	       s->loss_cnt > SPL_LOSS_CNT_FAIR;
 }
 
+/* The first epoch's end: drain START_PROBE's queue and take the drain's
+ * smallest RTT as min_rtt, as the 10 s expiry does (stop 24). START's first
+ * samples see the path carrying a few packets; on a path whose delay grows
+ * with the rate (jitter that keeps order: a packet waits for the slowest one
+ * ahead of it, so at 10 Mbit/s, 200 +-50 ms the round's smallest RTT is
+ * ~210-245 ms at rate against 163-175 ms for the first packets) that minimum
+ * reads the path's own delay as a standing queue above the band: no ACK was
+ * stable, the random losses counted as congestive, and the flow sat in
+ * PROBE_RTT under the low-stability window (7/16 of target + model) until
+ * min_rtt expired 10 s later (simulator, netem's in-order delay line before
+ * the bottleneck: goodput 10 -> 4.5 Mbit/s from 5 s to 16 s, the VM's
+ * pattern). The drain also empties the up to one BDP of queue START's cap
+ * allows, as BBR's DRAIN does after STARTUP. Simulator: that path 4.2-8.3 ->
+ * 7.6-8.6 Mbit/s over 6 seeds; shares against Reno 0.495 -> 0.496, CUBIC
+ * 0.569 -> 0.588 (worst seed 0.386 -> 0.308) and 0.537 -> 0.523 with delay
+ * noise (worst 0.359 -> 0.398), two flows' Jain 0.994 -> 0.997 (worst 0.971
+ * -> 0.989).
+ */
+static inline void spline_leave_start(struct spline_state *s)
+{
+	s->mode = SPL_DRAIN_PROBE;
+	s->flags |= SPL_F_MIN_RTT_PROBE;
+	s->probe_min_rtt_us = SPL_PROBE_MIN_RTT_NONE;
+}
+
 /* End of a round: at the end of an epoch choose the next mode and the next
  * epoch's random length; DRAIN_PROBE ends early once the queue is gone.
  */
@@ -880,7 +908,8 @@ static inline void spline_update_mode(struct spline_state *s, const struct splin
 		if (bdp && a->in_flight_pkts <= bdp) {
 			s->mode = SPL_PROBE_RTT;
 			if (s->flags & SPL_F_MIN_RTT_PROBE) {
-				s->min_rtt_us = s->probe_min_rtt_us;
+				if (s->probe_min_rtt_us != SPL_PROBE_MIN_RTT_NONE)
+					s->min_rtt_us = s->probe_min_rtt_us;
 				s->flags &= ~SPL_F_MIN_RTT_PROBE;
 			}
 		}
@@ -890,7 +919,9 @@ static inline void spline_update_mode(struct spline_state *s, const struct splin
 		return;
 	}
 	tf = spline_stability_q8(s);
-	if (tf < SPL_TF_PROBE_RTT || s->unfair_acks > s->stable_acks)
+	if (s->mode == SPL_START_PROBE)
+		spline_leave_start(s);
+	else if (tf < SPL_TF_PROBE_RTT || s->unfair_acks > s->stable_acks)
 		s->mode = SPL_PROBE_RTT;
 	else
 		s->mode = SPL_PROBE_BW;
