@@ -894,14 +894,29 @@ static void check_repair_hold(void)
 	held = hold_at(&s, &a, 1000, 2, 80);
 	during = hold_at(&s, &a, 1049, 0, 70);
 	end = hold_at(&s, &a, 1050, 0, 70);
-	early = hold_at(&s, &a, 1099, 3, 110);
-	again = hold_at(&s, &a, 1100, 3, 110);
-	CHECK(held == 80 && during == 70 && end == 120 && early == 120 && again == 110,
+	CHECK(held == 80 && during == 70 && end == 120,
 	      "repair hold: a loss on a reordering path holds the window at in flight (%u, %u) for "
-	      "the 50 ms span (twice the spread), then 120 (%u); no new hold within 50 ms (%u), "
-	      "one "
-	      "after (%u)",
-	      held, during, end, early, again);
+	      "the 50 ms span (twice the spread), then 120 (%u)",
+	      held, during, end);
+	{
+		u32 short_held, short_during, short_end, tiny, spaced_early, spaced;
+
+		short_held = hold_at(&s, &a, 1070, 3, 110); /* 20 ms unheld: a 20 ms hold */
+		short_during = hold_at(&s, &a, 1089, 0, 100);
+		short_end = hold_at(&s, &a, 1090, 0, 100);
+		tiny = hold_at(&s, &a, 1091, 3, 110); /* 1 ms unheld: none */
+		s.loss_ratio_q8 = 26;		      /* 10% random loss: a 25 ms hold, spaced */
+		spaced_early = hold_at(&s, &a, 1110, 3, 110);
+		spaced = hold_at(&s, &a, 1116, 3, 110);
+		s.loss_ratio_q8 = 0;
+		CHECK(short_held == 110 && short_during == 100 && short_end == 120 &&
+			      tiny == 120 && spaced_early == 120 && spaced == 110,
+		      "repair hold: a loss 20 ms after a hold holds as long as the time unheld "
+		      "(%u, %u, released at 20 ms: %u), none after 1 ms (%u); at 10%% random loss "
+		      "none before the 25 ms hold's length unheld (%u at 20 ms), one after (%u at "
+		      "26 ms)",
+		      short_held, short_during, short_end, tiny, spaced_early, spaced);
+	}
 
 	reordering_round(&s, &a, 3); /* 3 events in a round: no reordering path */
 	held = hold_at(&s, &a, 5000, 2, 80);
