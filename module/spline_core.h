@@ -292,10 +292,11 @@ enum spline_mode {
 #define SPL_REORDER_ROUND_EVENTS                                                                   \
 	8U /* reordering events (tp->reord_seen) in a round that make it a reordering path:        \
 	    * VM, 200 +-50 ms ~60 a round, 90 +-20 ms ~45; no jitter 0-1 (TCG's vCPUs) */
-#define SPL_REPAIR_HOLD_MIN_MS 2U  /* ms, a shorter spread is no reordering span */
+#define SPL_REPAIR_HOLD_MIN_MS 2U  /* ms, a shorter spread is no reordering span (and no
+				    * shorter hold after the last one) */
 #define SPL_REPAIR_HOLD_MAX_MS 64U /* ms, longest hold (and at most min_rtt / 2) */
 /* A round's held time as a share of it, Q8: at most one half, as a hold
- * starts only once as long has passed since the last one ended. */
+ * never outlasts the time unheld since the last one ended. */
 #define SPL_HELD_MAX_Q8 (SPL_UNIT / 2)
 
 /* Per-connection state: must fit ICSK_CA_PRIV_SIZE (104 bytes on 6.x). */
@@ -574,7 +575,7 @@ static inline bool spline_round_start(struct spline_state *s, const struct splin
  * few ms) that was 2-4 of 20 Mbit/s (VM, 90 +-20 ms). So the estimate the
  * window and the pacing use is divided by (1 - h) of the last round (the time
  * not held): the flow must carry a round's delivery in the time it may send.
- * h is at most one half (a hold starts only after as long unheld), so the
+ * h is at most one half (a hold never outlasts the time unheld before it), so the
  * estimate at most doubles (a u32 << 8 fits a u64).
  *
  * The correction applies to the windowed max as read, not to each sample
