@@ -24,7 +24,8 @@
  * The model in formulas (per connection, per ACK):
  *
  *   bw       = windowed max over ~5-10 rounds of delivered*mss/interval
- *   min_rtt  = min RTT sample, expiring after 10 s (re-measured in a drain)
+ *   min_rtt  = min RTT sample, expiring after 10 s and at START's end
+ *              (re-measured in a drain)
  *   rtt_m    = min_rtt + min(min((srtt - last round's min RTT)/2, 32 ms)
  *                            + another flow's standing queue (0 if none),
  *                            min_rtt)
@@ -38,8 +39,8 @@
  * chosen at the end of each epoch, a run of 1..31 ACK rounds whose length is
  * random so that competing Spline flows do not probe in lock step:
  *
- *        +-------------+   first epoch (20 rounds) ends
- *        | START_PROBE | -----------------------------+
+ *        +-------------+   first epoch (20 rounds) ends: DRAIN_PROBE,
+ *        | START_PROBE | -----------------------------+  re-measuring min_rtt
  *        +-------------+                              |
  *                                                     v
  *                         tf >= 1 and unfair <= stable
@@ -185,6 +186,8 @@ enum spline_mode {
 #define SPL_BW_HALF_WIN_ROUNDS 5
 /* min_rtt expires after this many ms and the next sample replaces it. */
 #define SPL_MIN_RTT_WIN_MS 10000U
+/* probe_min_rtt_us before a re-measuring drain has its first sample */
+#define SPL_PROBE_MIN_RTT_NONE 0xffffffffU
 
 /* --- Queue ------------------------------------------------------------------------ */
 /* The smallest queue that counts as congestion, us (see spline_queue_band_us). */
@@ -285,7 +288,7 @@ enum spline_mode {
 #define SPL_F_RTO_REGROW    0x01 /* after an RTO: regrow from in flight */
 #define SPL_F_IDLE_RESTART  0x02 /* restarting after idle: pace at 1.0 */
 #define SPL_F_LT_STARTED    0x04 /* lt sampling interval open */
-#define SPL_F_MIN_RTT_PROBE 0x20 /* min_rtt expired: re-measuring in a drain */
+#define SPL_F_MIN_RTT_PROBE 0x20 /* min_rtt expired or START ended: re-measuring in a drain */
 #define SPL_F_QUEUE_RISING                                                                         \
 	0x40 /* the last round's minimum RTT rose by more                                          \
 	      * than half the band over the round before */
@@ -315,10 +318,11 @@ enum spline_mode {
 #define SPL_REORDER_ROUND_EVENTS                                                                   \
 	8U /* reordering events (tp->reord_seen) in a round that make it a reordering path:        \
 	    * VM, 200 +-50 ms ~60 a round, 90 +-20 ms ~45; no jitter 0-1 (TCG's vCPUs) */
-#define SPL_REPAIR_HOLD_MIN_MS 2U  /* ms, a shorter spread is no reordering span */
+#define SPL_REPAIR_HOLD_MIN_MS 2U  /* ms, a shorter spread is no reordering span (and no
+				    * shorter hold after the last one) */
 #define SPL_REPAIR_HOLD_MAX_MS 64U /* ms, longest hold (and at most min_rtt / 2) */
 /* A round's held time as a share of it, Q8: at most one half, as a hold
- * starts only once as long has passed since the last one ended. */
+ * never outlasts the time unheld since the last one ended. */
 #define SPL_HELD_MAX_Q8 (SPL_UNIT / 2)
 
 /* Per-connection state: must fit ICSK_CA_PRIV_SIZE (104 bytes on 6.x). */
@@ -597,7 +601,7 @@ static inline bool spline_round_start(struct spline_state *s, const struct splin
  * few ms) that was 2-4 of 20 Mbit/s (VM, 90 +-20 ms). So the estimate the
  * window and the pacing use is divided by (1 - h) of the last round (the time
  * not held): the flow must carry a round's delivery in the time it may send.
- * h is at most one half (a hold starts only after as long unheld), so the
+ * h is at most one half (a hold never outlasts the time unheld before it), so the
  * estimate at most doubles (a u32 << 8 fits a u64).
  *
  * The correction applies to the windowed max as read, not to each sample
@@ -893,6 +897,31 @@ static inline bool spline_recent_losses_high(const struct spline_state *s)
 	       s->loss_cnt > SPL_LOSS_CNT_FAIR;
 }
 
+/* The first epoch's end: drain START_PROBE's queue and take the drain's
+ * smallest RTT as min_rtt, as the 10 s expiry does (stop 24). START's first
+ * samples see the path carrying a few packets; on a path whose delay grows
+ * with the rate (jitter that keeps order: a packet waits for the slowest one
+ * ahead of it, so at 10 Mbit/s, 200 +-50 ms the round's smallest RTT is
+ * ~210-245 ms at rate against 163-175 ms for the first packets) that minimum
+ * reads the path's own delay as a standing queue above the band: no ACK was
+ * stable, the random losses counted as congestive, and the flow sat in
+ * PROBE_RTT under the low-stability window (7/16 of target + model) until
+ * min_rtt expired 10 s later (simulator, netem's in-order delay line before
+ * the bottleneck: goodput 10 -> 4.5 Mbit/s from 5 s to 16 s, the VM's
+ * pattern). The drain also empties the up to one BDP of queue START's cap
+ * allows, as BBR's DRAIN does after STARTUP. Simulator: that path 4.2-8.3 ->
+ * 7.6-8.6 Mbit/s over 6 seeds; shares against Reno 0.495 -> 0.496, CUBIC
+ * 0.569 -> 0.588 (worst seed 0.386 -> 0.308) and 0.537 -> 0.523 with delay
+ * noise (worst 0.359 -> 0.398), two flows' Jain 0.994 -> 0.997 (worst 0.971
+ * -> 0.989).
+ */
+static inline void spline_leave_start(struct spline_state *s)
+{
+	s->mode = SPL_DRAIN_PROBE;
+	s->flags |= SPL_F_MIN_RTT_PROBE;
+	s->probe_min_rtt_us = SPL_PROBE_MIN_RTT_NONE;
+}
+
 /* End of a round: at the end of an epoch choose the next mode and the next
  * epoch's random length; DRAIN_PROBE ends early once the queue is gone.
  */
@@ -906,7 +935,8 @@ static inline void spline_update_mode(struct spline_state *s, const struct splin
 		if (bdp && a->in_flight_pkts <= bdp) {
 			s->mode = SPL_PROBE_RTT;
 			if (s->flags & SPL_F_MIN_RTT_PROBE) {
-				s->min_rtt_us = s->probe_min_rtt_us;
+				if (s->probe_min_rtt_us != SPL_PROBE_MIN_RTT_NONE)
+					s->min_rtt_us = s->probe_min_rtt_us;
 				s->flags &= ~SPL_F_MIN_RTT_PROBE;
 			}
 		}
@@ -916,7 +946,9 @@ static inline void spline_update_mode(struct spline_state *s, const struct splin
 		return;
 	}
 	tf = spline_stability_q8(s);
-	if (tf < SPL_TF_PROBE_RTT || s->unfair_acks > s->stable_acks)
+	if (s->mode == SPL_START_PROBE)
+		spline_leave_start(s);
+	else if (tf < SPL_TF_PROBE_RTT || s->unfair_acks > s->stable_acks)
 		s->mode = SPL_PROBE_RTT;
 	else
 		s->mode = SPL_PROBE_BW;
@@ -1171,11 +1203,34 @@ static inline u32 spline_repair_hold_ms(const struct spline_state *s, const stru
 	return hold_ms >= SPL_REPAIR_HOLD_MIN_MS ? hold_ms : 0;
 }
 
+/* How long a hold may last if it starts now, ms (0: none). The holds take at
+ * most half the time: a hold never outlasts the unheld time since the last
+ * one ended. From 8% random loss on (the allowance's range), where losses
+ * come every few ms, a hold starts only once as long as it lasts has passed
+ * (a hold per loss would hold for good). Below it a loss marked sooner gets a
+ * shorter hold, as long as that unheld time (stop 24): the full-or-nothing
+ * rule left every loss marked in the pause after a hold unheld, and an
+ * unheld repair at 200 +-50 ms, ~0.6 packets a ms, has r x W / 6 = ~10 late
+ * originals discarded by PAWS, each needing a repair of its own; with ~5
+ * losses a second and 64 ms holds a third of the repairs fell in such a pause
+ * (VM: 160-447 PAWS discards a run against 88-106 path drops). A hold of g ms
+ * leaves (1 - g / W)^3 of those discards.
+ */
+static inline u32 spline_repair_hold_now_ms(const struct spline_state *s, u16 now16, u32 hold_ms)
+{
+	u32 unheld_ms = (u16)(now16 - s->repair_hold_end_ms);
+
+	if (unheld_ms >= hold_ms)
+		return hold_ms;
+	if (s->loss_ratio_q8 >= SPL_LOSS_ALLOW_MIN_Q8 || unheld_ms < SPL_REPAIR_HOLD_MIN_MS)
+		return 0;
+	return unheld_ms;
+}
+
 /* The window this ACK leaves: cwnd, or while a hold runs what is in flight
  * (nothing leaves: neither the repairs nor new data). A hold starts on an
- * ACK that marks losses on a reordering path, not after an RTO, and not
- * before as long as a hold lasts has passed since the last one ended (at
- * most half the time held: at 10% loss one hold per loss would hold for good).
+ * ACK that marks losses on a reordering path, not after an RTO, and lasts at
+ * most as long as the time unheld since the last one (see above).
  * At most one a round instead left the second loss event of a round unheld:
  * VM, 200 +-50 ms, PAWS discards 300 a run against 247 and retransmissions
  * 0.59x BBR's against 0.35x, at 10% loss no better goodput (1.30x BBR at load
@@ -1197,8 +1252,8 @@ static inline u32 spline_repair_hold_cwnd(struct spline_state *s, const struct s
 	if (a->rs_losses_pkts <= 0 || !(s->flags & SPL_F_REORDERING) ||
 	    (s->flags & SPL_F_RTO_REGROW))
 		return cwnd;
-	hold_ms = spline_repair_hold_ms(s, a);
-	if (!hold_ms || (u16)(now16 - s->repair_hold_end_ms) < hold_ms)
+	hold_ms = spline_repair_hold_now_ms(s, now16, spline_repair_hold_ms(s, a));
+	if (!hold_ms)
 		return cwnd;
 	s->repair_hold_end_ms = (u16)(now16 + hold_ms);
 	s->flags |= SPL_F_REPAIR_HOLD;
