@@ -866,14 +866,15 @@ static void check_probe_bw_cycle(void)
 	CHECK(got == SPL_UNIT, "PROBE_BW cruise with a queue standing adds nothing for loss (gain %u)",
 	      got);
 	s.queue_rtt_us = 0;
-	/* beside a foreign queue, or at the random-loss allowance's 8%: window-limited at 1.25 */
+	/* a queue above twice the band in the last round (another flow fills the buffer), or the
+	 * random-loss allowance's 8%: window-limited at 1.25 */
 	for (r = 0; r < 2; r++) {
-		s.congested_rounds = r == 0 ? SPL_FOREIGN_QUEUE_ROUNDS : 0;
+		s.congested_rounds = r == 0 ? 1 : 0;
 		s.loss_ratio_q8 = r == 0 ? 0 : SPL_LOSS_ALLOW_MIN_Q8;
 		got = spline_pacing_gain_q8(&s, bdp, MSS_BYTES);
 		CHECK(got == SPL_PROBE_BW_FULL_PACING_GAIN,
 		      "PROBE_BW %s stays window-limited at 1.25 in a cruise round (gain %u)",
-		      r == 0 ? "beside a foreign queue"
+		      r == 0 ? "after a round with a queue above twice the band"
 			     : "at 8% random loss (a cruise at 1.0 would spiral the estimate down)",
 		      got);
 	}
