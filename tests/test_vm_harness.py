@@ -56,6 +56,8 @@ needs_kernel = pytest.mark.skipif(
         (["--accel", "hvf"], "--accel must be"),
         (["--sample-ms", "0.2"], "SAMPLE_MS must be an integer"),
         (["--kernel", "6.1;reboot"], "--kernel must be a version"),
+        (["--nice", "-21"], "--nice must be an integer from -20 to 19"),
+        (["--nice", "high"], "--nice must be an integer from -20 to 19"),
         (["--kernel", "0.0.0-no-such-amd64"], "kernel 0.0.0-no-such-amd64 is not usable"),
     ],
 )

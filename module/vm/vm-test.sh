@@ -32,6 +32,7 @@ PREBUILT_KO=${VM_KO:-}
 NO_MODULE=${VM_NO_MODULE:-0}
 MEM_MB=${VM_MEM_MB:-1024}
 ACCEL=${VM_ACCEL:-auto}
+QEMU_NICE=${VM_NICE:-0}
 TIMEOUT_S=${VM_TIMEOUT_S:-}
 KEEP_TMP=${VM_KEEP_TMP:-0}
 KERNEL=${VM_KERNEL:-}
@@ -64,6 +65,7 @@ Usage: $(basename "$0") [options]            (each option also has an env variab
   --no-module        load no module (harness check with bbr/cubic) [VM_NO_MODULE=1]
   --mem-mb N         guest RAM                              [VM_MEM_MB, 1024]
   --accel kvm|tcg|auto                                      [VM_ACCEL, auto]
+  --nice N           run QEMU at this nice value (negative: root) [VM_NICE, 0]
   --timeout-s N      kill the VM after N s                  [VM_TIMEOUT_S, from the runs]
   --keep-tmp         keep the build directory               [VM_KEEP_TMP=1]
   --kernel VERSION   kernel to boot, e.g. 6.1.0-56-amd64     [VM_KERNEL, the newest installed
@@ -98,6 +100,7 @@ parse_args() {
 		--no-module) NO_MODULE=1; shift ;;
 		--mem-mb) MEM_MB=$2; shift 2 ;;
 		--accel) ACCEL=$2; shift 2 ;;
+		--nice) QEMU_NICE=$2; shift 2 ;;
 		--timeout-s) TIMEOUT_S=$2; shift 2 ;;
 		--keep-tmp) KEEP_TMP=1; shift ;;
 		--kernel) KERNEL=$2; shift 2 ;;
@@ -128,6 +131,8 @@ validate_args() {
 		|| die "CCAS must be names (or name+name) separated by spaces, got '$CCAS'"
 	validate_rate_steps
 	case "$ACCEL" in auto | kvm | tcg) ;; *) die "--accel must be auto, kvm or tcg" ;; esac
+	[[ "$QEMU_NICE" =~ ^-?[0-9]+$ ]] && [ "$QEMU_NICE" -ge -20 ] && [ "$QEMU_NICE" -le 19 ] \
+		|| die "--nice must be an integer from -20 to 19, got '$QEMU_NICE'"
 	[ -z "$KERNEL" ] || [[ "$KERNEL" =~ ^[A-Za-z0-9._+~-]+$ ]] || die "--kernel must be a version such as 6.1.0-56-amd64, got '$KERNEL'"
 }
 
@@ -401,7 +406,7 @@ run_vm() { # <kver> <initramfs> <accel> <timeout s>: returns non-zero on timeout
 	: > "$console"
 	local cpu=qemu64
 	[ "$accel" = kvm ] && cpu=host
-	qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m "$MEM_MB" -smp 2 \
+	nice -n "$QEMU_NICE" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m "$MEM_MB" -smp 2 \
 		-kernel "/boot/vmlinuz-$kver" -initrd "$initramfs" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=5" \
 		-nographic -monitor none -serial "file:$console" -nic none -no-reboot \
