@@ -323,7 +323,8 @@ enum spline_mode {
 #define SPL_REORDER_ROUND_EVENTS                                                                   \
 	8U /* reordering events (tp->reord_seen) in a round that make it a reordering path:        \
 	    * VM, 200 +-50 ms ~60 a round, 90 +-20 ms ~45; no jitter 0-1 (TCG's vCPUs) */
-#define SPL_REPAIR_HOLD_MIN_MS 2U  /* ms, a shorter spread is no reordering span (and no
+#define SPL_REPAIR_HOLD_MIN_MS                                                                     \
+	2U			   /* ms, a shorter spread is no reordering span (and no           \
 				    * shorter hold after the last one) */
 #define SPL_REPAIR_HOLD_MAX_MS 64U /* ms, longest hold (and at most min_rtt / 2) */
 /* A round's held time as a share of it, Q8: at most one half, as a hold
@@ -1109,8 +1110,8 @@ static inline u32 spline_pacing_gain_q8(const struct spline_state *s, u32 in_fli
 	if (s->lt_use_rounds || (s->flags & SPL_F_IDLE_RESTART))
 		return SPL_UNIT;
 	if (s->mode == SPL_PROBE_BW) {
-		if (in_flight_pkts < spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
-						     SPL_UNIT, mss_bytes))
+		if (in_flight_pkts <
+		    spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us, SPL_UNIT, mss_bytes))
 			return SPL_PROBE_BW_PACING_GAIN;
 		if (s->congested_rounds > 0 || s->loss_ratio_q8 >= SPL_LOSS_ALLOW_MIN_Q8)
 			return SPL_PROBE_BW_FULL_PACING_GAIN;

@@ -829,7 +829,7 @@ static void check_overflow(void)
  */
 static void check_probe_bw_cycle(void)
 {
-	static const u32 want_q8[SPL_BW_HALF_WIN_ROUNDS] = { 320, 192, 256, 256, 256 };
+	static const u32 want_q8[SPL_BW_HALF_WIN_ROUNDS] = {320, 192, 256, 256, 256};
 	struct spline_state s;
 	u32 bdp, r, got;
 	bool cycle_ok = true;
@@ -863,8 +863,8 @@ static void check_probe_bw_cycle(void)
 	      got, (256U << 8) / (256 - 13));
 	s.queue_rtt_us = s.min_rtt_us + 20000; /* a queue of 20 ms stands: congestive loss */
 	got = spline_pacing_gain_q8(&s, bdp, MSS_BYTES);
-	CHECK(got == SPL_UNIT, "PROBE_BW cruise with a queue standing adds nothing for loss (gain %u)",
-	      got);
+	CHECK(got == SPL_UNIT,
+	      "PROBE_BW cruise with a queue standing adds nothing for loss (gain %u)", got);
 	s.queue_rtt_us = 0;
 	/* a queue above twice the band in the last round (another flow fills the buffer), or the
 	 * random-loss allowance's 8%: window-limited at 1.25 */
@@ -959,8 +959,8 @@ static void check_repair_hold(void)
 		spaced_early = hold_at(&s, &a, 1110, 3, 110);
 		spaced = hold_at(&s, &a, 1116, 3, 110);
 		s.loss_ratio_q8 = 0;
-		CHECK(short_held == 110 && short_during == 100 && short_end == 120 &&
-			      tiny == 120 && spaced_early == 120 && spaced == 110,
+		CHECK(short_held == 110 && short_during == 100 && short_end == 120 && tiny == 120 &&
+			      spaced_early == 120 && spaced == 110,
 		      "repair hold: a loss 20 ms after a hold holds as long as the time unheld "
 		      "(%u, %u, released at 20 ms: %u), none after 1 ms (%u); at 10%% random loss "
 		      "none before the 25 ms hold's length unheld (%u at 20 ms), one after (%u at "
