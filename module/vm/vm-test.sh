@@ -131,8 +131,9 @@ validate_args() {
 		|| die "CCAS must be names (or name+name) separated by spaces, got '$CCAS'"
 	validate_rate_steps
 	case "$ACCEL" in auto | kvm | tcg) ;; *) die "--accel must be auto, kvm or tcg" ;; esac
-	[[ "$QEMU_NICE" =~ ^-?[0-9]+$ ]] && [ "$QEMU_NICE" -ge -20 ] && [ "$QEMU_NICE" -le 19 ] \
-		|| die "--nice must be an integer from -20 to 19, got '$QEMU_NICE'"
+	if ! [[ "$QEMU_NICE" =~ ^-?[0-9]+$ ]] || [ "$QEMU_NICE" -lt -20 ] || [ "$QEMU_NICE" -gt 19 ]; then
+		die "--nice must be an integer from -20 to 19, got '$QEMU_NICE'"
+	fi
 	[ -z "$KERNEL" ] || [[ "$KERNEL" =~ ^[A-Za-z0-9._+~-]+$ ]] || die "--kernel must be a version such as 6.1.0-56-amd64, got '$KERNEL'"
 }
 
