@@ -323,9 +323,8 @@ enum spline_mode {
 #define SPL_REORDER_ROUND_EVENTS                                                                   \
 	8U /* reordering events (tp->reord_seen) in a round that make it a reordering path:        \
 	    * VM, 200 +-50 ms ~60 a round, 90 +-20 ms ~45; no jitter 0-1 (TCG's vCPUs) */
-#define SPL_REPAIR_HOLD_MIN_MS                                                                     \
-	2U			   /* ms, a shorter spread is no reordering span (and no           \
-				    * shorter hold after the last one) */
+/* ms: a shorter spread is no reordering span (and no shorter hold after the last one) */
+#define SPL_REPAIR_HOLD_MIN_MS 2U
 #define SPL_REPAIR_HOLD_MAX_MS 64U /* ms, longest hold (and at most min_rtt / 2) */
 /* A round's held time as a share of it, Q8: at most one half, as a hold
  * never outlasts the time unheld since the last one ended. */
