@@ -1371,6 +1371,14 @@ static int64_t recent_rtt_max_ns(const direction_state *s) {
     return m;
 }
 
+/* The shortest of the recent round trips (the caller has at least one). */
+static int64_t recent_rtt_min_ns(const direction_state *s) {
+    int64_t m = s->recent_rtt_ns[0];
+    for (int j = 1; j < s->recent_rtt_len; j++)
+        if (s->recent_rtt_ns[j] < m) m = s->recent_rtt_ns[j];
+    return m;
+}
+
 /* The median of n values (at most MEDIAN_VALUES_MAX: the recent RTT samples, the recently
  * repaired holes), 0 none. */
 #define MEDIAN_VALUES_MAX (SACKED_PAST_RECENT > RECENT_RTT_SAMPLES ? SACKED_PAST_RECENT : RECENT_RTT_SAMPLES)
@@ -1962,14 +1970,12 @@ static void on_sent_tsval(pass *ps, int64_t d, int64_t i) {
 /* How long after the receiver showed a hole open a sender has marked it lost (KNOWN_LOST_*):
  * RACK's reordering window and the recent round trips' spread, at least the floor. */
 static int64_t known_lost_wait_ns(const direction_state *s) {
-    int64_t rtt_min_ns = s->recent_rtt_ns[0];
-    for (int j = 1; j < s->recent_rtt_len; j++)
-        if (s->recent_rtt_ns[j] < rtt_min_ns) rtt_min_ns = s->recent_rtt_ns[j];
+    int64_t rtt_min_ns = recent_rtt_min_ns(s), rtt_max_ns = recent_rtt_max_ns(s);
     /* RACK's reordering window: a quarter of the minimum round trip, and up to the smoothed round
      * trip (the longest recent one) once the sender saw reordering (Linux widens it a step per
      * recovery a D-SACK showed spurious) */
-    int64_t reo_wnd_ns = s->sender_saw_reordering ? recent_rtt_max_ns(s) : rtt_min_ns / KNOWN_LOST_RTT_DIV;
-    int64_t wait_ns = reo_wnd_ns + (recent_rtt_max_ns(s) - rtt_min_ns);
+    int64_t reo_wnd_ns = s->sender_saw_reordering ? rtt_max_ns : rtt_min_ns / KNOWN_LOST_RTT_DIV;
+    int64_t wait_ns = reo_wnd_ns + (rtt_max_ns - rtt_min_ns);
     return wait_ns < KNOWN_LOST_FLOOR_NS ? KNOWN_LOST_FLOOR_NS : wait_ns;
 }
 
