@@ -31,6 +31,7 @@ def test_the_shipped_suite_holds_the_issue_paths_and_their_bars():
     # one bottleneck shared by two flows, and a rate step, are runs of the suite too
     assert scenarios["vs_cubic"].ccas[0] == "spline+cubic"
     assert vm_suite.Check("share", ">=", 0.4, "link") in scenarios["vs_cubic"].checks
+    assert scenarios["vs_bbr"].ccas == ("spline+bbr", "cubic+bbr")
     assert scenarios["two_flows"].ccas[0] == "spline+spline"
     assert vm_suite.Check("jain", ">=", 0.95, "link") in scenarios["two_flows"].checks
     assert [(s.at_s, s.rate_mbit) for s in scenarios["step"].rate_steps] == [(7, 5.0), (14, 20.0)]
