@@ -124,6 +124,50 @@ def test_each_direction_fact_raises_its_code_for_that_direction_only():
     assert all(w["message"] for w in warnings)
 
 
+def direction_record(**fields):
+    """An IPv6 receiver's direction whose holes counted 30 lost segments (2 lost repairs)."""
+    ipv6_receiver = dict(src="fd00::2", dst="fd00::1", vantage="receiver", loss_method="holes", ip_id_policy="none")
+    counts = dict(lost_segments=30, hole_lost_segments=30, lost_repairs=2)
+    return direction(**{**ipv6_receiver, **counts, **fields})
+
+
+def floor_codes(record) -> list:
+    warnings = integrity.direction_warnings([record], {0: 1000, 1: 500})
+    return [w["code"] for w in warnings if w["code"] == "loss_floor"]
+
+
+def test_loss_counted_by_retransmissions_or_ip_ids_is_no_floor():
+    assert floor_codes(direction_record()) == ["loss_floor"]
+    at_sender = direction_record(vantage="sender", loss_method="retransmissions")
+    by_ids = direction_record(src="10.0.0.2", loss_method="ip_id_gaps", ip_id_policy="per_connection")
+    assert floor_codes(at_sender) == [] and floor_codes(by_ids) == []
+
+
+def test_no_floor_without_loss_or_where_a_forwarding_host_counted_its_own_drops():
+    assert floor_codes(direction_record(lost_segments=0, hole_lost_segments=0, lost_repairs=0)) == []
+    # `-i any` on the router that dropped: its drops (186) are exact and the holes (all 186, one
+    # repair lost) add nothing before it
+    forwarding = direction_record(vantage="in-path", lost_segments=186, hole_lost_segments=187, lost_repairs=1)
+    assert floor_codes({**forwarding, "forwarded_drops": 186}) == []
+    # holes beyond this host's drops: loss before it, counted from holes
+    assert floor_codes({**forwarding, "forwarded_drops": 150}) == ["loss_floor"]
+
+
+def test_ipv4_with_unusable_ids_names_the_cause_once_and_the_floor_once():
+    record = direction_record(src="10.0.0.2", dst="10.0.0.1", ip_id_policy="random", ip_id_unusable=True)
+    warnings = integrity.direction_warnings([record], {0: 1000, 1: 500})
+    assert [w["code"] for w in warnings] == ["ip_id_unusable", "loss_floor"]
+    unusable, floor = warnings
+    assert "floor" not in unusable["message"] and "at least" not in unusable["message"]
+    assert "at least 30 segments lost (its IPv4 IDs are random)" in floor["message"]
+    contradicted = direction_record(src="10.0.0.2", ip_id_policy="per_connection", ip_id_contradicted=True)
+    assert "floor" not in integrity.CODES["ip_id_contradicted"].meaning
+    assert [w["code"] for w in integrity.direction_warnings([contradicted], {0: 1000, 1: 500})] == [
+        "ip_id_contradicted",
+        "loss_floor",
+    ]
+
+
 def test_decoder_messages_become_coded_warnings():
     coded = integrity.decode_warnings(
         [
