@@ -152,6 +152,23 @@ def test_expected_warnings_follow_the_capture_conditions():
     assert must == {"super_segments", "capture_drops"} and may == {"capture_gaps", "time_backwards"}
 
 
+def test_ipv6_loss_is_expected_to_be_called_a_floor_after_the_routers_drops_only():
+    v6 = Transfer(name="v6", offloads="off", family=6, data_loss=0.02)
+    for vantage in ("receiver", "router-out"):
+        assert "loss_floor" in expected_warnings(v6, vantage, 0, 333)[0], vantage
+        # the router dropped nothing: no holes, no floor
+        assert "loss_floor" not in set().union(*expected_warnings(v6, vantage, 0, 0)), vantage
+    # the sender counts its retransmissions; before the drops there is no hole
+    for vantage in ("sender", "router-in"):
+        assert "loss_floor" not in set().union(*expected_warnings(v6, vantage, 0, 333)), vantage
+    # `-i any` counts the router's own drops exactly; the holes may come to a few more
+    must, may = expected_warnings(v6, "router-any", 0, 333)
+    assert "loss_floor" in may and "loss_floor" not in must
+    # IPv4 from Linux numbers its IDs per connection: they count loss exactly
+    v4 = Transfer(name="v4", offloads="off", family=4, data_loss=0.02)
+    assert "loss_floor" not in set().union(*expected_warnings(v4, "receiver", 0, 333))
+
+
 def test_any_capture_point_may_write_frames_out_of_time_order_but_none_must():
     # issue4's receiver (1 Gbit/s, one interface, host load ~8): an outgoing ACK written 3.2 ms
     # after the incoming data frame stamped later than it; the file does step back

@@ -179,7 +179,7 @@ def compare_capture(
     delivered_truth = delivered_bytes_truth(truth)
     delivered_error = relative_error(delivered, delivered_truth)
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
-    must, may = expected_warnings(transfer, vantage, kernel_drops)
+    must, may = expected_warnings(transfer, vantage, kernel_drops, int(truth["lost_segments"]))
     missing = sorted(must - set(codes))
     unexpected = sorted(set(codes) - must - may)
     lost_ok = within(lost_error, LOST_TOLERANCE[vantage])
