@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ._core.columns import DECODE_IN_ICMP_ERROR
+from ._core.transfer import transfer_of
 from .schema import DIRECTION_CSV, DIRECTION_TABLE_KEYS, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -165,7 +166,8 @@ def summary_of(
 ) -> Dict[str, Any]:
     """The Spline report's figures of the main data direction, read from its record: speed
     (goodput) in MB/s and Mbit/s, time, packet loss % (N), retransmissions % (N), kernel
-    drops (N and % of packets; None when the capture does not say)."""
+    drops (N and % of packets; None when the capture does not say); and the transfer the main
+    direction belongs to (its hosts' flows the same way, measured as a whole: transfer.py)."""
     summary: Dict[str, Any] = {
         "name": name,
         "vantage": None,
@@ -180,6 +182,7 @@ def summary_of(
         "kernel_drops": None,
         "kernel_drops_pct": None,
         "rtt_median_ms": None,
+        "transfer": None,
     }
     row = main_row(records)
     if row is not None:
@@ -202,6 +205,7 @@ def summary_of(
                 "rtt_median_ms": (d["rtt_ms"] or {}).get("median"),
             }
         )
+    summary["transfer"] = transfer_of(records, row)
     kernel = (capture_drops or {}).get("kernel")
     if kernel is not None:
         summary["kernel_drops"] = int(kernel)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SCHEMA_FILE = Path(__file__).resolve().parent / "report.schema.json"
 
 FAMILIES = ("capture", "truth-seeking", "wireshark-compatible", "iperf3", "kernel", "report")
@@ -139,7 +139,26 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         nullable=True,
     ),
     Key(
-        "duration_s", "number", "s", "first to last data segment, less idle time before the transfer", T, nullable=True
+        "duration_s",
+        "number",
+        "s",
+        "first to last data segment, less the application's wait after its first message",
+        T,
+        nullable=True,
+    ),
+    Key(
+        "delivery_start_s",
+        "number",
+        "s",
+        "start of the span goodput_bps runs over, since the capture's first packet",
+        T,
+    ),
+    Key(
+        "delivery_end_s",
+        "number",
+        "s",
+        "end of the span goodput_bps runs over, since the capture's first packet",
+        T,
     ),
     Key("dup_acks", "integer", "packets", "duplicate ACKs the peer sent", T),
     Key("sack_blocks", "integer", "blocks", "SACK blocks the peer sent", T),
@@ -341,6 +360,19 @@ DIRECTION_KEYS: Tuple[Key, ...] = DIRECTION_TABLE_KEYS + (
     ),
 )
 
+TRANSFER_KEYS: Tuple[Key, ...] = (
+    Key("src", "string", "", "address the data leave from", "report"),
+    Key("dst", "string", "", "address the data go to", "report"),
+    Key("flows", "integer", "", "data directions in the transfer", T),
+    Key("delivered_bytes", "integer", "bytes", "the flows' delivered bytes", T),
+    Key("time_s", "number", "s", "time at least one flow was delivering (union of their spans)", T, nullable=True),
+    Key(
+        "goodput_bps", "number", "bit/s", "delivered bits over time_s (not the flows' goodputs added)", T, nullable=True
+    ),
+    Key("lost_segments", "integer", "segments", "the flows' lost segments", T),
+    Key("retransmissions", "integer", "segments", "the flows' retransmissions", T),
+)
+
 SUMMARY_KEYS: Tuple[Key, ...] = (
     Key("name", "string", "", "the run's label (the file's name by default)", "report"),
     Key("vantage", "string", "", "vantage of the main data direction", T, nullable=True),
@@ -355,6 +387,16 @@ SUMMARY_KEYS: Tuple[Key, ...] = (
     Key("kernel_drops", "integer", "packets", "packets the capturing kernel dropped", "capture", nullable=True),
     Key("kernel_drops_pct", "number", "%", "kernel drops per packet offered to the capture", "capture", nullable=True),
     Key("rtt_median_ms", "number", "ms", "median RTT of the main data direction", T, nullable=True),
+    Key(
+        "transfer",
+        "object",
+        "",
+        "the main direction's hosts' transfer: its data directions between them the same way "
+        "(a control connection's excluded), measured as a whole",
+        T,
+        nullable=True,
+        keys=TRANSFER_KEYS,
+    ),
     Key("warning_codes", "array", "", "codes of the capture-integrity warnings", "report", items="string"),
 )
 

@@ -33,7 +33,7 @@ def run_cli(*args: str):
 def test_json_for_one_file_is_the_report_at_top_level(capture, capsys):
     assert cli.main([str(capture), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == SCHEMA_VERSION == 3 and doc["file"] == str(capture)
+    assert doc["schema"] == SCHEMA_VERSION == 4 and doc["file"] == str(capture)
     assert (doc["packets"], doc["tcp_packets"], doc["tcp_streams"]) == (len(FLOW), len(FLOW), 1)
     assert doc["tcp_payload_bytes"] == 4 * 1448
     assert doc["capture_drops"] == {"kernel": None, "interface": None, "source": "none"}
@@ -46,7 +46,7 @@ def test_json_for_several_files_lists_them(capture, tmp_path, capsys):
     other.write_bytes(capture.read_bytes())
     assert cli.main([str(capture), str(other), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == SCHEMA_VERSION == 3 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
+    assert doc["schema"] == SCHEMA_VERSION == 4 and [f["file"] for f in doc["files"]] == [str(capture), str(other)]
 
 
 def test_summary_names_the_file_and_aligns_the_run_summary(capture, capsys):

@@ -201,7 +201,10 @@ def record_for(vantage: str, kernel_drops: int = 0) -> dict:
     }
 
 
-def direction(port: int, lost: int, retransmissions: int, goodput_bps: float, src: str = "10.72.1.1") -> dict:
+def direction(
+    port: int, lost: int, retransmissions: int, goodput_bps: float, src: str = "10.72.1.1", start_s: float = 0.0
+) -> dict:
+    """A data direction's record that delivered half its goodput in bytes: over 4 s from `start_s`."""
     return {
         "src": src,
         "sport": port,
@@ -209,6 +212,8 @@ def direction(port: int, lost: int, retransmissions: int, goodput_bps: float, sr
         "retransmissions": retransmissions,
         "goodput_bps": goodput_bps,
         "delivered_bytes": goodput_bps / 2,
+        "delivery_start_s": start_s,
+        "delivery_end_s": start_s + 4.0,
         "retransmissions_in_capture": retransmissions,
     }
 
@@ -234,6 +239,30 @@ def test_sender_row_sums_the_data_directions_and_applies_the_sender_tolerances()
     )
     document["directions"][1]["lost_segments"] = 105  # 205 vs 200: 2.5% > 2% at the sender
     assert not compare_capture(record_for("sender"), "sender", document)["ok"]
+
+
+def test_multi_flow_goodput_is_the_transfers_bytes_over_the_time_any_flow_delivered_not_rates_added():
+    """Two streams of one iperf3 test: the second's first flight was lost and it started a
+    timeout (1 s) later, so it delivered over 3 s of the test's 4. The truth is the test's
+    bytes over its clock (5e7 bytes in 4 s: 1e8 bit/s); the flows' rates added read +12.5%."""
+    record = record_for("receiver")
+    record["truth"].update(delivered_bytes=5e7, delivered_seconds=4.0, delivered_bps=1e8)
+    early = direction(41001, 100, 0, 6.25e7)  # 3.125e7 bytes over 0-4 s
+    late = {**direction(41002, 100, 0, 5e7), "delivered_bytes": 1.875e7, "delivery_start_s": 1.0}
+    assert early["goodput_bps"] + late["goodput_bps"] == pytest.approx(1.125e8)
+    warned = [{"code": "super_segments"}]
+    row = compare_capture(record, "receiver", {"directions": [early, late], "warnings": warned})
+    assert row["goodput_bps"] == pytest.approx(1e8) and row["goodput_ok"] and row["ok"]
+
+
+def test_comparison_reports_the_analyzers_own_transfer_goodput_and_each_flows_delivered_bytes():
+    record = record_for("receiver")
+    record["truth"]["tcpinfo_at_close"] = {"41001": {"bytes_acked": 2.5e7}, "41002": {"bytes_acked": 2.4e7}}
+    summary = {"transfer": {"flows": 2, "goodput_bps": 1e8}}
+    directions = [direction(41001, 100, 0, 5e7), direction(41002, 100, 0, 5e7)]
+    row = compare_capture(record, "receiver", {"directions": directions, "warnings": [], "summary": summary})
+    assert (row["summary_flows"], row["summary_goodput_bps"]) == (2, 1e8) == (2, row["goodput_bps"])
+    assert row["per_flow_delivered_worst_error"] == pytest.approx(0.1e7 / 2.4e7)
 
 
 def test_receiver_row_needs_the_expected_warning_and_no_other():

@@ -811,11 +811,17 @@ def test_a_lost_repair_inside_a_sweep_of_first_repairs_still_counts():
 
 
 def transfer_after_a_pause(
-    vantage: str, first_length: int, pause_s: float = 0.3, segments: int = 100, step_s: float = 0.001
+    vantage: str,
+    first_length: int,
+    pause_s: float = 0.3,
+    segments: int = 100,
+    step_s: float = 0.001,
+    first_ack_s: float = 0.001,
 ) -> Flow:
-    """b sends `first_length` bytes, a acknowledges them, b pauses `pause_s`, then sends
-    `segments` full segments (the 1460 bytes the handshake announces; no timestamps) `step_s`
-    apart, each acknowledged at once; captured at b (the sender) or at a (the receiver)."""
+    """b sends `first_length` bytes, a acknowledges them `first_ack_s` later, b pauses
+    `pause_s` from the first send, then sends `segments` full segments (the 1460 bytes the
+    handshake announces; no timestamps) `step_s` apart, each acknowledged at once; captured at
+    b (the sender) or at a (the receiver)."""
     f = Flow()
     full = 1460
     ttl_a, ttl_b = (61, 64) if vantage == "sender" else (64, 61)
@@ -823,7 +829,7 @@ def transfer_after_a_pause(
     seq = 1001
     f.add(t + 0.001, 1, seq, 5001, length=first_length, ttl=ttl_b)
     seq += first_length
-    f.add(t + 0.002, 0, 5001, seq, ttl=ttl_a)
+    f.add(t + 0.001 + first_ack_s, 0, 5001, seq, ttl=ttl_a)
     start = t + 0.001 + pause_s
     for k in range(segments):
         f.add(start + k * step_s, 1, seq, 5001, length=full, ttl=ttl_b)
@@ -843,10 +849,35 @@ def test_goodput_leaves_out_the_applications_idle_time_before_the_transfer():
         assert abs(r["goodput_bps"] - (37 + 100 * 1460) * 8 / 0.099) < 1.0
 
 
+def test_goodput_leaves_out_the_applications_wait_shorter_than_a_timeout_too():
+    """The wait after the cookie is one to two round trips (the server's TEST_START goes out
+    when the last stream's cookie is in): 0.12 s on a 60 ms path, under the minimum RTO. It is
+    the application's whatever its length; counted, it read a 10 s test 1.2% slow, and in a
+    multi-flow test it started the last stream's span before the others' data."""
+    for vantage in ("sender", "receiver"):
+        _, _, d = analyze(transfer_after_a_pause(vantage, first_length=37, pause_s=0.12))
+        r = row_of(d, 0, 1)
+        assert r["vantage"] == vantage
+        assert abs(r["duration_s"] - 0.099) < 1e-6, (vantage, r["duration_s"])
+        assert abs(r["delivery_end_s"] - r["delivery_start_s"] - 0.099) < 1e-6, (vantage, r)
+
+
+def test_goodput_at_the_sender_starts_after_the_wait_when_the_first_message_was_acked_late():
+    """The cookie's ACK comes 40 ms after it (a delayed ACK) on a path whose handshake took
+    1 ms, then the application waits. The first ACK less the handshake's round trip is not the
+    transfer's start here (the wait was already behind it): adding the wait to that point
+    started the transfer 39 ms late (0.060 s instead of 0.099 s)."""
+    _, _, d = analyze(transfer_after_a_pause("sender", first_length=37, pause_s=0.3, first_ack_s=0.040))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert abs(r["duration_s"] - 0.099) < 1e-6, r["duration_s"]
+    assert abs(r["goodput_bps"] - (37 + 100 * 1460) * 8 / 0.099) < 1.0
+
+
 def test_goodput_at_the_sender_starts_with_the_first_data_delivered_not_a_lost_first_segment():
     """The first segment (iperf3's cookie) is lost and repaired by a timeout 0.2 s later; the
-    transfer starts behind the repair. The receiver's rate begins with the repair's arrival,
-    and so does the sender's: the first ACK came one round trip after it was sent."""
+    transfer starts behind the repair: with the data after the wait that followed the
+    cookie's ACK (2 ms here), not with the lost cookie (a 0.301 s span) nor with its repair."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=61, ttl_b=64)
     f.add(t + 0.001, 1, 1001, 5001, length=37, ttl=64)
@@ -860,7 +891,7 @@ def test_goodput_at_the_sender_starts_with_the_first_data_delivered_not_a_lost_f
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "sender" and r["retransmissions"] == 1
-    assert abs(r["duration_s"] - 0.101) < 1e-6, r["duration_s"]
+    assert abs(r["duration_s"] - 0.099) < 1e-6, r["duration_s"]
 
 
 def test_goodput_at_the_receiver_keeps_a_silence_after_full_segments_a_lost_window_may_have_made():

@@ -64,7 +64,8 @@ def capture_line(report: Dict[str, Any]) -> str:
 
 
 def summary_block(summary: Dict[str, Any]) -> str:
-    """The Spline report's figures for the main data direction."""
+    """The Spline report's figures for the main data direction, and for all flows of its
+    transfer where there are several."""
     if summary.get("flow") is None:
         return "No TCP direction carried data."
     loss = summary.get("packet_loss_pct")
@@ -82,6 +83,20 @@ def summary_block(summary: Dict[str, Any]) -> str:
         ),
         ("RTT median", _num(summary.get("rtt_median_ms"), ".3f", " ms")),
     ]
+    transfer = summary.get("transfer")
+    if transfer and transfer["flows"] > 1:
+        goodput = transfer["goodput_bps"]
+        rows.append(
+            (
+                "All flows",
+                f"{transfer['flows']} flows {transfer['src']} -> {transfer['dst']}: "
+                f"{_num(None if goodput is None else goodput / 8e6, '.3f', ' MB/s')} "
+                f"({_num(None if goodput is None else goodput / 1e6, '.2f', ' Mbit/s')}) "
+                f"over {_num(transfer['time_s'], '.3f', ' s')}, lost {_count(transfer['lost_segments'])}, "
+                f"retransmissions {_count(transfer['retransmissions'])} "
+                "(their bytes over the time any of them was delivering, not their speeds added)",
+            )
+        )
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
 

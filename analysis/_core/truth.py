@@ -92,6 +92,7 @@ STAT_FIELDS = (
     "first_acked_ts_ns",
     "last_acked_ts_ns",
     "paws_discards",
+    "path_min_rtt_ns",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -616,20 +617,25 @@ def analyze_directions(
         table["retransmission_rate"] = np.where(
             table["data_segments"] > 0, retrans / np.maximum(table["data_segments"], 1), np.nan
         )
-        # first to last data segment, less a wait after the first message (nothing
-        # unacknowledged and nothing sent for over the minimum RTO) before the transfer began.
-        # At the sender, data lost before any was delivered (iperf3's cookie, waiting out a
-        # timeout) is not the transfer yet: it starts with the data the first ACK covered, sent
-        # about a round trip (the handshake's) before that ACK came, as the receiver sees it
+        # the transfer starts past the application's wait after its first message (nothing
+        # unacknowledged; idle_ns runs from the first data to the data after the wait: iperf3's
+        # cookie, its repairs if it was lost, and the wait for the test to start). At
+        # the sender, data lost before any was delivered (waiting out a timeout) is not the
+        # transfer yet either: it starts with the data the first ACK covered, sent about a round
+        # trip (the handshake's) before that ACK came, as the receiver sees it. The later of the
+        # two: a first message ACKed before the wait puts that ACK before the transfer's data
+        # (adding the wait to it started the transfer up to 2.2 s late: +2.3% on a 60 ms path)
         handshake_us = _handshake_rtt_us(stats, n_slots)
         handshake_ns = np.round(handshake_us[data_slots] * 1000.0).astype(np.int64)
         first_acked = table["first_acked_ts_ns"]
+        after_wait_ns = table["first_data_ts_ns"] + table["idle_ns"]
         start_ns = np.where(
             is_sender_mode & (first_acked >= 0),
-            np.maximum(table["first_data_ts_ns"], first_acked - handshake_ns),
-            table["first_data_ts_ns"],
+            np.maximum(after_wait_ns, first_acked - handshake_ns),
+            after_wait_ns,
         )
-        duration_s = (table["last_data_ts_ns"] - start_ns - table["idle_ns"]) / 1e9
+        # first to last data segment
+        duration_s = (table["last_data_ts_ns"] - start_ns) / 1e9
         table["duration_s"] = duration_s
         table["throughput_bps"] = np.where(duration_s > 0, table["payload_bytes"] * 8 / duration_s, np.nan)
         # data the receiver acknowledged was delivered, also where the capture missed it; data
@@ -642,16 +648,13 @@ def analyze_directions(
         # reset the connection, which arrives up to a one-way delay and a queue later and is
         # never delivered. (At the sender the times are sending times: the last data stays.)
         last_acked = table["last_acked_ts_ns"]
-        # at the sender, the last data delivered left at least a round trip (the shortest seen:
-        # the handshake's, or an RTT sample's) before its ACK came; data sent after it is the
-        # window in flight when the receiver reset, never delivered
-        none = np.iinfo(np.int64).max
-        round_trip_ns = np.minimum(
-            np.where(handshake_ns > 0, handshake_ns, none), _min_rtt_ns(rtt_us, rtt_slot, n_slots)[data_slots]
-        )
+        # at the sender, the last data delivered left at least a round trip (the path's
+        # shortest, as the pass reads it: path_min_rtt_ns) before its ACK came; data sent after
+        # it is the window in flight when the receiver reset, never delivered
+        round_trip_ns = table["path_min_rtt_ns"]
         end_of_acked_ns = np.where(
             is_sender_mode,
-            np.where(round_trip_ns < none, last_acked - np.minimum(round_trip_ns, last_acked), -1),
+            np.where(round_trip_ns > 0, last_acked - np.minimum(round_trip_ns, last_acked), -1),
             last_acked,
         )
         delivery_end_ns = np.where(
@@ -659,7 +662,15 @@ def analyze_directions(
             end_of_acked_ns,
             table["last_data_ts_ns"],
         )
-        delivery_s = (delivery_end_ns - start_ns - table["idle_ns"]) / 1e9
+        # the span the receiver was receiving, on the capture's clock (a transfer of several
+        # flows runs over the union of its flows' spans: transfer.py)
+        table["delivery_start_ns"] = start_ns
+        table["delivery_end_ns"] = delivery_end_ns
+        ts = np.asarray(packets["ts_ns"], dtype=np.int64)
+        capture_start_ns = int(ts.min()) if len(ts) else 0
+        table["delivery_start_s"] = (start_ns - capture_start_ns) / 1e9
+        table["delivery_end_s"] = (delivery_end_ns - capture_start_ns) / 1e9
+        delivery_s = (delivery_end_ns - start_ns) / 1e9
         table["goodput_bps"] = np.where(delivery_s > 0, table["delivered_bytes"] * 8 / delivery_s, np.nan)
 
     # RTT statistics per row
@@ -690,15 +701,6 @@ def analyze_directions(
         row_of_slot=row_of_slot,
         capture_drops=capture_drops,
     )
-
-
-def _min_rtt_ns(rtt_us: np.ndarray, rtt_slot: np.ndarray, n_slots: int) -> np.ndarray:
-    """The shortest RTT sample about each slot's data (ns; int64 max where none)."""
-    none = np.iinfo(np.int64).max
-    shortest = np.full(n_slots, none, dtype=np.int64)
-    sampled = np.flatnonzero((rtt_slot >= 0) & np.isfinite(rtt_us))
-    np.minimum.at(shortest, rtt_slot[sampled], np.round(rtt_us[sampled] * 1000.0).astype(np.int64))
-    return shortest
 
 
 def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np.ndarray:

@@ -8,9 +8,12 @@ iperf3.json sits beside the capture), and total_retrans as each socket closed ag
 `retransmissions_in_capture`; goodput against what the receiver's TCP took in
 over the span the receiver was receiving (`delivery_rate_bps`: iperf3's clock, less the round
 trip before its first data arrived; spline-analyze's runs from the first data to the last
-delivery);
+delivery). A transfer of several flows is measured as a whole on both sides: the truth is
+every stream's bytes over the test's one clock, and the analyzer's is its transfer goodput
+(`transfer.transfer_goodput`: the flows' bytes over the time any of them was delivering),
+not the flows' goodputs added, which counts each flow over its own, shorter span;
 delivered bytes against what the receiver acknowledged (the sender's bytes_acked as each
-socket closed); warnings against what the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
+socket closed), for the transfer and for each flow against its own socket's; warnings against what the conditions explain. Works on the `truth.json` a run left, so a finished matrix can be
 compared again after the analyzer changes (`spline-testbed realhost --reanalyse`).
 """
 
@@ -24,6 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._core.transfer import transfer_goodput
 from .._core.truth import KIND_SPURIOUS, RETRANSMISSION_KINDS
 from .realhost_spec import (
     GOODPUT_TOLERANCE,
@@ -116,14 +120,15 @@ def total(directions: List[Dict[str, Any]], key: str) -> Optional[float]:
     return sum(known)
 
 
-def per_flow_retransmission_errors(
-    directions: List[Dict[str, Any]], at_close: Dict[Any, Dict[str, int]]
+def per_flow_errors(
+    directions: List[Dict[str, Any]], at_close: Dict[Any, Dict[str, int]], key: str, truth_key: str
 ) -> List[float]:
-    """Each data direction's whole-capture retransmissions against its own socket's total_retrans."""
+    """Each data direction's `key` against its own socket's `truth_key` at close (TCP_INFO):
+    whole-capture retransmissions against total_retrans, delivered bytes against bytes_acked."""
     errors = []
     for d in directions:
         sample = at_close.get(str(d.get("sport"))) or at_close.get(d.get("sport"))
-        error = relative_error(d.get("retransmissions_in_capture"), (sample or {}).get("total_retrans"))
+        error = relative_error(d.get(key), (sample or {}).get(truth_key))
         if error is not None:
             errors.append(error)
     return errors
@@ -166,18 +171,21 @@ def compare_capture(
     directions = data_directions(document, record["sender_address"], record["client_ports"])
     lost = total(directions, "lost_segments")
     retransmissions = total(directions, "retransmissions")
-    goodput = total(directions, "goodput_bps")
+    goodput = transfer_goodput(directions)["goodput_bps"] if directions else None
+    summary_transfer = (document.get("summary") or {}).get("transfer") or {}
     lost_error = relative_error(lost, truth["lost_segments"])
     retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
     in_capture = total(directions, "retransmissions_in_capture")
     at_close = truth.get("retransmissions_at_close")
     in_capture_error = relative_error(in_capture, at_close)
-    per_flow = per_flow_retransmission_errors(directions, truth.get("tcpinfo_at_close") or {})
+    at_close_by_port = truth.get("tcpinfo_at_close") or {}
+    per_flow = per_flow_errors(directions, at_close_by_port, "retransmissions_in_capture", "total_retrans")
     goodput_truth = delivery_rate_bps(truth, transfer)
     goodput_error = relative_error(goodput, goodput_truth)
     delivered = total(directions, "delivered_bytes")
     delivered_truth = delivered_bytes_truth(truth)
     delivered_error = relative_error(delivered, delivered_truth)
+    per_flow_delivered = per_flow_errors(directions, at_close_by_port, "delivered_bytes", "bytes_acked")
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
     must, may = expected_warnings(transfer, vantage, kernel_drops, int(truth["lost_segments"]))
     missing = sorted(must - set(codes))
@@ -233,11 +241,14 @@ def compare_capture(
         "goodput_bps": goodput,
         "goodput_error": goodput_error,
         "goodput_ok": goodput_ok,
+        "summary_goodput_bps": summary_transfer.get("goodput_bps"),
+        "summary_flows": summary_transfer.get("flows"),
         "truth_delivered_bytes": delivered_truth,
         "iperf3_received_bytes": truth["delivered_bytes"],
         "delivered_bytes": delivered,
         "delivered_error": delivered_error,
         "delivered_ok": within(delivered_error, GOODPUT_TOLERANCE),
+        "per_flow_delivered_worst_error": max(per_flow_delivered, key=abs) if per_flow_delivered else None,
         "tcpdump_captured": capture["counters"].get("captured"),
         "tcpdump_kernel_drops": kernel_drops,
         "analyzer_kernel_drops": (document.get("capture_drops") or {}).get("kernel"),
@@ -283,8 +294,8 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
     """The agreement table, one line per transfer and capture point.
 
     lost/truth: lost segments; retr/tcpinfo: retransmissions against TCP_INFO at iperf3's
-    timer end; goodput/truth: Mbit/s against what the receiver took in over iperf3's
-    seconds; deliv: delivered bytes against the sender's bytes_acked at close (reported, not
+    timer end; goodput/truth: the transfer's Mbit/s (all its flows' bytes over the time any
+    was delivering) against what the receiver took in over iperf3's seconds; deliv: delivered bytes against the sender's bytes_acked at close (reported, not
     judged); kdrops: tcpdump's "dropped by kernel"."""
     header = (
         f"{'transfer':<32} {'vantage':<10} {'lost':>6} {'truth':>6} {'err':>8} {'':<4} "
@@ -391,11 +402,14 @@ CSV_COLUMNS = [
     "goodput_bps",
     "goodput_error",
     "goodput_ok",
+    "summary_goodput_bps",
+    "summary_flows",
     "truth_delivered_bytes",
     "iperf3_received_bytes",
     "delivered_bytes",
     "delivered_error",
     "delivered_ok",
+    "per_flow_delivered_worst_error",
     "tcpdump_captured",
     "tcpdump_kernel_drops",
     "analyzer_kernel_drops",

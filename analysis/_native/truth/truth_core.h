@@ -52,8 +52,9 @@
  * acknowledged is estimated (S_ACKED_BYTES, S_LAST_ACKED_TS) from the echoes: the echoing
  * data's end less the bytes the sender had in flight past the newest captured ACK it echoed,
  * up to the first hole of a path loss, acknowledged about a round trip before that data.
- * A silence with everything acknowledged that outlasts the minimum RTO is the
- * application's idle time (S_IDLE_NS), not the transfer's.
+ * A silence with everything acknowledged after a direction's first message is the
+ * application waiting before its transfer began: the time from the first data to the data
+ * after that wait (S_IDLE_NS) is not the transfer's.
  *
  * No Python here: the same code runs under libFuzzer (fuzz/fuzz_truth.c). Every
  * array index is checked against the counts in truth_input; memory is allocated
@@ -148,6 +149,7 @@ enum truth_stat {
     S_FIRST_ACKED_TS,
     S_LAST_ACKED_TS,
     S_PAWS_DISCARDS,
+    S_PATH_MIN_RTT_NS,
     S_N_FIELDS
 };
 
