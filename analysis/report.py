@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ._core.columns import DECODE_IN_ICMP_ERROR
+from ._core.integrity import loss_is_floor
 from ._core.transfer import transfer_of
 from .schema import DIRECTION_CSV, DIRECTION_TABLE_KEYS, SCHEMA_VERSION
 
@@ -165,7 +166,8 @@ def summary_of(
     records: Sequence[Mapping[str, Any]], *, name: str, capture_drops: Optional[Mapping[str, Any]], total_packets: int
 ) -> Dict[str, Any]:
     """The Spline report's figures of the main data direction, read from its record: speed
-    (goodput) in MB/s and Mbit/s, time, packet loss % (N), retransmissions % (N), kernel
+    (goodput) in MB/s and Mbit/s, time, packet loss % (N; whether it is a floor: the
+    `loss_floor` warning's rule), retransmissions % (N), kernel
     drops (N and % of packets; None when the capture does not say); and the transfer the main
     direction belongs to (its hosts' flows the same way, measured as a whole: transfer.py)."""
     summary: Dict[str, Any] = {
@@ -177,6 +179,7 @@ def summary_of(
         "time_s": None,
         "packet_loss_pct": None,
         "lost_segments": None,
+        "lost_segments_is_floor": False,
         "retransmissions_pct": None,
         "retransmissions": None,
         "kernel_drops": None,
@@ -197,6 +200,7 @@ def summary_of(
                 "speed_Mbps": goodput / BITS_PER_MBIT if goodput is not None else None,
                 "time_s": d["duration_s"],
                 "lost_segments": d["lost_segments"],
+                "lost_segments_is_floor": loss_is_floor(d),
                 "packet_loss_pct": None if loss_rate is None else 100.0 * loss_rate,
                 "retransmissions": d["retransmissions"],
                 "retransmissions_pct": (

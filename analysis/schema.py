@@ -382,6 +382,13 @@ SUMMARY_KEYS: Tuple[Key, ...] = (
     Key("time_s", "number", "s", "the transfer's duration", T, nullable=True),
     Key("packet_loss_pct", "number", "%", "lost segments per original segment", T, nullable=True),
     Key("lost_segments", "integer", "segments", "segments lost (the direction's lost_segments)", T, nullable=True),
+    Key(
+        "lost_segments_is_floor",
+        "boolean",
+        "",
+        "lost_segments counts sequence holes below the sender without IP IDs: at least that many (loss_floor)",
+        T,
+    ),
     Key("retransmissions_pct", "number", "%", "retransmissions per data segment", T, nullable=True),
     Key("retransmissions", "integer", "segments", "retransmissions (the direction's figure)", T, nullable=True),
     Key("kernel_drops", "integer", "packets", "packets the capturing kernel dropped", "capture", nullable=True),

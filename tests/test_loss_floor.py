@@ -17,6 +17,7 @@ import pytest
 from tcpcraft import Conversation
 
 from spline_analysis._core.pipeline import analyze
+from spline_analysis._core.render import file_report, format_side_by_side
 
 GROUNDTRUTH = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "groundtruth"
 NAMES = sorted(p.name.split(".")[0] for p in GROUNDTRUTH.glob("*.rcv.pcap")) if GROUNDTRUTH.is_dir() else []
@@ -131,3 +132,16 @@ def test_crafted_ipv6_receiver_capture_is_a_floor_only_when_its_holes_found_loss
     assert direction["lost_segments"] == (1 if lost_segment >= 0 else 0)
     codes = [w["code"] for w in document["warnings"]]
     assert codes == (["loss_floor"] if lost_segment >= 0 else []), document["warnings"]
+
+
+@pytest.mark.parametrize("lost_segment", [5, -1], ids=["one-segment-lost", "lossless"])
+def test_run_summary_reads_a_floor_loss_as_at_least_and_an_exact_one_as_is(lost_segment, tmp_path):
+    capture = tmp_path / "download.pcap"
+    capture.write_bytes(receiver_capture("fd00::1", "fd00::2", lost_segment).pcap())
+    report = analyze(capture).to_json()
+
+    assert report["summary"]["lost_segments_is_floor"] is (lost_segment >= 0)
+    packet_loss = next(line for line in file_report(report).splitlines() if "Packet loss" in line)
+    assert ("at least" in packet_loss) is (lost_segment >= 0), packet_loss
+    side_by_side = format_side_by_side([report["summary"]])
+    assert ("at least" in side_by_side) is (lost_segment >= 0), side_by_side

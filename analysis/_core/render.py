@@ -63,6 +63,11 @@ def capture_line(report: Dict[str, Any]) -> str:
     )
 
 
+def _at_least(summary: Dict[str, Any], loss_text: str) -> str:
+    """The loss figure, read as a floor where it is one (the `loss_floor` warning)."""
+    return f"at least {loss_text}" if summary.get("lost_segments_is_floor") else loss_text
+
+
 def summary_block(summary: Dict[str, Any]) -> str:
     """The Spline report's figures for the main data direction, and for all flows of its
     transfer where there are several."""
@@ -75,7 +80,7 @@ def summary_block(summary: Dict[str, Any]) -> str:
         ("Flow", f"{summary['flow']} ({summary['vantage']} vantage)"),
         ("Speed", f"{_num(summary['speed_MBps'], '.3f', ' MB/s')} ({_num(summary['speed_Mbps'], '.2f', ' Mbit/s')})"),
         ("Time", _num(summary["time_s"], ".3f", " s")),
-        ("Packet loss", f"{_num(loss, '.2f', '%')} ({_count(summary['lost_segments'])})"),
+        ("Packet loss", _at_least(summary, f"{_num(loss, '.2f', '%')} ({_count(summary['lost_segments'])})")),
         ("Retransmissions", f"{_num(retr, '.2f', '%')} ({_count(summary['retransmissions'])})"),
         (
             "Kernel drops",
@@ -201,7 +206,7 @@ ROWS = (
     ("Speed (MB/s)", lambda s: "-" if s["speed_MBps"] is None else f"{s['speed_MBps']:.3f}"),
     ("Speed (Mbit/s)", lambda s: "-" if s["speed_Mbps"] is None else f"{s['speed_Mbps']:.2f}"),
     ("Time (s)", lambda s: "-" if s["time_s"] is None else f"{s['time_s']:.3f}"),
-    ("Packet loss", lambda s: _cell_count(s["packet_loss_pct"], s["lost_segments"])),
+    ("Packet loss", lambda s: _at_least(s, _cell_count(s["packet_loss_pct"], s["lost_segments"]))),
     ("Retransmissions", lambda s: _cell_count(s["retransmissions_pct"], s["retransmissions"])),
     (
         "Kernel drops",
