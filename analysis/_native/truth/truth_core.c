@@ -284,6 +284,9 @@ typedef struct {
     int last_repair_lost;    /* it showed an earlier repair lost */
     uint32_t last_repair_tsval;
     int last_repair_has_ts; /* its TSval (repair_sweep_continues) */
+    /* the latest repair read as a first one, which the sender's sweep continues above
+     * (repair_left_unheard): where it ended (-1: none) and when it arrived */
+    int64_t sweep_end, sweep_ns;
     /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
      * that timeout was lost, and the next data tells where (timeout_probe_lost) */
     int timeout_probe_pending;
@@ -1503,6 +1506,45 @@ static int repair_sweep_continues(const pass *ps, int64_t d, int64_t i, int64_t 
     return ticks >= 0 && ticks < rtt_ticks;
 }
 
+/* The newest TSval the peer had sent by at_ns, as this capture saw its packets (*tsval); 0 when
+ * none it remembers was sent that early. */
+static int peer_tsval_as_of(const direction_state *p, int64_t at_ns, uint32_t *tsval) {
+    const sent_tsval_ring *r = &p->tsvals_sent;
+    int lo = 0, hi = r->len; /* first sent times rise with the values: the last at or before at_ns */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->at[(r->head + mid) % SENT_TSVAL_RING].first_ns <= at_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return 0;
+    *tsval = r->at[(r->head + lo - 1) % SENT_TSVAL_RING].tsval;
+    return 1;
+}
+
+/* Downstream, a repair [lo, ...) of packet i filling a hole, idle_ns after the direction last
+ * moved: whether it belongs to the sender's sweep of first repairs by what the sender had heard.
+ * The sender repairs the holes it marked in sequence order (repair_sweep_continues), so the first
+ * repair of a hole above the latest first repair seen here (the sweep's) left after that one;
+ * it is known lost only from an ACK of data sent after it (RACK), which the receiver sent after
+ * that latest first repair arrived (one reordering extent before, on a path that reorders), or
+ * at a retransmission timeout (a silence of one). A repair whose TSecr echoes a TSval older than
+ * the newest the receiver had sent by then left before the sender heard any such ACK: a first
+ * repair. This reads the receiver's clock against arrivals here, not the TSval tick against the
+ * round trip, so it holds on paths shorter than a tick, where the sender's TSvals cannot tell:
+ * there a burst lost whole (a TSO super-segment) is repaired over round trips a queue makes
+ * longer than a tick, and new data sent between the repairs arrives before the higher ones. */
+static int repair_left_unheard(const pass *ps, int64_t d, int64_t i, int64_t lo, int64_t idle_ns) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    uint32_t heard;
+    if (!in->has_ts[i] || in->tsecr[i] == 0 || s->sweep_end < 0 || s->sweep_end > lo || idle_ns >= RTO_MIN_NS ||
+        !peer_tsval_as_of(&ps->dirs[d ^ 1], ns_before(s->sweep_ns, reorder_extent_ns(s)), &heard))
+        return 0;
+    return (int32_t)(in->tsecr[i] - heard) < 0;
+}
+
 /* Retransmission kind from the recovery the ACKs show. */
 /* ---- the receiver's PAWS check, seen downstream ---- */
 
@@ -1723,8 +1765,12 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now);
         /* a first repair of the sender's sweep: none of the signs above counts */
-        int sweep = !skipped && repair_sweep_continues(ps, d, i, lo);
+        int sweep = !skipped && (repair_sweep_continues(ps, d, i, lo) || repair_left_unheard(ps, d, i, lo, idle_ns));
         s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
+        if (!s->last_repair_lost) {
+            s->sweep_end = hi;
+            s->sweep_ns = now;
+        }
         if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, &filled_hole);
         s->last_repair_end = hi;
         s->last_repair_tsval = in->tsval[i];
@@ -2089,6 +2135,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].mss = in->mss[d];
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
+        ps.dirs[d].sweep_end = -1;
         ps.dirs[d].sender_rtt_min_ns = -1;
         ps.dirs[d].repair_lost_below = -1;
         ps.dirs[d].generation_due_ns = -1;
