@@ -761,6 +761,29 @@ def test_on_a_short_path_a_late_original_the_sender_heard_of_ends_its_marking_as
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.018, 2), (0.0223, 1)])
+def test_on_a_path_that_reordered_a_higher_holes_repair_ahead_of_a_lower_ones_by_more_than_it_reordered_shows_it_lost(
+    repair_after_s, lost_repairs
+):
+    """The two-hole flow above (the higher hole's repair, sent after the sender heard the lower hole
+    still open, arrives before the lower one's) on a path that delivered one original 0.5 ms late,
+    before the receiver ACKed anything above it (the sender never saw it, and waits no longer).
+    Arriving 4.5 ms ahead, further than the path reordered, it still shows the lower hole's repair
+    of that round lost; 0.2 ms ahead it may have left after it."""
+    flow = receiver_side_with_rtt(
+        repair_after_s=0.045,
+        rtt_s=0.010,
+        lost=(4, 50),
+        segments=60,
+        step_s=0.0005,
+        repair_after_by_segment={50: repair_after_s},
+    )
+    _, _, d = analyze(with_a_late_original(flow, heard=False))
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 1 and r["retransmissions"] == 2
+    assert r["lost_repairs"] == lost_repairs and r["lost_segments"] == 2 + lost_repairs
+
+
 def slow_path_sweep_receiver(repairs_s: dict, one_way_s: float = 0.05) -> Flow:
     """At the receiver a of a 100 ms path (IPv4 IDs random): b sends segments 0-39 a millisecond
     apart; 10 and the burst 20-27 (a full queue's drop) are lost. `repairs_s` gives when b sends

@@ -1476,10 +1476,19 @@ static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t
            hole_age_ns >= SECOND_REPAIR_RTTS * rtt_median_ns;
 }
 
+/* How many of the hole h's repairs data overtook, as its repair arriving now shows: on a path
+ * that reorders, data that arrived within the reordering extent before the repair may have
+ * left after it (REORDER_LAGS_RECENT), so the latest overtaking that close is no evidence. */
+static int64_t repairs_overtaken_shown(const direction_state *s, const hole *h, int64_t now) {
+    if (h->repairs_overtaken > 0 && ns_before(now, reorder_extent_ns(s)) < h->generation_ns)
+        return h->repairs_overtaken - 1;
+    return h->repairs_overtaken;
+}
+
 /* How many repairs of a hole shown lost were lost: one per retransmission timeout it waited,
- * or per time new data overtook its repair (REPAIR_GENERATIONS_SCAN), and at least one. */
-static int64_t repairs_lost_count(int64_t timeouts, const hole *h) {
-    int64_t n = timeouts > h->repairs_overtaken ? timeouts : h->repairs_overtaken;
+ * or per time data overtook its repair (repairs_overtaken_shown), and at least one. */
+static int64_t repairs_lost_count(int64_t timeouts, int64_t overtaken) {
+    int64_t n = timeouts > overtaken ? timeouts : overtaken;
     return n > 1 ? n : 1;
 }
 
@@ -1656,13 +1665,13 @@ static void on_late_original(direction_state *s, const hole *h, int64_t hole_age
 }
 
 /* Downstream, a repeat starting at lo: the holes below it whose repair it overtook
- * (repairs_overtaken), on a path that has shown no reordering. */
+ * (repairs_overtaken; on a path that reorders, repairs_overtaken_shown reads it). */
 static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     const direction_state *p = &ps->dirs[d ^ 1];
     if (s->nholes == 0 || s->holes[0].hi > lo || !in->has_ts[i] || in->tsecr[i] == 0 || p->tsvals_sent.len == 0 ||
-        s->recent_rtt_len == 0 || stats_of(ps, d)[S_REORDERED] > 0)
+        s->recent_rtt_len == 0)
         return;
     const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
     if (echoed != NULL) repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo);
@@ -1771,7 +1780,8 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             s->sweep_end = hi;
             s->sweep_ns = now;
         }
-        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, &filled_hole);
+        if (s->last_repair_lost)
+            S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, repairs_overtaken_shown(s, &filled_hole, now));
         s->last_repair_end = hi;
         s->last_repair_tsval = in->tsval[i];
         s->last_repair_has_ts = in->has_ts[i];
