@@ -543,20 +543,25 @@ def test_each_round_trip_new_data_overtakes_a_holes_repair_counts_one_more_lost_
     assert r["lost_segments"] == 1 + lost_repairs
 
 
-def test_the_repair_of_a_higher_hole_sent_after_a_lower_holes_repair_also_shows_that_one_lost():
-    """No new data comes any more, but the repair of a hole above arrives, sent after the sender
-    heard the lower hole was still open: a sender repairs the holes it marked in sequence order,
-    so the lower hole's repair of that round left before it and was lost too (2 repairs lost
-    where the new data alone showed 1)."""
-    flow = receiver_side_with_rtt(
+def two_holes_receiver(higher_repair_after_s: float) -> Flow:
+    """The lost-repair flow above with a second hole (segment 50) whose repair arrives
+    `higher_repair_after_s` after it opened, while the lower hole (4) stays open until 45 ms."""
+    return receiver_side_with_rtt(
         repair_after_s=0.045,
         rtt_s=0.010,
         lost=(4, 50),
         segments=60,
         step_s=0.0005,
-        repair_after_by_segment={50: 0.018},
+        repair_after_by_segment={50: higher_repair_after_s},
     )
-    _, _, d = analyze(flow)
+
+
+def test_the_repair_of_a_higher_hole_sent_after_a_lower_holes_repair_also_shows_that_one_lost():
+    """No new data comes any more, but the repair of a hole above arrives, sent after the sender
+    heard the lower hole was still open: a sender repairs the holes it marked in sequence order,
+    so the lower hole's repair of that round left before it and was lost too (2 repairs lost
+    where the new data alone showed 1)."""
+    _, _, d = analyze(two_holes_receiver(0.018))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 2 and r["lost_repairs"] == 2
@@ -765,20 +770,12 @@ def test_on_a_short_path_a_late_original_the_sender_heard_of_ends_its_marking_as
 def test_on_a_path_that_reordered_a_higher_holes_repair_ahead_of_a_lower_ones_by_more_than_it_reordered_shows_it_lost(
     repair_after_s, lost_repairs
 ):
-    """The two-hole flow above (the higher hole's repair, sent after the sender heard the lower hole
+    """The two holes above (the higher hole's repair, sent after the sender heard the lower hole
     still open, arrives before the lower one's) on a path that delivered one original 0.5 ms late,
     before the receiver ACKed anything above it (the sender never saw it, and waits no longer).
     Arriving 4.5 ms ahead, further than the path reordered, it still shows the lower hole's repair
     of that round lost; 0.2 ms ahead it may have left after it."""
-    flow = receiver_side_with_rtt(
-        repair_after_s=0.045,
-        rtt_s=0.010,
-        lost=(4, 50),
-        segments=60,
-        step_s=0.0005,
-        repair_after_by_segment={50: repair_after_s},
-    )
-    _, _, d = analyze(with_a_late_original(flow, heard=False))
+    _, _, d = analyze(with_a_late_original(two_holes_receiver(repair_after_s), heard=False))
     r = row_of(d, 0, 1)
     assert r["reordered_segments"] == 1 and r["retransmissions"] == 2
     assert r["lost_repairs"] == lost_repairs and r["lost_segments"] == 2 + lost_repairs
