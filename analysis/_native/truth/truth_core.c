@@ -1505,7 +1505,7 @@ static int64_t repairs_lost_count(int64_t timeouts, int64_t overtaken) {
  * between them (seen: Linux 6.12, BBR, three flows, a queue of up to a second: 20-segment
  * holes repaired 0.7-1.0 s after they opened, after new data that echoed ACKs that had
  * reported them). On a path shorter than two ticks the TSvals cannot tell, and this says
- * nothing. */
+ * nothing (repair_left_unheard reads the TSecr instead). */
 static int repair_sweep_continues(const pass *ps, int64_t d, int64_t i, int64_t lo) {
     const truth_input *in = ps->in;
     const direction_state *s = &ps->dirs[d];
@@ -1776,12 +1776,12 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         /* a first repair of the sender's sweep: none of the signs above counts */
         int sweep = !skipped && (repair_sweep_continues(ps, d, i, lo) || repair_left_unheard(ps, d, i, lo, idle_ns));
         s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
-        if (!s->last_repair_lost) {
+        if (s->last_repair_lost) {
+            S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, repairs_overtaken_shown(s, &filled_hole, now));
+        } else {
             s->sweep_end = hi;
             s->sweep_ns = now;
         }
-        if (s->last_repair_lost)
-            S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, repairs_overtaken_shown(s, &filled_hole, now));
         s->last_repair_end = hi;
         s->last_repair_tsval = in->tsval[i];
         s->last_repair_has_ts = in->has_ts[i];
