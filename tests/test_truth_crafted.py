@@ -543,20 +543,25 @@ def test_each_round_trip_new_data_overtakes_a_holes_repair_counts_one_more_lost_
     assert r["lost_segments"] == 1 + lost_repairs
 
 
-def test_the_repair_of_a_higher_hole_sent_after_a_lower_holes_repair_also_shows_that_one_lost():
-    """No new data comes any more, but the repair of a hole above arrives, sent after the sender
-    heard the lower hole was still open: a sender repairs the holes it marked in sequence order,
-    so the lower hole's repair of that round left before it and was lost too (2 repairs lost
-    where the new data alone showed 1)."""
-    flow = receiver_side_with_rtt(
+def two_holes_receiver(higher_repair_after_s: float) -> Flow:
+    """The lost-repair flow above with a second hole (segment 50) whose repair arrives
+    `higher_repair_after_s` after it opened, while the lower hole (4) stays open until 45 ms."""
+    return receiver_side_with_rtt(
         repair_after_s=0.045,
         rtt_s=0.010,
         lost=(4, 50),
         segments=60,
         step_s=0.0005,
-        repair_after_by_segment={50: 0.018},
+        repair_after_by_segment={50: higher_repair_after_s},
     )
-    _, _, d = analyze(flow)
+
+
+def test_the_repair_of_a_higher_hole_sent_after_a_lower_holes_repair_also_shows_that_one_lost():
+    """No new data comes any more, but the repair of a hole above arrives, sent after the sender
+    heard the lower hole was still open: a sender repairs the holes it marked in sequence order,
+    so the lower hole's repair of that round left before it and was lost too (2 repairs lost
+    where the new data alone showed 1)."""
+    _, _, d = analyze(two_holes_receiver(0.018))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 2 and r["lost_repairs"] == 2
@@ -761,31 +766,55 @@ def test_on_a_short_path_a_late_original_the_sender_heard_of_ends_its_marking_as
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.018, 2), (0.0223, 1)])
+def test_on_a_path_that_reordered_a_higher_holes_repair_ahead_of_a_lower_ones_by_more_than_it_reordered_shows_it_lost(
+    repair_after_s, lost_repairs
+):
+    """The two holes above (the higher hole's repair, sent after the sender heard the lower hole
+    still open, arrives before the lower one's) on a path that delivered one original 0.5 ms late,
+    before the receiver ACKed anything above it (the sender never saw it, and waits no longer).
+    Arriving 4.5 ms ahead, further than the path reordered, it still shows the lower hole's repair
+    of that round lost; 0.2 ms ahead it may have left after it."""
+    _, _, d = analyze(with_a_late_original(two_holes_receiver(repair_after_s), heard=False))
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 1 and r["retransmissions"] == 2
+    assert r["lost_repairs"] == lost_repairs and r["lost_segments"] == 2 + lost_repairs
+
+
 def slow_path_sweep_receiver(repairs_s: dict, one_way_s: float = 0.05) -> Flow:
     """At the receiver a of a 100 ms path (IPv4 IDs random): b sends segments 0-39 a millisecond
     apart; 10 and the burst 20-27 (a full queue's drop) are lost. `repairs_s` gives when b sends
     each repair that arrives (a lost one leaves nothing here); between them it sends new data
-    every 5 ms from 130 ms on, as a window-limited sender in a long recovery does.
-    b's TSval ticks each millisecond of its clock and echoes the newest ACK it has heard; a ACKs
-    each arrival at once with SACK blocks, its TSval ticking each millisecond."""
+    every 5 ms from 130 ms on, as a window-limited sender in a long recovery does
+    (received_as_sent)."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 2 * one_way_s, 0.00002, ttl_a=64, ttl_b=61)
-    base, rng, start = 1001, np.random.default_rng(13), t + 0.01
+    rng, start = np.random.default_rng(13), t + 0.01
     sends = [(start + 0.001 * k, k) for k in range(40) if k != 10 and not 20 <= k <= 27]
     sends += [(start + 0.130 + 0.005 * j, 40 + j) for j in range(100)]
     sends += [(start + when, k) for k, when in repairs_s.items()]
-    arrivals = sorted((sent + one_way_s, sent, k) for sent, k in sends)
+    received_as_sent(f, [(sent + one_way_s, sent, k) for sent, k in sends], one_way_s, rng)
+    return f
+
+
+def received_as_sent(
+    f: Flow, arrivals: List[Tuple[float, float, int]], ack_leg_s: float, rng: np.random.Generator
+) -> None:
+    """b's segments (arrival time, send time, segment index; IPv4 IDs random) as a receives them:
+    b's TSval ticks each millisecond of its clock and echoes the newest ACK it heard (a's ACKs
+    reach it `ack_leg_s` after they leave); a ACKs each arrival at once with SACK blocks, its
+    TSval ticking each millisecond."""
+    base = 1001
     acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: List[Tuple[int, int]] = []
-    for when, sent, k in arrivals:
-        echo = max((tsval for acked, tsval in acks if acked + one_way_s <= sent), default=1)
+    for when, sent, k in sorted(arrivals):
+        echo = max((tsval for acked, tsval in acks if acked + ack_leg_s <= sent), default=1)
         seq = base + k * MSS
         tsval = 100000 + int(sent * 1000)
         f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=tsval, tsecr=echo)
         ack_tsval = 5000 + int((when + 0.00001) * 1000)
         acks.append((when + 0.00001, ack_tsval))
         ack_at_once(f, received, base, seq, when, ack_tsval, tsval)
-    return f
 
 
 def test_a_burst_repaired_over_round_trips_after_new_data_counts_no_lost_repair():
@@ -808,6 +837,51 @@ def test_a_lost_repair_inside_a_sweep_of_first_repairs_still_counts():
     _, _, d = analyze(slow_path_sweep_receiver(repairs))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 9 and r["lost_repairs"] == 1 and r["lost_segments"] == 10
+
+
+def queued_sweep_receiver(repairs_s: dict, queue_s: float = 0.004, leg_s: float = 0.00025) -> Flow:
+    """At the receiver a of a path of 0.5 ms round trips (IPv4 IDs random) where a queue of
+    `queue_s` builds after the first 2 ms: b sends segments 0-59 0.1 ms apart, and the burst
+    40-47 is lost whole (a TSO super-segment dropped at once). `repairs_s` gives when b sends
+    each repair that arrives; between them it sends new data every millisecond from 9.8 ms on,
+    as a window-limited sender in recovery does (received_as_sent)."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 2 * leg_s, 0.00002, ttl_a=64, ttl_b=61)
+    rng, start = np.random.default_rng(17), t + 0.01
+    sends = [(start + 0.0001 * k, k) for k in range(60) if not 40 <= k <= 47]
+    sends += [(start + 0.0098 + 0.001 * j, 60 + j) for j in range(20)]
+    sends += [(start + when, k) for k, when in repairs_s.items()]
+    received_as_sent(
+        f, [(sent + leg_s + (queue_s if sent >= start + 0.002 else 0.0), sent, k) for sent, k in sends], leg_s, rng
+    )
+    return f
+
+
+# The burst's first repairs, one a millisecond (a round trip of 4.5 ms with the queue).
+QUEUED_SWEEP = {40 + j: 0.0091 + 0.001 * j for j in range(8)}
+
+
+def test_on_a_short_path_a_burst_repaired_over_a_queues_round_trips_counts_no_lost_repair():
+    """The path's shortest round trip is under a TSval tick, so the sender's TSvals cannot show
+    the repairs leaving within a round trip of each other. New data echoing an ACK that showed
+    the burst's hole arrives before its last repairs. Each of those repairs echoes an ACK the
+    receiver sent before the repair below it arrived: the sender had not heard of that one,
+    nor so of any data sent after it, and could not know a first repair of a higher hole lost."""
+    _, _, d = analyze(queued_sweep_receiver(QUEUED_SWEEP))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes" and r["rtt_ms"]["min"] < 1
+    assert r["retransmissions"] == 8 and r["lost_repairs"] == 0 and r["lost_segments"] == 8
+
+
+@pytest.mark.parametrize("lost_first_repair", [43, 47])
+def test_on_a_short_path_a_lost_repair_in_a_sweep_over_a_queue_still_counts(lost_first_repair):
+    """The same sweep with one first repair lost: its second comes once the sender heard an ACK
+    of data sent after it, after the sweep's higher repairs (43) or after new data that echoes an
+    ACK the receiver sent after the last first repair below it arrived (47)."""
+    repairs = {k: when for k, when in QUEUED_SWEEP.items() if k != lost_first_repair} | {lost_first_repair: 0.0216}
+    _, _, d = analyze(queued_sweep_receiver(repairs))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 8 and r["lost_repairs"] == 1 and r["lost_segments"] == 9
 
 
 def transfer_after_a_pause(

@@ -284,6 +284,9 @@ typedef struct {
     int last_repair_lost;    /* it showed an earlier repair lost */
     uint32_t last_repair_tsval;
     int last_repair_has_ts; /* its TSval (repair_sweep_continues) */
+    /* the latest repair read as a first one, which the sender's sweep continues above
+     * (repair_left_unheard): where it ended (-1: none) and when it arrived */
+    int64_t sweep_end, sweep_ns;
     /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
      * that timeout was lost, and the next data tells where (timeout_probe_lost) */
     int timeout_probe_pending;
@@ -1473,10 +1476,19 @@ static int repair_after_marked(const pass *ps, int64_t d, const hole *h, int64_t
            hole_age_ns >= SECOND_REPAIR_RTTS * rtt_median_ns;
 }
 
+/* How many of the hole h's repairs data overtook, as its repair arriving now shows: on a path
+ * that reorders, data that arrived within the reordering extent before the repair may have
+ * left after it (REORDER_LAGS_RECENT), so the latest overtaking that close is no evidence. */
+static int64_t repairs_overtaken_shown(const direction_state *s, const hole *h, int64_t now) {
+    if (h->repairs_overtaken > 0 && ns_before(now, reorder_extent_ns(s)) < h->generation_ns)
+        return h->repairs_overtaken - 1;
+    return h->repairs_overtaken;
+}
+
 /* How many repairs of a hole shown lost were lost: one per retransmission timeout it waited,
- * or per time new data overtook its repair (REPAIR_GENERATIONS_SCAN), and at least one. */
-static int64_t repairs_lost_count(int64_t timeouts, const hole *h) {
-    int64_t n = timeouts > h->repairs_overtaken ? timeouts : h->repairs_overtaken;
+ * or per time data overtook its repair (repairs_overtaken_shown), and at least one. */
+static int64_t repairs_lost_count(int64_t timeouts, int64_t overtaken) {
+    int64_t n = timeouts > overtaken ? timeouts : overtaken;
     return n > 1 ? n : 1;
 }
 
@@ -1493,7 +1505,7 @@ static int64_t repairs_lost_count(int64_t timeouts, const hole *h) {
  * between them (seen: Linux 6.12, BBR, three flows, a queue of up to a second: 20-segment
  * holes repaired 0.7-1.0 s after they opened, after new data that echoed ACKs that had
  * reported them). On a path shorter than two ticks the TSvals cannot tell, and this says
- * nothing. */
+ * nothing (repair_left_unheard reads the TSecr instead). */
 static int repair_sweep_continues(const pass *ps, int64_t d, int64_t i, int64_t lo) {
     const truth_input *in = ps->in;
     const direction_state *s = &ps->dirs[d];
@@ -1501,6 +1513,45 @@ static int repair_sweep_continues(const pass *ps, int64_t d, int64_t i, int64_t 
     int64_t rtt_ticks = path_min_rtt_ns(ps, d) / TSVAL_TICK_MAX_NS;
     int32_t ticks = (int32_t)(in->tsval[i] - s->last_repair_tsval);
     return ticks >= 0 && ticks < rtt_ticks;
+}
+
+/* The newest TSval the peer had sent by at_ns, as this capture saw its packets (*tsval); 0 when
+ * none it remembers was sent that early. */
+static int peer_tsval_as_of(const direction_state *p, int64_t at_ns, uint32_t *tsval) {
+    const sent_tsval_ring *r = &p->tsvals_sent;
+    int lo = 0, hi = r->len; /* first sent times rise with the values: the last at or before at_ns */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->at[(r->head + mid) % SENT_TSVAL_RING].first_ns <= at_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return 0;
+    *tsval = r->at[(r->head + lo - 1) % SENT_TSVAL_RING].tsval;
+    return 1;
+}
+
+/* Downstream, a repair [lo, ...) of packet i filling a hole, idle_ns after the direction last
+ * moved: whether it belongs to the sender's sweep of first repairs by what the sender had heard.
+ * The sender repairs the holes it marked in sequence order (repair_sweep_continues), so the first
+ * repair of a hole above the latest first repair seen here (the sweep's) left after that one;
+ * it is known lost only from an ACK of data sent after it (RACK), which the receiver sent after
+ * that latest first repair arrived (one reordering extent before, on a path that reorders), or
+ * at a retransmission timeout (a silence of one). A repair whose TSecr echoes a TSval older than
+ * the newest the receiver had sent by then left before the sender heard any such ACK: a first
+ * repair. This reads the receiver's clock against arrivals here, not the TSval tick against the
+ * round trip, so it holds on paths shorter than a tick, where the sender's TSvals cannot tell:
+ * there a burst lost whole (a TSO super-segment) is repaired over round trips a queue makes
+ * longer than a tick, and new data sent between the repairs arrives before the higher ones. */
+static int repair_left_unheard(const pass *ps, int64_t d, int64_t i, int64_t lo, int64_t idle_ns) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    uint32_t heard;
+    if (!in->has_ts[i] || in->tsecr[i] == 0 || s->sweep_end < 0 || s->sweep_end > lo || idle_ns >= RTO_MIN_NS ||
+        !peer_tsval_as_of(&ps->dirs[d ^ 1], ns_before(s->sweep_ns, reorder_extent_ns(s)), &heard))
+        return 0;
+    return (int32_t)(in->tsecr[i] - heard) < 0;
 }
 
 /* Retransmission kind from the recovery the ACKs show. */
@@ -1614,13 +1665,13 @@ static void on_late_original(direction_state *s, const hole *h, int64_t hole_age
 }
 
 /* Downstream, a repeat starting at lo: the holes below it whose repair it overtook
- * (repairs_overtaken), on a path that has shown no reordering. */
+ * (repairs_overtaken; on a path that reorders, repairs_overtaken_shown reads it). */
 static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     const direction_state *p = &ps->dirs[d ^ 1];
     if (s->nholes == 0 || s->holes[0].hi > lo || !in->has_ts[i] || in->tsecr[i] == 0 || p->tsvals_sent.len == 0 ||
-        s->recent_rtt_len == 0 || stats_of(ps, d)[S_REORDERED] > 0)
+        s->recent_rtt_len == 0)
         return;
     const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
     if (echoed != NULL) repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo);
@@ -1723,9 +1774,14 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now);
         /* a first repair of the sender's sweep: none of the signs above counts */
-        int sweep = !skipped && repair_sweep_continues(ps, d, i, lo);
+        int sweep = !skipped && (repair_sweep_continues(ps, d, i, lo) || repair_left_unheard(ps, d, i, lo, idle_ns));
         s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
-        if (s->last_repair_lost) S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, &filled_hole);
+        if (s->last_repair_lost) {
+            S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, repairs_overtaken_shown(s, &filled_hole, now));
+        } else {
+            s->sweep_end = hi;
+            s->sweep_ns = now;
+        }
         s->last_repair_end = hi;
         s->last_repair_tsval = in->tsval[i];
         s->last_repair_has_ts = in->has_ts[i];
@@ -2107,6 +2163,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].mss = in->mss[d];
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
+        ps.dirs[d].sweep_end = -1;
         ps.dirs[d].sender_rtt_min_ns = -1;
         ps.dirs[d].repair_lost_below = -1;
         ps.dirs[d].generation_due_ns = -1;
