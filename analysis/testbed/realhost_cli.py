@@ -179,8 +179,9 @@ def load_records(out_dir: Path) -> List[Dict[str, Any]]:
         if "retransmissions" not in record["truth"]:
             pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}
             family = record["transfer"]["family"]
+            timestamps = record["transfer"].get("sender_timestamps", True)
             record["truth"].update(
-                router_retransmission_truth(pcaps, record["sender_address"], record["client_ports"], family)
+                router_retransmission_truth(pcaps, record["sender_address"], record["client_ports"], family, timestamps)
             )
         records.append(record)
     records.sort(key=lambda r: r.get("order", 0))
