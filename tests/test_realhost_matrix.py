@@ -353,3 +353,15 @@ def test_relative_error_is_unknown_without_a_figure_and_exact_at_zero():
     assert relative_error(0, 0) == 0.0
     assert relative_error(3, 0) is None
     assert relative_error(103, 100) == pytest.approx(0.03)
+
+
+def test_a_sender_without_timestamps_makes_ipv6_downstream_counts_warn_no_timestamps():
+    v6 = Transfer(name="w", family=6, data_loss=0.02, sender_timestamps=False)
+    for vantage in ("receiver", "receiver-any", "router-out"):
+        assert "no_timestamps" in expected_warnings(v6, vantage, 0)[0]
+    assert "no_timestamps" not in set().union(*expected_warnings(v6, "sender", 0))
+    # IPv4 IDs and a forwarding host's own drops count without timestamps: allowed, not required
+    v4 = Transfer(name="w4", family=4, data_loss=0.02, sender_timestamps=False)
+    assert "no_timestamps" in expected_warnings(v4, "receiver", 0)[1]
+    assert "no_timestamps" in expected_warnings(v6, "router-any", 0)[1]
+    assert "no_timestamps" not in set().union(*expected_warnings(Transfer(name="l", family=6), "receiver", 0))
