@@ -12,6 +12,7 @@ from spline_analysis.testbed.realhost import (
     data_match,
     iperf3_truth,
     mss_bytes,
+    transfer_mss_bytes,
     parse_ss_info,
     segment_buckets,
     segments_from_buckets,
@@ -365,3 +366,15 @@ def test_a_sender_without_timestamps_makes_ipv6_downstream_counts_warn_no_timest
     assert "no_timestamps" in expected_warnings(v4, "receiver", 0)[1]
     assert "no_timestamps" in expected_warnings(v6, "router-any", 0)[1]
     assert "no_timestamps" not in set().union(*expected_warnings(Transfer(name="l", family=6), "receiver", 0))
+
+
+def test_a_sender_mtu_below_the_receivers_shortens_the_segments_the_truth_counts():
+    """The sender takes the smaller of the receiver's MSS and its own MTU's: a 1400-byte uplink
+    (a VPN) sends 1348-byte segments over IPv4 with timestamps, and the buckets follow."""
+    (vpn,) = matrix_from_document({"transfer": [{"name": "v", "sender_mtu": 1400}]}).transfers
+    assert transfer_mss_bytes(vpn) == 1348 and transfer_mss_bytes(Transfer(name="d")) == 1448
+    buckets = segment_buckets(4, True, 1400)
+    assert next(k for k, low, high in buckets if low <= 52 + 3 * 1348 <= high) == 3
+    for bad in (1279, 1501, "1400", True):
+        with pytest.raises(TestbedError, match="sender_mtu"):
+            matrix_from_document({"transfer": [{"name": "a", "sender_mtu": bad}]})

@@ -115,12 +115,17 @@ def data_header_bytes(family: int, timestamps: bool = True) -> int:
     return IP_HEADER_BYTES[family] + TCP_HEADER_BYTES + (TIMESTAMPS_OPTION_BYTES if timestamps else 0)
 
 
-def mss_bytes(family: int, timestamps: bool = True) -> int:
-    """Payload bytes of a full segment on a 1500-byte MTU (1448 with timestamps over IPv4, 1460 without)."""
-    return MTU_BYTES - data_header_bytes(family, timestamps)
+def mss_bytes(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> int:
+    """Payload bytes of a full segment (on a 1500-byte MTU: 1448 with timestamps over IPv4, 1460 without)."""
+    return mtu - data_header_bytes(family, timestamps)
 
 
-def segment_buckets(family: int, timestamps: bool = True) -> List[Tuple[int, int, int]]:
+def transfer_mss_bytes(transfer: Transfer) -> int:
+    """The segment size the transfer's sender uses: its own MTU is the smaller one."""
+    return mss_bytes(transfer.family, transfer.sender_timestamps, transfer.sender_mtu)
+
+
+def segment_buckets(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> List[Tuple[int, int, int]]:
     """(segments, lowest IP length, highest IP length) of packets carrying 1..MAX segments.
 
     iptables' length match reads the IP length: IPv4 total length, IPv6 payload length
@@ -128,7 +133,7 @@ def segment_buckets(family: int, timestamps: bool = True) -> List[Tuple[int, int
     header stands for those of its segments, so the buckets depend on the header's size.
     """
     header = data_header_bytes(family, timestamps)
-    mss = mss_bytes(family, timestamps)
+    mss = mss_bytes(family, timestamps, mtu)
     buckets = []
     for k in range(1, MAX_SEGMENTS_PER_PACKET + 1):
         low, high = header + (k - 1) * mss + 1, min(65535, header + k * mss)
@@ -324,10 +329,14 @@ def loss_ends_before_test_end_s(transfer: Transfer) -> float:
 
 
 def set_stacks(names: Dict[str, str], transfer: Transfer) -> None:
-    """The sender's TCP options and the receiver's buffer ceiling (per-namespace sysctls)."""
+    """The sender's TCP options, its MTU, and the receiver's buffer ceiling (per-namespace sysctls)."""
     for role, sysctls in (("snd", transfer.sender_sysctls), ("rcv", transfer.receiver_sysctls)):
         for key, value in sysctls.items():
             netns.run_command(["sysctl", "-q", "-w", f"{key}={value}"], namespace=names[role])
+    if transfer.sender_mtu != MTU_BYTES:
+        netns.run_command(
+            ["ip", "link", "set", DEVICES["sender"], "mtu", str(transfer.sender_mtu)], namespace=names["snd"]
+        )
 
 
 def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
@@ -340,7 +349,7 @@ def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
 def add_segment_chain(rules: List[List[str]], transfer: Transfer, chain: str, final: List[str]) -> None:
     """A chain counting each packet in the bucket of its segment count, ending in `final` (e.g. DROP)."""
     rules.append(["-N", chain])
-    for k, low, high in segment_buckets(transfer.family, transfer.sender_timestamps):
+    for k, low, high in segment_buckets(transfer.family, transfer.sender_timestamps, transfer.sender_mtu):
         rules.append(
             ["-A", chain, "-m", "length", "--length", f"{low}:{high}", "-m", "comment", "--comment", f"seg{k}"],
         )
@@ -599,11 +608,11 @@ def write_meta(
 
 
 def router_retransmission_truth(
-    pcaps: Dict[str, Path], sender_address: str, client_ports: List[int], family: int, timestamps: bool = True
+    pcaps: Dict[str, Path], sender_address: str, client_ports: List[int], mss: int
 ) -> Dict[str, Any]:
     """`TransferTruth`'s retransmission fields from the router's captures (`{vantage: pcap}`,
     see realhost_retransmissions); none when the transfer was not captured at the router."""
-    found = retransmission_truth(pcaps, sender_address, client_ports, mss_bytes(family, timestamps))
+    found = retransmission_truth(pcaps, sender_address, client_ports, mss)
     if found is None:
         return {}
     summary: Dict[str, Any] = {"source": found.source, **found.summary()}
@@ -755,8 +764,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                 {vantage: Path(c.pcap) for vantage, c in captures.items()},
                 addresses["sender"],
                 client_ports,
-                family,
-                transfer.sender_timestamps,
+                transfer_mss_bytes(transfer),
             )
             if not in_vm
             else {}

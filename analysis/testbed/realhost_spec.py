@@ -29,6 +29,8 @@ tables; each transfer takes the defaults and overrides some of them:
                               # default, 2, accepts); no qdisc here marks CE, so packets carry ECT(0)
     receiver_rmem_kib = 0     # the receiver's tcp_rmem maximum (0: the kernel's): a window-limited receiver
     snaplen_bytes = 128       # tcpdump -s at every capture point (96: SACK blocks of IPv6 ACKs cut)
+    sender_mtu = 1500         # the sender's interface MTU: below the receiver's, its segments are
+                              # shorter than the MSS the receiver announces (a VPN or PPPoE uplink)
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
@@ -72,6 +74,7 @@ DEFAULT_SNAPLEN_BYTES = 128  # Ethernet + IPv6 + the longest TCP header (60) fit
 MIN_SNAPLEN_BYTES = 60
 LONGEST_LINK_HEADER_BYTES = 20  # SLL2 (`-i any`); Ethernet is 14
 LONGEST_TCP_HEADER_BYTES = 60
+MIN_MTU_BYTES = 1280  # IPv6's minimum link MTU
 
 # Tolerances of issue 8, as fractions of the truth.
 LOST_TOLERANCE = {
@@ -114,6 +117,7 @@ class Transfer:
     sender_ecn: bool = False  # net.ipv4.tcp_ecn = 1 in the sender
     receiver_rmem_kib: int = 0  # the receiver's tcp_rmem maximum, KiB (0: the kernel's default)
     snaplen_bytes: int = DEFAULT_SNAPLEN_BYTES  # tcpdump -s at every capture point
+    sender_mtu: int = 1500  # the sender's interface MTU, bytes
 
     @property
     def sender_sysctls(self) -> Dict[str, str]:
@@ -204,6 +208,7 @@ KNOWN_KEYS = {
     "sender_ecn",
     "receiver_rmem_kib",
     "snaplen_bytes",
+    "sender_mtu",
 }
 
 
@@ -256,6 +261,9 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     snaplen = merged.get("snaplen_bytes", DEFAULT_SNAPLEN_BYTES)
     if not isinstance(snaplen, int) or isinstance(snaplen, bool) or not MIN_SNAPLEN_BYTES <= snaplen <= 262144:
         raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {MIN_SNAPLEN_BYTES} to 262144")
+    sender_mtu = merged.get("sender_mtu", 1500)
+    if not isinstance(sender_mtu, int) or isinstance(sender_mtu, bool) or not MIN_MTU_BYTES <= sender_mtu <= 1500:
+        raise TestbedError(f"{name}: sender_mtu {sender_mtu!r}: {MIN_MTU_BYTES} to 1500 (the veths' own)")
     return Transfer(
         name=name,
         offloads=offloads,
@@ -278,6 +286,7 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         queue_ms=queue_ms,
         receiver_rmem_kib=receiver_rmem_kib,
         snaplen_bytes=snaplen,
+        sender_mtu=sender_mtu,
         **switches,
     )
 
