@@ -132,6 +132,13 @@ MIN_SEGMENT_BYTES = 536
 MSS_CANDIDATE_SHARE = 0.01
 MSS_MULTIPLE_SHARE = 0.5
 MSS_MAX_DIVISOR = 64
+# A sender uses the smaller of the MSS its peer announced and its own MTU's (a VPN or PPPoE
+# uplink, a 1280-byte IPv6 tunnel): a slot with at least this many segment-sized frames none of
+# which is the announced size has its segment size read from its payloads instead, where that
+# shows one at least MSS_BELOW_ANNOUNCED_MIN of the announced (smaller, it is an application's
+# message size, not a segment size).
+MSS_CHECK_MIN_FRAMES = 100
+MSS_BELOW_ANNOUNCED_MIN = 0.75
 
 
 @dataclass
@@ -261,6 +268,7 @@ def _mss_per_slot(
     valid = slot >= 0
     if valid.any():
         np.maximum.at(mss, slot[valid], payload[valid].astype(np.int64))
+    largest = mss.copy()
     announced = np.zeros(n_slots, dtype=np.int64)
     has_syn = first_syn_index >= 0
     announced[has_syn] = packets["opt_mss"][first_syn_index[has_syn]]
@@ -276,7 +284,35 @@ def _mss_per_slot(
     if len(rows):
         shown = _mss_from_payloads(payload[rows], slot[rows], n_slots)
         mss = np.where(shown > 0, shown, mss)
-    return mss
+    below = _segments_below_announced(payload, slot, n_slots, np.where(use_peer, mss, 0), largest)
+    return np.where(below > 0, below, mss)
+
+
+def _segments_below_announced(
+    payload: np.ndarray, slot: np.ndarray, n_slots: int, announced: np.ndarray, largest: np.ndarray
+) -> np.ndarray:
+    """Per slot with an announced segment size (`announced` > 0): the smaller one its payloads
+    show where not one of its many segment-sized frames has the announced size (0 elsewhere).
+    Only slots whose largest payload is no whole number of announced segments can be such (a
+    frame of k segments of a smaller size is one only past 64 KiB), so most captures skip the rows."""
+    below = np.zeros(n_slots, dtype=np.int64)
+    maybe = (announced > 0) & (largest >= MIN_SEGMENT_BYTES) & (largest % np.maximum(announced, 1) != 0)
+    if not maybe.any():
+        return below
+    # a row's slot's announced size (the extra last entry: rows of no slot)
+    where = np.where(slot >= 0, slot, n_slots)
+    own = np.append(np.where(maybe, announced, 0), 0).take(where)
+    full = np.bincount(where[payload == own], minlength=n_slots + 1)[:n_slots]
+    maybe = np.append(maybe & (full == 0), False)
+    rows = np.flatnonzero(maybe.take(where) & (payload >= MIN_SEGMENT_BYTES))
+    suspect = np.bincount(slot[rows], minlength=n_slots) >= MSS_CHECK_MIN_FRAMES
+    if not suspect.any():
+        return below
+    rows = rows[suspect[slot[rows]]]
+    shown = _mss_from_payloads(payload[rows], slot[rows], n_slots)
+    keep = suspect & (shown < announced) & (shown >= MSS_BELOW_ANNOUNCED_MIN * announced)
+    below[keep] = shown[keep]
+    return below
 
 
 def _run_pass(
