@@ -102,6 +102,8 @@ MODE_IN_PATH = 2  # holes for loss upstream, repeats of data that passed for los
 # this many IDs per packet (plus a floor); sparser IDs fall back to sorting.
 ID_BITMAP_MAX_FACTOR = 8
 ID_BITMAP_MIN_BITS = 1 << 20
+# A connection's use of SACK, from its handshake (truth_core.h enum truth_sack)
+SACK_OFF, SACK_ON, SACK_UNKNOWN = 0, 1, 2
 MODE_EVIDENCE = -1  # first pass: vantage evidence only (TTLs, handshake, IP IDs, jumps, repeats)
 
 INITIAL_TTLS = (64, 128, 255)  # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
@@ -288,6 +290,18 @@ def _mss_per_slot(
     return np.where(below > 0, below, mss)
 
 
+def _sack_negotiated(packets: Mapping[str, np.ndarray], first_syn_index: np.ndarray) -> np.ndarray:
+    """Per slot: SACK_ON when both of its connection's SYNs carried SACK-permitted, SACK_OFF when
+    one did not, SACK_UNKNOWN when either SYN is not in the capture."""
+    n_slots = len(first_syn_index)
+    seen = first_syn_index >= 0
+    permitted = np.zeros(n_slots, dtype=bool)
+    permitted[seen] = np.asarray(packets["opt_sack_permitted"])[first_syn_index[seen]]
+    peer = np.arange(n_slots) ^ 1
+    both_seen, both_permitted = seen & seen[peer], permitted & permitted[peer]
+    return np.where(both_seen, np.where(both_permitted, SACK_ON, SACK_OFF), SACK_UNKNOWN).astype(np.uint8)
+
+
 def _segments_below_announced(
     payload: np.ndarray, slot: np.ndarray, n_slots: int, announced: np.ndarray, largest: np.ndarray
 ) -> np.ndarray:
@@ -322,8 +336,11 @@ def _run_pass(
     mode: np.ndarray,
     mss: np.ndarray,
     id_per_packet: np.ndarray,
+    sack_negotiated: Optional[np.ndarray] = None,
 ):
     c = np.ascontiguousarray
+    if sack_negotiated is None:
+        sack_negotiated = np.full(n_slots, SACK_UNKNOWN, dtype=np.uint8)
     n = len(slot)
     out = _truth.analyze(
         n_slots,
@@ -346,6 +363,7 @@ def _run_pass(
         c(mode, np.int8),
         c(mss, np.int64),
         c(id_per_packet, np.uint8),
+        c(sack_negotiated, np.uint8),
     )
     kind = np.frombuffer(out[0], dtype=np.uint8)
     rtt_us = np.frombuffer(out[1], dtype=np.float64)
@@ -554,7 +572,7 @@ def analyze_directions(
 
     # pass 2: classification with the vantage known
     kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats = _run_pass(
-        packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8)
+        packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8), _sack_negotiated(packets, first_syn)
     )
 
     data_slots = np.flatnonzero(stats[:, col["data_packets"]] > 0) if n_slots else np.zeros(0, int)

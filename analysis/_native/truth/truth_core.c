@@ -336,6 +336,9 @@ typedef struct {
     int64_t reorder_samples; /* segments reported as just arrived, reordered or not */
     int64_t first_copy_verdicts, first_copy_lost;
     int64_t covered_sent_max_ns; /* latest first-copy send time of a segment reported */
+    int sack_read;               /* a SACK block of the peer was read (bare_dupack_reports) */
+    int64_t dupack_una;          /* the cumulative ACK the bare duplicate ACKs repeat ... */
+    int64_t dupack_next;         /* ... and the segment the next one reports arrived */
     uint32_t echo_last;
     int echo_valid;                   /* newest TSecr the peer echoed */
     sent_tsval_ring data_tsvals_sent; /* this direction's TSvals on data, for the RTT of an echo */
@@ -1102,6 +1105,33 @@ static void scoreboard_on_echo(pass *ps, int64_t d, uint32_t echo, int64_t now) 
     }
 }
 
+/* A duplicate ACK with no SACK block to read, at the sender: either the connection uses no SACK
+ * (none negotiated, or a middlebox stripped it) or the snaplen cut the option off (`-s 96` over
+ * IPv6 cuts the first block). Each such ACK still says one more segment above the cumulative ACK
+ * arrived (RFC 5681 3.2): the next one sent when the path keeps order, if it left a round trip
+ * (the lowest seen) before the ACK came; that one counts as reported, so first copies sent
+ * before it have a later one reported (unreported_copy's lag), as a SACK block would have shown.
+ * Returns 1 (it is no discard). On a connection that uses SACK (its handshake says so, or, none
+ * captured, a SACK block was read) an ACK captured whole is bare only for a segment the receiver
+ * discarded (PAWS): no report (returns 0). */
+static int bare_dupack_reports(pass *ps, int64_t d, int64_t i, int64_t a, int64_t *newest_sent_ns) {
+    direction_state *p = &ps->dirs[d];
+    uint8_t sack = ps->in->sack_negotiated[d];
+    int without_sack = sack == TRUTH_SACK_OFF || (sack != TRUTH_SACK_ON && !p->sack_read);
+    if (!without_sack && !(ps->in->decode_flags[i] & TRUTH_DECODE_TRUNCATED)) return 0;
+    if (p->dupack_una != a || p->dupack_next < p->sb_first) {
+        p->dupack_una = a;
+        p->dupack_next = sb_index(p, a) + 1; /* the segment at the ACK is the one missing */
+    }
+    int64_t rtt_ns = sender_rtt_floor_ns(p);
+    if (p->dupack_next >= p->sb_len) return 1;
+    const sent_segment *e = &p->sb[p->dupack_next];
+    if (rtt_ns > 0 && ps->in->ts_ns[i] - e->first_ns < rtt_ns) return 1; /* it cannot have arrived yet */
+    p->dupack_next++;
+    if (e->first_ns > *newest_sent_ns) *newest_sent_ns = e->first_ns;
+    return 1;
+}
+
 /* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
  * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
  * answers each segment PAWS rejects with one, RFC 7323 5.3). */
@@ -1113,8 +1143,9 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     if (!(f & TRUTH_TCP_ACK) || (f & TRUTH_TCP_RST) || p->sb_len == p->sb_first) return;
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
     int64_t newest_sent_ns = p->covered_sent_max_ns;
-    int news = a != p->sb_una || in->payload_len[i] > 0 || (f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) ||
-               !p->ack_window_valid || in->window[i] != p->ack_window_last;
+    int duplicate = a == p->sb_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) &&
+                    p->ack_window_valid && in->window[i] == p->ack_window_last;
+    int news = !duplicate;
     p->ack_window_last = in->window[i];
     p->ack_window_valid = 1;
     /* the cumulative ACK: the first newly covered segment is the one that just arrived */
@@ -1129,6 +1160,8 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
     int first = 0;
     int nb = sack_blocks(ps, d ^ 1, i, a, L, R, &first);
+    if (nb > 0) p->sack_read = 1;
+    if (nb == 0 && duplicate && p->hi_end > a && bare_dupack_reports(ps, d ^ 1, i, a, &newest_sent_ns)) news = 1;
     if (first) {
         news = 1;
         for (int64_t k = sb_index(p, L[0]); k < p->sb_len && p->sb[k].lo < R[0]; k++) {
