@@ -125,6 +125,8 @@ class Flow:
             cols["tcp_header_len"][i] = 20
             cols["tcp_payload_len"][i] = r["len"]
             cols["opt_mss"][i] = r["mss"]
+            # the crafted connections use SACK, as Linux's do (their SYNs say so)
+            cols["opt_sack_permitted"][i] = bool(r["flags"] & TCP_SYN)
             if r["tsval"] is not None:
                 cols["opt_has_ts"][i] = True
                 cols["opt_tsval"][i] = r["tsval"]
