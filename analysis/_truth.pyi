@@ -1,5 +1,5 @@
 """Types of the C truth-seeking pass (analysis/_native/truth/module.c): one contiguous array per
-input column, the last three per direction."""
+input column, the last four per direction."""
 
 from typing import Any, Union
 
@@ -30,6 +30,7 @@ def analyze(
     mode: Buffer,
     mss: Buffer,
     id_per_packet: Buffer,
+    sack_negotiated: Buffer,
     /,
 ) -> tuple[bytearray, bytearray, bytearray, bytearray, bytearray, bytearray, bytearray]:
     """(kind u8[N], rtt_us f64[N], rtt_direction i32[N], in_flight i64[N], id64 i64[N],

@@ -225,10 +225,15 @@ def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> L
     slots = analysis.directions.packet_slot
     counts = np.bincount(slots[slots >= 0]) if len(slots) else np.zeros(0, np.int64)
     slot_packets = {int(k): int(v) for k, v in enumerate(counts)}
+    stamped = (slots >= 0) & (np.asarray(analysis.packets["tcp_payload_len"]) > 0)
+    stamped &= np.asarray(analysis.packets["opt_has_ts"]).astype(bool)
+    stamped_counts = np.bincount(slots[stamped]) if stamped.any() else np.zeros(0, np.int64)
+    slot_stamped_data = {int(k): int(v) for k, v in enumerate(stamped_counts)}
     return (
         integrity.decode_warnings(analysis.capture.warnings)
         + integrity.file_warnings(analysis.packets, analysis.capture.capture_drops)
         + integrity.direction_warnings(records, slot_packets)
+        + integrity.no_timestamps_warnings(records, slot_stamped_data)
     )
 
 

@@ -2,7 +2,7 @@
  * fuzz_truth.c -- libFuzzer entry for the truth-seeking pass (truth_core.h).
  *
  * Each input describes a small packet table: the first byte the number of
- * directions (2-8, in pairs), then per direction its mode, MSS and IP-ID numbering, then
+ * directions (2-8, in pairs), then per direction its mode, MSS, IP-ID numbering and SACK use, then
  * fixed-size packet rows until the input ends. Timestamps advance by the row's
  * step (backwards sometimes, as in captures whose clock stepped) within the range
  * the decoder produces; every other field takes any value, directions included
@@ -37,12 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     int8_t mode[MAX_DIRECTIONS];
     int64_t mss[MAX_DIRECTIONS];
-    uint8_t id_pp[MAX_DIRECTIONS];
+    uint8_t id_pp[MAX_DIRECTIONS], sack[MAX_DIRECTIONS];
     for (int64_t d = 0; d < n_dirs; d++) {
         const uint8_t *p = data + 1 + d * DIRECTION_BYTES;
         mode[d] = (int8_t)(p[0] % 4) - 1;
         mss[d] = u16(p + 1);
         id_pp[d] = p[3] & 1;
+        sack[d] = (uint8_t)((p[3] >> 1) % 4); /* 3: out of the enum's range too */
     }
     size_t rows = (size_t)(n > 0 ? n : 1);
     int32_t *direction = malloc(rows * 4);
@@ -101,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .mode = mode,
         .mss = mss,
         .id_per_packet = id_pp,
+        .sack_negotiated = sack,
     };
     truth_output out = {
         .kind = malloc(rows),

@@ -176,3 +176,23 @@ def test_decoder_messages_become_coded_warnings():
         ]
     )
     assert [w["code"] for w in coded] == ["file_truncated", "gzip_truncated"]
+
+
+def test_no_timestamps_is_raised_below_the_sender_only_where_holes_count_the_loss():
+    """A repair lost again leaves no hole, and a late original looks like a repair: without TSvals
+    and TSecrs little tells (the committed matrix's IPv6 captures with timestamps taken out read
+    -3.5% to +9%). IPv4 IDs and the sender's retransmissions count loss without them, and a
+    direction with no hole has nothing to miss."""
+    below = dict(vantage="receiver", loss_method="holes", hole_lost_segments=40, lost_segments=42)
+    records = [
+        direction(**below),
+        direction(stream=1, **below),  # its data carries timestamps
+        direction(stream=2, **{**below, "loss_method": "ip_id_gaps"}),
+        direction(stream=3, **{**below, "vantage": "sender", "loss_method": "retransmissions"}),
+        direction(stream=4, **{**below, "vantage": "in-path", "forwarded_drops": 40}),
+        direction(stream=5, **{**below, "vantage": "in-path", "hole_lost_segments": 0}),
+    ]
+    stamped = {2: 500}
+    warnings = integrity.no_timestamps_warnings(records, stamped)
+    assert [(w["stream"], w["code"]) for w in warnings] == [(0, "no_timestamps"), (4, "no_timestamps")]
+    assert warnings[0]["lost_segments"] == 42 and "42" in warnings[0]["message"]

@@ -8,8 +8,11 @@ import pytest
 
 from spline_analysis.testbed.errors import TestbedError
 from spline_analysis.testbed.realhost import (
+    CAPTURE_POINTS,
+    data_match,
     iperf3_truth,
     mss_bytes,
+    transfer_mss_bytes,
     parse_ss_info,
     segment_buckets,
     segments_from_buckets,
@@ -21,6 +24,7 @@ from spline_analysis.testbed.realhost_spec import (
     load_matrix,
     matrix_from_document,
     Transfer,
+    VANTAGES,
 )
 
 MATRIX = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-matrix.toml"
@@ -89,6 +93,92 @@ def test_length_buckets_count_a_gso_packet_as_the_segments_it_is_split_into(fami
     assert segments_of(header + 10 * mss) == 10
     assert segments_of(65535) == -(-(65535 - header) // mss)
     assert all(buckets[i][2] + 1 == buckets[i + 1][1] for i in range(len(buckets) - 1))
+
+
+@pytest.mark.parametrize("family, header, mss", [(4, 40, 1460), (6, 60, 1440)])
+def test_without_timestamps_the_segment_is_12_bytes_longer_and_the_buckets_follow(family, header, mss):
+    """A sender with tcp_timestamps=0 (Windows' default) sends 1460-byte segments over IPv4: a
+    GSO packet of k of them is header + k * 1460 long, which the timestamps' buckets (1448 a
+    segment) would count as k + 1 segments from k = 2 on."""
+    assert mss_bytes(family, timestamps=False) == mss == mss_bytes(family) + 12
+    buckets = segment_buckets(family, timestamps=False)
+
+    def segments_of(ip_length):
+        return next(k for k, low, high in buckets if low <= ip_length <= high)
+
+    for k in (1, 2, 10, 44):
+        assert segments_of(header + k * mss) == k
+        assert segments_of(header + (k - 1) * mss + 1) == k
+    stamped = segment_buckets(family)
+    assert next(k for k, low, high in stamped if low <= header + 2 * mss <= high) == 3, "the bug this guards"
+    assert data_match(family, [41001], timestamps=False)[-1] == f"{header + 1}:65535"
+
+
+def test_sender_stack_keys_become_the_sender_namespaces_sysctls_and_default_to_linuxs():
+    plain, windows = matrix_from_document(
+        {
+            "transfer": [
+                {"name": "linux"},
+                {"name": "w", "sender_timestamps": False, "sender_sack": False, "sender_ecn": True},
+            ]
+        }
+    ).transfers
+    assert plain.sender_sysctls == {
+        "net.ipv4.tcp_timestamps": "1",
+        "net.ipv4.tcp_sack": "1",
+        "net.ipv4.tcp_ecn": "0",
+    }
+    assert windows.sender_sysctls == {
+        "net.ipv4.tcp_timestamps": "0",
+        "net.ipv4.tcp_sack": "0",
+        "net.ipv4.tcp_ecn": "1",
+    }
+    # the receiver keeps its defaults (tcp_ecn=2 answers an ECN SYN): only its buffer is set
+    assert plain.receiver_sysctls == {} and windows.receiver_sysctls == {}
+
+
+@pytest.mark.parametrize("key", ["sender_timestamps", "sender_sack", "sender_ecn"])
+def test_sender_stack_keys_take_only_true_or_false(key):
+    with pytest.raises(TestbedError, match=key):
+        matrix_from_document({"transfer": [{"name": "a", key: "off"}]})
+    with pytest.raises(TestbedError, match=key):
+        matrix_from_document({"transfer": [{"name": "a", key: 0}]})
+
+
+def test_receiver_rmem_limits_the_receivers_buffer_ceiling_in_kib():
+    (limited,) = matrix_from_document({"transfer": [{"name": "a", "receiver_rmem_kib": 256}]}).transfers
+    assert limited.receiver_sysctls == {"net.ipv4.tcp_rmem": f"4096 131072 {256 * 1024}"}
+    (small,) = matrix_from_document({"transfer": [{"name": "a", "receiver_rmem_kib": 64}]}).transfers
+    assert small.receiver_sysctls == {"net.ipv4.tcp_rmem": f"4096 {64 * 1024} {64 * 1024}"}
+    for bad in (-1, 4, "64k", 1.5, True):
+        with pytest.raises(TestbedError, match="receiver_rmem_kib"):
+            matrix_from_document({"transfer": [{"name": "a", "receiver_rmem_kib": bad}]})
+
+
+def test_snaplen_is_checked_and_a_short_one_may_cut_sack_acks_where_headers_are_long():
+    (short,) = matrix_from_document({"transfer": [{"name": "a", "family": 6, "snaplen_bytes": 96}]}).transfers
+    assert short.snaplen_bytes == 96
+    # Ethernet 14 + IPv6 40 + a TCP header with SACK blocks up to 60 = 114 > 96
+    assert short.snaplen_cuts_headers("receiver") and short.snaplen_cuts_headers("router-out")
+    assert "snaplen_short" in expected_warnings(short, "receiver", 0)[1]
+    assert "snaplen_short" not in expected_warnings(short, "receiver", 0)[0], "no loss, no SACK block: nothing cut"
+    v4 = Transfer(name="b", family=4, snaplen_bytes=96)
+    assert not v4.snaplen_cuts_headers("receiver"), "14 + 20 + 60 = 94 fit"
+    assert v4.snaplen_cuts_headers("receiver-any"), "SLL2's 20-byte header: 100 do not"
+    assert "snaplen_short" not in set().union(*expected_warnings(Transfer(name="c"), "router-any", 0))
+    for bad in (59, 300000, "96", 96.0):
+        with pytest.raises(TestbedError, match="snaplen_bytes"):
+            matrix_from_document({"transfer": [{"name": "a", "snaplen_bytes": bad}]})
+
+
+def test_receiver_any_is_the_receivers_any_interface_with_the_receivers_warnings_and_buffer():
+    assert "receiver-any" in VANTAGES and CAPTURE_POINTS["receiver-any"] == ("rcv", "any")
+    (t,) = matrix_from_document(
+        {"transfer": [{"name": "a", "offloads": "gro", "vantages": ["receiver-any"], "receiver_buffer_kib": 32}]}
+    ).transfers
+    assert t.buffer_at("receiver-any") == 32
+    must, _ = expected_warnings(t, "receiver-any", 0)
+    assert must == {"super_segments"}, "GRO coalesces before the capture, whichever interface it names"
 
 
 def test_dropped_segments_weigh_each_bucket_by_its_segment_count():
@@ -310,3 +400,38 @@ def test_relative_error_is_unknown_without_a_figure_and_exact_at_zero():
     assert relative_error(0, 0) == 0.0
     assert relative_error(3, 0) is None
     assert relative_error(103, 100) == pytest.approx(0.03)
+
+
+def test_a_sender_without_timestamps_makes_ipv6_downstream_counts_warn_no_timestamps():
+    v6 = Transfer(name="w", family=6, data_loss=0.02, sender_timestamps=False)
+    for vantage in ("receiver", "receiver-any", "router-out"):
+        assert "no_timestamps" in expected_warnings(v6, vantage, 0)[0]
+    assert "no_timestamps" not in set().union(*expected_warnings(v6, "sender", 0))
+    # IPv4 IDs and a forwarding host's own drops count without timestamps: allowed, not required
+    v4 = Transfer(name="w4", family=4, data_loss=0.02, sender_timestamps=False)
+    assert "no_timestamps" in expected_warnings(v4, "receiver", 0)[1]
+    assert "no_timestamps" in expected_warnings(v6, "router-any", 0)[1]
+    assert "no_timestamps" not in set().union(*expected_warnings(Transfer(name="l", family=6), "receiver", 0))
+
+
+def test_a_sender_mtu_below_the_receivers_shortens_the_segments_the_truth_counts():
+    """The sender takes the smaller of the receiver's MSS and its own MTU's: a 1400-byte uplink
+    (a VPN) sends 1348-byte segments over IPv4 with timestamps, and the buckets follow."""
+    (vpn,) = matrix_from_document({"transfer": [{"name": "v", "sender_mtu": 1400}]}).transfers
+    assert transfer_mss_bytes(vpn) == 1348 and transfer_mss_bytes(Transfer(name="d")) == 1448
+    buckets = segment_buckets(4, True, 1400)
+    assert next(k for k, low, high in buckets if low <= 52 + 3 * 1348 <= high) == 3
+    for bad in (1279, 1501, "1400", True):
+        with pytest.raises(TestbedError, match="sender_mtu"):
+            matrix_from_document({"transfer": [{"name": "a", "sender_mtu": bad}]})
+
+
+def test_committed_matrix_has_senders_without_timestamps_or_sack_a_short_snaplen_and_mtu():
+    """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, a smaller sender MTU, and
+    `tcpdump -i any` at the receiver."""
+    transfers = load_matrix(MATRIX).transfers
+    assert any(not t.sender_timestamps for t in transfers)
+    assert any(not t.sender_sack for t in transfers)
+    assert any(t.snaplen_bytes == 96 and t.family == 6 for t in transfers)
+    assert any(t.sender_mtu < 1500 and t.sender_tso for t in transfers)
+    assert any("receiver-any" in t.vantages for t in transfers)

@@ -125,6 +125,8 @@ class Flow:
             cols["tcp_header_len"][i] = 20
             cols["tcp_payload_len"][i] = r["len"]
             cols["opt_mss"][i] = r["mss"]
+            # the crafted connections use SACK, as Linux's do (their SYNs say so)
+            cols["opt_sack_permitted"][i] = bool(r["flags"] & TCP_SYN)
             if r["tsval"] is not None:
                 cols["opt_has_ts"][i] = True
                 cols["opt_tsval"][i] = r["tsval"]
@@ -1485,3 +1487,42 @@ def test_a_hole_the_receivers_acks_keep_reporting_missing_stays_a_loss_however_l
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver"
     assert r["capture_gaps"] == 0 and r["hole_lost_segments"] == 1 and r["lost_segments"] == 1
+
+
+def gro_receiver_with_short_segments(segment_bytes: int, per_frame: int, frames: int, lost_frame: int) -> Flow:
+    """Capture at a GRO receiver a of b's data in segments of `segment_bytes` (b's own MTU is
+    smaller than a's: the handshake announces 1460 both ways). Every third frame is one segment,
+    the others `per_frame` segments coalesced; frame `lost_frame` (coalesced) is lost and resent
+    whole 30 ms later. Random IP IDs: loss is counted from the hole."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.020, 0.00002, ttl_a=64, ttl_b=61)
+    rng = np.random.default_rng(11)
+    seq, lost = 1001, None
+    for k in range(frames):
+        length = segment_bytes * (1 if k % 3 == 0 else per_frame)
+        if k == lost_frame:
+            lost = (seq, length)
+        else:
+            f.add(t + 0.0001 * k, 1, seq, 5001, length=length, ip_id=int(rng.integers(0, 65536)), ttl=61)
+        seq += length
+    f.add(t + 0.030, 1, lost[0], 5001, length=lost[1], ip_id=int(rng.integers(0, 65536)), ttl=61)
+    return f
+
+
+def test_segments_shorter_than_the_announced_mss_are_counted_at_their_own_size():
+    """A VPN or PPPoE uplink: the sender's segments (1360 bytes) are shorter than the MSS the
+    receiver announced (1460), and none has that size. GRO frames of 20 such segments, counted
+    against 1460, were 19 each, and a hole of 20 read 19 lost."""
+    f = gro_receiver_with_short_segments(1360, 20, 150, lost_frame=40)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["mss"] == 1360
+    assert r["data_segments"] == 50 * 1 + 99 * 20 + 20  # the lost frame once, resent
+    assert r["lost_segments"] == 20 and r["retransmissions"] == 20
+
+
+def test_a_flow_of_small_application_messages_keeps_the_announced_mss():
+    """Messages well under the MSS (an application writing 600 bytes at a time) are no segment size."""
+    f = gro_receiver_with_short_segments(600, 2, 150, lost_frame=40)
+    _, _, d = analyze(f)
+    assert row_of(d, 0, 1)["mss"] == 1460

@@ -103,6 +103,8 @@ MODE_IN_PATH = 2  # holes for loss upstream, repeats of data that passed for los
 # this many IDs per packet (plus a floor); sparser IDs fall back to sorting.
 ID_BITMAP_MAX_FACTOR = 8
 ID_BITMAP_MIN_BITS = 1 << 20
+# A connection's use of SACK, from its handshake (truth_core.h enum truth_sack)
+SACK_OFF, SACK_ON, SACK_UNKNOWN = 0, 1, 2
 MODE_EVIDENCE = -1  # first pass: vantage evidence only (TTLs, handshake, IP IDs, jumps, repeats)
 
 INITIAL_TTLS = (64, 128, 255)  # TTLs a locally sent packet carries (Linux/BSD, Windows, others)
@@ -133,6 +135,13 @@ MIN_SEGMENT_BYTES = 536
 MSS_CANDIDATE_SHARE = 0.01
 MSS_MULTIPLE_SHARE = 0.5
 MSS_MAX_DIVISOR = 64
+# A sender uses the smaller of the MSS its peer announced and its own MTU's (a VPN or PPPoE
+# uplink, a 1280-byte IPv6 tunnel): a slot with at least this many segment-sized frames none of
+# which is the announced size has its segment size read from its payloads instead, where that
+# shows one at least MSS_BELOW_ANNOUNCED_MIN of the announced (smaller, it is an application's
+# message size, not a segment size).
+MSS_CHECK_MIN_FRAMES = 100
+MSS_BELOW_ANNOUNCED_MIN = 0.75
 
 
 @dataclass
@@ -262,6 +271,7 @@ def _mss_per_slot(
     valid = slot >= 0
     if valid.any():
         np.maximum.at(mss, slot[valid], payload[valid].astype(np.int64))
+    largest = mss.copy()
     announced = np.zeros(n_slots, dtype=np.int64)
     has_syn = first_syn_index >= 0
     announced[has_syn] = packets["opt_mss"][first_syn_index[has_syn]]
@@ -277,7 +287,47 @@ def _mss_per_slot(
     if len(rows):
         shown = _mss_from_payloads(payload[rows], slot[rows], n_slots)
         mss = np.where(shown > 0, shown, mss)
-    return mss
+    below = _segments_below_announced(payload, slot, n_slots, np.where(use_peer, mss, 0), largest)
+    return np.where(below > 0, below, mss)
+
+
+def _sack_negotiated(packets: Mapping[str, np.ndarray], first_syn_index: np.ndarray) -> np.ndarray:
+    """Per slot: SACK_ON when both of its connection's SYNs carried SACK-permitted, SACK_OFF when
+    one did not, SACK_UNKNOWN when either SYN is not in the capture."""
+    n_slots = len(first_syn_index)
+    seen = first_syn_index >= 0
+    permitted = np.zeros(n_slots, dtype=bool)
+    permitted[seen] = np.asarray(packets["opt_sack_permitted"])[first_syn_index[seen]]
+    peer = np.arange(n_slots) ^ 1
+    both_seen, both_permitted = seen & seen[peer], permitted & permitted[peer]
+    return np.where(both_seen, np.where(both_permitted, SACK_ON, SACK_OFF), SACK_UNKNOWN).astype(np.uint8)
+
+
+def _segments_below_announced(
+    payload: np.ndarray, slot: np.ndarray, n_slots: int, announced: np.ndarray, largest: np.ndarray
+) -> np.ndarray:
+    """Per slot with an announced segment size (`announced` > 0): the smaller one its payloads
+    show where not one of its many segment-sized frames has the announced size (0 elsewhere).
+    Only slots whose largest payload is no whole number of announced segments can be such (a
+    frame of k segments of a smaller size is one only past 64 KiB), so most captures skip the rows."""
+    below = np.zeros(n_slots, dtype=np.int64)
+    maybe = (announced > 0) & (largest >= MIN_SEGMENT_BYTES) & (largest % np.maximum(announced, 1) != 0)
+    if not maybe.any():
+        return below
+    # a row's slot's announced size (the extra last entry: rows of no slot)
+    where = np.where(slot >= 0, slot, n_slots)
+    own = np.append(np.where(maybe, announced, 0), 0).take(where)
+    full = np.bincount(where[payload == own], minlength=n_slots + 1)[:n_slots]
+    maybe = np.append(maybe & (full == 0), False)
+    rows = np.flatnonzero(maybe.take(where) & (payload >= MIN_SEGMENT_BYTES))
+    suspect = np.bincount(slot[rows], minlength=n_slots) >= MSS_CHECK_MIN_FRAMES
+    if not suspect.any():
+        return below
+    rows = rows[suspect[slot[rows]]]
+    shown = _mss_from_payloads(payload[rows], slot[rows], n_slots)
+    keep = suspect & (shown < announced) & (shown >= MSS_BELOW_ANNOUNCED_MIN * announced)
+    below[keep] = shown[keep]
+    return below
 
 
 def _run_pass(
@@ -287,8 +337,11 @@ def _run_pass(
     mode: np.ndarray,
     mss: np.ndarray,
     id_per_packet: np.ndarray,
+    sack_negotiated: Optional[np.ndarray] = None,
 ):
     c = np.ascontiguousarray
+    if sack_negotiated is None:
+        sack_negotiated = np.full(n_slots, SACK_UNKNOWN, dtype=np.uint8)
     n = len(slot)
     out = _truth.analyze(
         n_slots,
@@ -311,6 +364,7 @@ def _run_pass(
         c(mode, np.int8),
         c(mss, np.int64),
         c(id_per_packet, np.uint8),
+        c(sack_negotiated, np.uint8),
     )
     kind = np.frombuffer(out[0], dtype=np.uint8)
     rtt_us = np.frombuffer(out[1], dtype=np.float64)
@@ -519,7 +573,7 @@ def analyze_directions(
 
     # pass 2: classification with the vantage known
     kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats = _run_pass(
-        packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8)
+        packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8), _sack_negotiated(packets, first_syn)
     )
 
     data_slots = np.flatnonzero(stats[:, col["data_packets"]] > 0) if n_slots else np.zeros(0, int)

@@ -72,13 +72,13 @@ from .run import parse_tcpdump_counters, utc_now
 SERVER_PORT = 5201
 CLIENT_PORT = 41001
 MTU_BYTES = 1500
-TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32  # Linux sends timestamps on every data segment here
+TCP_HEADER_BYTES = 20
+TIMESTAMPS_OPTION_BYTES = 12  # with its padding: on every data segment of a connection that uses them
 IP_HEADER_BYTES = {4: 20, 6: 40}
 MAX_SEGMENTS_PER_PACKET = 46  # a 64 KiB GSO packet of 1,428-byte segments
 PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}  # IP + TCP header with every option (SACK blocks)
 NETEM_ORDER_RATE = "100gbit"  # netem's `rate` only to keep order: ~0.1 us per 1500-byte packet
 NETEM_LIMIT_PACKETS = 100_000  # > a 200 ms path's flight at 1 Gbit/s (~17k packets): netem never drops
-SNAPLEN_BYTES = 128
 IPERF3_GRACE_S = 25.0
 LOSS_CHAIN = "RHLOSS"
 LOSS_ENDS_BEFORE_TEST_END_S = 0.5  # the last flight is never dropped: see run_transfer
@@ -99,6 +99,7 @@ CAPTURE_POINTS = {
     "router-any": ("rtr", "any"),
     "router-out": ("rtr", "rhr1"),
     "router-in": ("rtr", "rhr0"),
+    "receiver-any": ("rcv", "any"),
 }
 
 
@@ -108,19 +109,31 @@ def sum_of_all(values: List[Optional[int]]) -> Optional[int]:
     return sum(known) if known and len(known) == len(values) else None
 
 
-def mss_bytes(family: int) -> int:
-    """Payload bytes of a full segment on a 1500-byte MTU with TCP timestamps."""
-    return MTU_BYTES - IP_HEADER_BYTES[family] - TCP_HEADER_WITH_TIMESTAMPS_BYTES
+def data_header_bytes(family: int, timestamps: bool = True) -> int:
+    """IP + TCP header of a data segment: Linux's data segments carry no option but timestamps
+    (SACK blocks ride on ACKs; ECN takes header bits, not options)."""
+    return IP_HEADER_BYTES[family] + TCP_HEADER_BYTES + (TIMESTAMPS_OPTION_BYTES if timestamps else 0)
 
 
-def segment_buckets(family: int) -> List[Tuple[int, int, int]]:
+def mss_bytes(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> int:
+    """Payload bytes of a full segment (on a 1500-byte MTU: 1448 with timestamps over IPv4, 1460 without)."""
+    return mtu - data_header_bytes(family, timestamps)
+
+
+def transfer_mss_bytes(transfer: Transfer) -> int:
+    """The segment size the transfer's sender uses: its own MTU is the smaller one."""
+    return mss_bytes(transfer.family, transfer.sender_timestamps, transfer.sender_mtu)
+
+
+def segment_buckets(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> List[Tuple[int, int, int]]:
     """(segments, lowest IP length, highest IP length) of packets carrying 1..MAX segments.
 
     iptables' length match reads the IP length: IPv4 total length, IPv6 payload length
-    plus the 40-byte header; for a GSO packet that is the whole unsplit packet.
+    plus the 40-byte header; for a GSO packet that is the whole unsplit packet, whose one
+    header stands for those of its segments, so the buckets depend on the header's size.
     """
-    header = IP_HEADER_BYTES[family] + TCP_HEADER_WITH_TIMESTAMPS_BYTES
-    mss = mss_bytes(family)
+    header = data_header_bytes(family, timestamps)
+    mss = mss_bytes(family, timestamps, mtu)
     buckets = []
     for k in range(1, MAX_SEGMENTS_PER_PACKET + 1):
         low, high = header + (k - 1) * mss + 1, min(65535, header + k * mss)
@@ -315,6 +328,17 @@ def loss_ends_before_test_end_s(transfer: Transfer) -> float:
     return LOSS_ENDS_BEFORE_TEST_END_S + LOSS_ENDS_BEFORE_TEST_END_RTTS * transfer.added_rtt_ms / 1000.0
 
 
+def set_stacks(names: Dict[str, str], transfer: Transfer) -> None:
+    """The sender's TCP options, its MTU, and the receiver's buffer ceiling (per-namespace sysctls)."""
+    for role, sysctls in (("snd", transfer.sender_sysctls), ("rcv", transfer.receiver_sysctls)):
+        for key, value in sysctls.items():
+            netns.run_command(["sysctl", "-q", "-w", f"{key}={value}"], namespace=names[role])
+    if transfer.sender_mtu != MTU_BYTES:
+        netns.run_command(
+            ["ip", "link", "set", DEVICES["sender"], "mtu", str(transfer.sender_mtu)], namespace=names["snd"]
+        )
+
+
 def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
     if transfer.receiver_gro:
         netns.run_command(["ethtool", "-K", DEVICES["receiver"], "gro", "on"], namespace=names["rcv"])
@@ -322,19 +346,19 @@ def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
         netns.run_command(["ethtool", "-K", DEVICES["sender"], "tso", "on", "gso", "on"], namespace=names["snd"])
 
 
-def add_segment_chain(rules: List[List[str]], family: int, chain: str, final: List[str]) -> None:
+def add_segment_chain(rules: List[List[str]], transfer: Transfer, chain: str, final: List[str]) -> None:
     """A chain counting each packet in the bucket of its segment count, ending in `final` (e.g. DROP)."""
     rules.append(["-N", chain])
-    for k, low, high in segment_buckets(family):
+    for k, low, high in segment_buckets(transfer.family, transfer.sender_timestamps, transfer.sender_mtu):
         rules.append(
             ["-A", chain, "-m", "length", "--length", f"{low}:{high}", "-m", "comment", "--comment", f"seg{k}"],
         )
     rules.append(["-A", chain, "-m", "comment", "--comment", "packets", *final])
 
 
-def data_match(family: int, client_ports: List[int]) -> List[str]:
+def data_match(family: int, client_ports: List[int], timestamps: bool = True) -> List[str]:
     """The transfer's data packets, sender -> receiver: its data connections, payload > 0, no SYN or RST."""
-    header = IP_HEADER_BYTES[family] + TCP_HEADER_WITH_TIMESTAMPS_BYTES
+    header = data_header_bytes(family, timestamps)
     return [
         "-p",
         "tcp",
@@ -361,13 +385,13 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
     dropped; the random drops have their own counter.
     """
     family = transfer.family
-    data = data_match(family, client_ports)
+    data = data_match(family, client_ports, transfer.sender_timestamps)
     batch: Dict[str, List[List[str]]] = {name: [] for name in names.values()}
-    add_segment_chain(batch[names["snd"]], family, "RHSENT", [])
+    add_segment_chain(batch[names["snd"]], transfer, "RHSENT", [])
     batch[names["snd"]].append(["-A", "OUTPUT", "-o", DEVICES["sender"], *data, "-j", "RHSENT"])
-    add_segment_chain(batch[names["rcv"]], family, "RHARRIVED", [])
+    add_segment_chain(batch[names["rcv"]], transfer, "RHARRIVED", [])
     batch[names["rcv"]].append(["-A", "INPUT", "-i", DEVICES["receiver"], *data, "-j", "RHARRIVED"])
-    add_segment_chain(batch[names["rtr"]], family, "RHDROP", ["-j", "DROP"])
+    add_segment_chain(batch[names["rtr"]], transfer, "RHDROP", ["-j", "DROP"])
     batch[names["rtr"]].append(["-N", "RHACKDROP"])
     batch[names["rtr"]].append(["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
     batch[names["rtr"]].append(["-N", LOSS_CHAIN])
@@ -455,7 +479,9 @@ def stop_loss(router: str, family: int) -> None:
     netns.run_command([firewall_binary(family), "-w", "-F", LOSS_CHAIN], namespace=router)
 
 
-def start_capture(stack: ExitStack, namespace_name: str, interface: str, pcap: Path, buffer_kib: int) -> netns.Process:
+def start_capture(
+    stack: ExitStack, namespace_name: str, interface: str, pcap: Path, buffer_kib: int, snaplen_bytes: int
+) -> netns.Process:
     """tcpdump as users run it (no immediate mode), TCP only; returns once it listens."""
     log = pcap.with_name("tcpdump.log")
     proc = stack.enter_context(
@@ -466,7 +492,7 @@ def start_capture(stack: ExitStack, namespace_name: str, interface: str, pcap: P
                 interface,
                 "-n",
                 "-s",
-                str(SNAPLEN_BYTES),
+                str(snaplen_bytes),
                 "-B",
                 str(buffer_kib),
                 "-Z",
@@ -566,7 +592,7 @@ def write_meta(
                 "server": server,
                 "filter": "tcp",
                 "cca": transfer.cca,
-                "snaplen_bytes": SNAPLEN_BYTES,
+                "snaplen_bytes": transfer.snaplen_bytes,
                 "buffer_kib": buffer_kib,
                 "start_utc": start_utc,
                 "end_utc": end_utc,
@@ -582,11 +608,11 @@ def write_meta(
 
 
 def router_retransmission_truth(
-    pcaps: Dict[str, Path], sender_address: str, client_ports: List[int], family: int
+    pcaps: Dict[str, Path], sender_address: str, client_ports: List[int], mss: int
 ) -> Dict[str, Any]:
     """`TransferTruth`'s retransmission fields from the router's captures (`{vantage: pcap}`,
     see realhost_retransmissions); none when the transfer was not captured at the router."""
-    found = retransmission_truth(pcaps, sender_address, client_ports, mss_bytes(family))
+    found = retransmission_truth(pcaps, sender_address, client_ports, mss)
     if found is None:
         return {}
     summary: Dict[str, Any] = {"source": found.source, **found.summary()}
@@ -607,6 +633,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
     with ExitStack() as stack:
         names = build_hosts(stack, tag)
         set_offloads(names, transfer)
+        set_stacks(names, transfer)
         for command in router_qdisc_commands(transfer):
             netns.run_command(command, namespace=names["rtr"])
         install_rules(names, transfer, client_ports)
@@ -619,7 +646,12 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             folder = run_dir / vantage
             folder.mkdir(exist_ok=True)
             processes[vantage] = start_capture(
-                stack, names[role], interface, folder / "trace.pcap", transfer.buffer_at(vantage)
+                stack,
+                names[role],
+                interface,
+                folder / "trace.pcap",
+                transfer.buffer_at(vantage),
+                transfer.snaplen_bytes,
             )
         stack.enter_context(
             netns.process(
@@ -729,7 +761,10 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         **iperf3_truth(document),
         **(
             router_retransmission_truth(
-                {vantage: Path(c.pcap) for vantage, c in captures.items()}, addresses["sender"], client_ports, family
+                {vantage: Path(c.pcap) for vantage, c in captures.items()},
+                addresses["sender"],
+                client_ports,
+                transfer_mss_bytes(transfer),
             )
             if not in_vm
             else {}

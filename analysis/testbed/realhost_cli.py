@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional
 
 from . import vm
 from .errors import TestbedError
-from .realhost import router_retransmission_truth, run_transfer, transfer_tag
+from .realhost import router_retransmission_truth, run_transfer, transfer_mss_bytes, transfer_tag
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
 from .realhost_spec import Matrix, Transfer, load_matrix, with_duration
 
@@ -178,9 +178,11 @@ def load_records(out_dir: Path) -> List[Dict[str, Any]]:
         record = json.loads(path.read_text(encoding="utf-8"))
         if "retransmissions" not in record["truth"]:
             pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}
-            family = record["transfer"]["family"]
+            transfer = Transfer(**{**record["transfer"], "vantages": tuple(record["transfer"]["vantages"])})
             record["truth"].update(
-                router_retransmission_truth(pcaps, record["sender_address"], record["client_ports"], family)
+                router_retransmission_truth(
+                    pcaps, record["sender_address"], record["client_ports"], transfer_mss_bytes(transfer)
+                )
             )
         records.append(record)
     records.sort(key=lambda r: r.get("order", 0))

@@ -338,6 +338,7 @@ ISSUE_CASE_CAPTURE = {
     "sender": "sender side",
     "router-out": "router, egress interface",
     "router-in": "router, ingress interface",
+    "receiver-any": "tcpdump -i any on the receiver",
 }
 
 

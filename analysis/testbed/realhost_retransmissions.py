@@ -197,14 +197,16 @@ def passed_ranges(way_in: Copies, way_out: Copies, mss: int) -> Tuple[List[ByteR
     for j, value in enumerate(way_in.tsval.tolist()):
         by_tsval.setdefault(value, []).append(j)
     in_ts, in_lo, in_hi, in_id = (way_in.ts_ns.tolist(), way_in.lo.tolist(), way_in.hi.tolist(), way_in.ip_id.tolist())
+    # each TSval's copies' times, once: a sender without timestamps puts every copy under one key
+    times_of = {value: [in_ts[j] for j in candidates] for value, candidates in by_tsval.items()}
     unmatched = 0
     for ts, lo, hi, tsval, ip_id in zip(
         way_out.ts_ns.tolist(), way_out.lo.tolist(), way_out.hi.tolist(), way_out.tsval.tolist(), way_out.ip_id.tolist()
     ):
         candidates = by_tsval.get(tsval, [])
         # the latest copy in, in before this one came out, carrying its bytes and not yet matched
-        k = bisect.bisect_right([in_ts[j] for j in candidates], ts + STAMP_SLACK_NS)
-        for j in reversed(candidates[:k]):
+        k = bisect.bisect_right(times_of.get(tsval, []), ts + STAMP_SLACK_NS)
+        for j in (candidates[n] for n in range(k - 1, -1, -1)):  # no copy of the list: it may hold every copy
             if not (in_lo[j] <= lo and hi <= in_hi[j]):
                 continue
             if ip_id >= 0 and in_id[j] >= 0:

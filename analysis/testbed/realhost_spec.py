@@ -23,6 +23,14 @@ tables; each transfer takes the defaults and overrides some of them:
     jitter = "10ms"           # the data path's delay varies within delay +- jitter ...
     jitter_reorders = false   # ... in order (as a Wi-Fi link's queue does), or packets pass each other
     queue_ms = 100            # the router's tbf queue, in ms at the rate
+    sender_timestamps = true  # the sender's net.ipv4.tcp_timestamps (false: as Windows, no TSval/TSecr)
+    sender_sack = true        # the sender's net.ipv4.tcp_sack (false: as behind a SACK-stripping middlebox)
+    sender_ecn = false        # the sender's net.ipv4.tcp_ecn = 1: it asks for ECN (the receiver's
+                              # default, 2, accepts); no qdisc here marks CE, so packets carry ECT(0)
+    receiver_rmem_kib = 0     # the receiver's tcp_rmem maximum (0: the kernel's): a window-limited receiver
+    snaplen_bytes = 128       # tcpdump -s at every capture point (96: SACK blocks of IPv6 ACKs cut)
+    sender_mtu = 1500         # the sender's interface MTU: below the receiver's, its segments are
+                              # shorter than the MSS the receiver announces (a VPN or PPPoE uplink)
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
@@ -30,6 +38,11 @@ after each data segment and the receiver's the whole round trip after each ACK. 
 jitter need the netem qdisc: a host whose kernel has none refuses such a transfer (it never
 runs one without its delay); `spline-testbed realhost --vm` runs the matrix in a stock kernel
 that has it.
+
+The sender's stack settings are per-namespace sysctls (they apply to IPv6 too) set in the
+sender only: the receiver's defaults answer what the sender's SYN asks for, so no option is
+used on the connection that the sender does not offer. The vantage `receiver-any` is the
+receiver's `tcpdump -i any` (SLL2 frames, as users capture on a laptop).
 
 Offloads name what is on: `gro` at the receiver's veth (coalesced frames in its capture),
 `tso` = TSO and GSO at the sender's veth (super-segments in the sender's capture and through
@@ -47,15 +60,31 @@ from .errors import TestbedError
 from .matrix import parse_duration_s, parse_probability, parse_rate_bps, parse_time_ms, read_toml
 
 DEFAULT_VANTAGES = ("sender", "receiver", "router-any", "router-out")
-VANTAGES = DEFAULT_VANTAGES + ("router-in",)  # router-in: the router's interface from the sender, before its drops
+# router-in: the router's interface from the sender, before its drops; receiver-any: the
+# receiver's `tcpdump -i any` (Linux cooked frames, SLL2)
+VANTAGES = DEFAULT_VANTAGES + ("router-in", "receiver-any")
 OFFLOADS = ("off", "gro", "tso", "tso+gro")
 FAMILIES = (4, 6)
 CCAS = ("cubic", "bbr", "reno")
 DEFAULT_BUFFER_KIB = 8192
 DEFAULT_QUEUE_MS = 100.0  # the router's tbf queue at the rate: ~1 BDP of a 100 ms path
+DEFAULT_SNAPLEN_BYTES = 128  # Ethernet + IPv6 + the longest TCP header (60) fit
+# The shortest snaplen tcpdump is useful with: an SLL2 header (20) and the fixed IPv4 and TCP
+# headers (20 + 20); below it the ports or flags themselves would be cut.
+MIN_SNAPLEN_BYTES = 60
+LONGEST_LINK_HEADER_BYTES = 20  # SLL2 (`-i any`); Ethernet is 14
+LONGEST_TCP_HEADER_BYTES = 60
+MIN_MTU_BYTES = 1280  # IPv6's minimum link MTU
 
 # Tolerances of issue 8, as fractions of the truth.
-LOST_TOLERANCE = {"sender": 0.02, "receiver": 0.03, "router-any": 0.03, "router-out": 0.03, "router-in": 0.03}
+LOST_TOLERANCE = {
+    "sender": 0.02,
+    "receiver": 0.03,
+    "receiver-any": 0.03,
+    "router-any": 0.03,
+    "router-out": 0.03,
+    "router-in": 0.03,
+}
 RETRANSMISSION_TOLERANCE_AT_SENDER = 0.01
 GOODPUT_TOLERANCE = 0.02
 
@@ -83,6 +112,37 @@ class Transfer:
     jitter_ms: float = 0.0  # netem, on the data path: each packet's delay within delay_ms +- jitter_ms
     jitter_reorders: bool = False  # False: packets keep their order (netem `rate` holds it)
     queue_ms: float = DEFAULT_QUEUE_MS
+    sender_timestamps: bool = True  # net.ipv4.tcp_timestamps in the sender
+    sender_sack: bool = True  # net.ipv4.tcp_sack in the sender
+    sender_ecn: bool = False  # net.ipv4.tcp_ecn = 1 in the sender
+    receiver_rmem_kib: int = 0  # the receiver's tcp_rmem maximum, KiB (0: the kernel's default)
+    snaplen_bytes: int = DEFAULT_SNAPLEN_BYTES  # tcpdump -s at every capture point
+    sender_mtu: int = 1500  # the sender's interface MTU, bytes
+
+    @property
+    def sender_sysctls(self) -> Dict[str, str]:
+        """The sysctls the sender's namespace gets (per-namespace; IPv6 reads the same ones)."""
+        return {
+            "net.ipv4.tcp_timestamps": "1" if self.sender_timestamps else "0",
+            "net.ipv4.tcp_sack": "1" if self.sender_sack else "0",
+            "net.ipv4.tcp_ecn": "1" if self.sender_ecn else "0",
+        }
+
+    @property
+    def receiver_sysctls(self) -> Dict[str, str]:
+        """The sysctls the receiver's namespace gets: its receive buffer's ceiling when limited
+        (autotuning keeps the minimum and default of Linux: 4 KiB, 128 KiB)."""
+        if not self.receiver_rmem_kib:
+            return {}
+        high = self.receiver_rmem_kib * 1024
+        return {"net.ipv4.tcp_rmem": f"4096 {min(131072, high)} {high}"}
+
+    def snaplen_cuts_headers(self, vantage: str) -> bool:
+        """Whether this snaplen can cut a TCP header at `vantage` (a pure ACK with SACK blocks
+        carries the longest): link header + IP header + 60 bytes."""
+        link = LONGEST_LINK_HEADER_BYTES if vantage.endswith("-any") else 14
+        ip = 20 if self.family == 4 else 40
+        return self.snaplen_bytes < link + ip + LONGEST_TCP_HEADER_BYTES
 
     @property
     def needs_netem(self) -> bool:
@@ -103,7 +163,7 @@ class Transfer:
 
     def buffer_at(self, vantage: str) -> int:
         """tcpdump -B (KiB) at `vantage`."""
-        if vantage == "receiver" and self.receiver_buffer_kib is not None:
+        if vantage in ("receiver", "receiver-any") and self.receiver_buffer_kib is not None:
             return self.receiver_buffer_kib
         return self.buffer_kib
 
@@ -143,6 +203,12 @@ KNOWN_KEYS = {
     "jitter",
     "jitter_reorders",
     "queue_ms",
+    "sender_timestamps",
+    "sender_sack",
+    "sender_ecn",
+    "receiver_rmem_kib",
+    "snaplen_bytes",
+    "sender_mtu",
 }
 
 
@@ -182,6 +248,22 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     queue_ms = float(merged.get("queue_ms", DEFAULT_QUEUE_MS))
     if not queue_ms > 0:
         raise TestbedError(f"{name}: queue_ms {queue_ms:g}: above 0")
+    switches = {}
+    for key, default in (("sender_timestamps", True), ("sender_sack", True), ("sender_ecn", False)):
+        switches[key] = merged.get(key, default)
+        if not isinstance(switches[key], bool):
+            raise TestbedError(f"{name}: {key}: true or false")
+    receiver_rmem_kib = merged.get("receiver_rmem_kib", 0)
+    if not isinstance(receiver_rmem_kib, int) or isinstance(receiver_rmem_kib, bool) or receiver_rmem_kib < 0:
+        raise TestbedError(f"{name}: receiver_rmem_kib {receiver_rmem_kib!r}: a whole number of KiB, 0 for the default")
+    if 0 < receiver_rmem_kib < 8:
+        raise TestbedError(f"{name}: receiver_rmem_kib {receiver_rmem_kib}: at least 8 (Linux's floor is 4 KiB)")
+    snaplen = merged.get("snaplen_bytes", DEFAULT_SNAPLEN_BYTES)
+    if not isinstance(snaplen, int) or isinstance(snaplen, bool) or not MIN_SNAPLEN_BYTES <= snaplen <= 262144:
+        raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {MIN_SNAPLEN_BYTES} to 262144")
+    sender_mtu = merged.get("sender_mtu", 1500)
+    if not isinstance(sender_mtu, int) or isinstance(sender_mtu, bool) or not MIN_MTU_BYTES <= sender_mtu <= 1500:
+        raise TestbedError(f"{name}: sender_mtu {sender_mtu!r}: {MIN_MTU_BYTES} to 1500 (the veths' own)")
     return Transfer(
         name=name,
         offloads=offloads,
@@ -202,6 +284,10 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         jitter_ms=jitter_ms,
         jitter_reorders=jitter_reorders,
         queue_ms=queue_ms,
+        receiver_rmem_kib=receiver_rmem_kib,
+        snaplen_bytes=snaplen,
+        sender_mtu=sender_mtu,
+        **switches,
     )
 
 
@@ -243,7 +329,7 @@ def expected_warnings(
     drop counts (or drops of ACKs only) need not cause, so it is allowed, not required.
     """
     must, may = set(), set()
-    if vantage == "receiver" and transfer.receiver_gro:
+    if vantage in ("receiver", "receiver-any") and transfer.receiver_gro:
         must.add("super_segments")
     if vantage in ("sender", "router-in") and transfer.sender_tso:
         must.add("super_segments")  # the sender's GSO packets cross the veth whole
@@ -263,6 +349,14 @@ def expected_warnings(
     # ~8); 3 steps of up to 10.6 ms in a sender capture under QEMU TCG (a vCPU descheduled
     # between stamping and writing). Never required: a quiet host writes in time order.
     may.add("time_backwards")
+    if not transfer.sender_timestamps and vantage != "sender":
+        # below the sender, loss from holes (IPv6: no IP ID) misses repairs lost again
+        if transfer.family == 6 and transfer.data_loss > 0 and vantage in ("receiver", "receiver-any", "router-out"):
+            must.add("no_timestamps")
+        else:
+            may.add("no_timestamps")  # congestive loss may leave no hole; IPv4 IDs count it unless contradicted
+    if transfer.snaplen_cuts_headers(vantage):
+        may.add("snaplen_short")  # only ACKs with SACK blocks reach past it: loss decides how many
     if vantage == "sender" and transfer.jitter_reorders:
         may.add("loss_estimated")  # first copies a repair overtook: their fate no ACK tells
     if vantage != "sender":

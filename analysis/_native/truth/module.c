@@ -9,31 +9,32 @@
 
 #include "truth_core.h"
 
-#define N_INPUTS 19
+#define N_INPUTS 20
 
 /*
  * analyze(n_directions, direction, ts_ns, seq, ack, tcp_flags, payload_len, window,
  *         ip_id, decode_flags, ttl, has_ts, tsval, tsecr, sack_count,
- *         sack_left, sack_right, mode, mss, id_per_packet)
+ *         sack_left, sack_right, mode, mss, id_per_packet, sack_negotiated)
  * -> (kind u8[N], rtt_us f64[N], rtt_direction i32[N], in_flight i64[N],
  *     id64 i64[N], hole_age_ns i64[N], stats i64[n_directions, S_N_FIELDS])
  */
 static PyObject *analyze(PyObject *self, PyObject *args) {
     Py_ssize_t n_directions;
     PyObject *o[N_INPUTS];
-    if (!PyArg_ParseTuple(args, "nOOOOOOOOOOOOOOOOOOO", &n_directions, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
-                          &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16], &o[17], &o[18]))
+    if (!PyArg_ParseTuple(args, "nOOOOOOOOOOOOOOOOOOOO", &n_directions, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16], &o[17], &o[18],
+                          &o[19]))
         return NULL;
     if (n_directions < 0 || n_directions % 2 != 0) {
         PyErr_SetString(PyExc_ValueError, "n_directions must be even and not negative (pairs d, d ^ 1)");
         return NULL;
     }
     static const Py_ssize_t item_bytes[N_INPUTS] = {
-        4, 8, 4, 4, 2, 4, 2, 4, 1, 1, 1, 4, 4, 1, 4 * TRUTH_MAX_SACK, 4 * TRUTH_MAX_SACK, 1, 8, 1};
-    static const char *names[N_INPUTS] = {"direction",   "ts_ns",  "seq",   "ack",          "tcp_flags",
-                                          "payload_len", "window", "ip_id", "decode_flags", "ttl",
-                                          "has_ts",      "tsval",  "tsecr", "sack_count",   "sack_left",
-                                          "sack_right",  "mode",   "mss",   "id_per_packet"};
+        4, 8, 4, 4, 2, 4, 2, 4, 1, 1, 1, 4, 4, 1, 4 * TRUTH_MAX_SACK, 4 * TRUTH_MAX_SACK, 1, 8, 1, 1};
+    static const char *names[N_INPUTS] = {"direction",   "ts_ns",  "seq",   "ack",           "tcp_flags",
+                                          "payload_len", "window", "ip_id", "decode_flags",  "ttl",
+                                          "has_ts",      "tsval",  "tsecr", "sack_count",    "sack_left",
+                                          "sack_right",  "mode",   "mss",   "id_per_packet", "sack_negotiated"};
     Py_buffer b[N_INPUTS];
     int held = 0;
     PyObject *result = NULL, *outs[7] = {NULL};
@@ -76,6 +77,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         .mode = b[16].buf,
         .mss = b[17].buf,
         .id_per_packet = b[18].buf,
+        .sack_negotiated = b[19].buf,
     };
     truth_output out = {
         .kind = (uint8_t *)PyByteArray_AS_STRING(outs[0]),

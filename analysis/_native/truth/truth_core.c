@@ -215,6 +215,12 @@ typedef struct {
      * hole's opening, then the arrival of new data sent after its latest repair), and how
      * many of its repairs new data has overtaken since (REPAIR_GENERATIONS_SCAN) */
     int64_t generation_ns, repairs_overtaken;
+    /* since when it is the lowest hole open (-1: not yet): without SACK a sender repairs the
+     * holes one partial ACK at a time, each once those below it are filled (RFC 6582) */
+    int64_t lowest_ns;
+    /* the peer's duplicate ACKs at it while it is the lowest, and when the DupThresh-th left
+     * (-1: not yet): without SACK a sender knows of a hole only from those */
+    int64_t dupacks, dupthresh_ns;
 } hole;
 typedef struct {
     int64_t end, ts_ns;
@@ -339,6 +345,9 @@ typedef struct {
     int64_t reorder_samples; /* segments reported as just arrived, reordered or not */
     int64_t first_copy_verdicts, first_copy_lost;
     int64_t covered_sent_max_ns; /* latest first-copy send time of a segment reported */
+    int sack_read;               /* a SACK block of the peer was read (bare_dupack_reports) */
+    int64_t dupack_una;          /* the cumulative ACK the bare duplicate ACKs repeat ... */
+    int64_t dupack_next;         /* ... and the segment the next one reports arrived */
     uint32_t echo_last;
     int echo_valid;                   /* newest TSecr the peer echoed */
     sent_tsval_ring data_tsvals_sent; /* this direction's TSvals on data, for the RTT of an echo */
@@ -446,6 +455,7 @@ static void holes_append(pass *ps, direction_state *s, hole h) {
     if (s->nholes == MAX_HOLES) { /* forget the oldest */
         memmove(s->holes, s->holes + 1, sizeof(hole) * (MAX_HOLES - 1));
         s->nholes--;
+        if (s->holes[0].lowest_ns < 0) s->holes[0].lowest_ns = h.created_ns;
     }
     if (s->nholes == s->cap_holes) {
         int nc = s->cap_holes ? s->cap_holes * 2 : 16;
@@ -1105,6 +1115,33 @@ static void scoreboard_on_echo(pass *ps, int64_t d, uint32_t echo, int64_t now) 
     }
 }
 
+/* A duplicate ACK with no SACK block to read, at the sender: either the connection uses no SACK
+ * (none negotiated, or a middlebox stripped it) or the snaplen cut the option off (`-s 96` over
+ * IPv6 cuts the first block). Each such ACK still says one more segment above the cumulative ACK
+ * arrived (RFC 5681 3.2): the next one sent when the path keeps order, if it left a round trip
+ * (the lowest seen) before the ACK came; that one counts as reported, so first copies sent
+ * before it have a later one reported (unreported_copy's lag), as a SACK block would have shown.
+ * Returns 1 (it is no discard). On a connection that uses SACK (its handshake says so, or, none
+ * captured, a SACK block was read) an ACK captured whole is bare only for a segment the receiver
+ * discarded (PAWS): no report (returns 0). */
+static int bare_dupack_reports(pass *ps, int64_t d, int64_t i, int64_t a, int64_t *newest_sent_ns) {
+    direction_state *p = &ps->dirs[d];
+    uint8_t sack = ps->in->sack_negotiated[d];
+    int without_sack = sack == TRUTH_SACK_OFF || (sack != TRUTH_SACK_ON && !p->sack_read);
+    if (!without_sack && !(ps->in->decode_flags[i] & TRUTH_DECODE_TRUNCATED)) return 0;
+    if (p->dupack_una != a || p->dupack_next < p->sb_first) {
+        p->dupack_una = a;
+        p->dupack_next = sb_index(p, a) + 1; /* the segment at the ACK is the one missing */
+    }
+    int64_t rtt_ns = sender_rtt_floor_ns(p);
+    if (p->dupack_next >= p->sb_len) return 1;
+    const sent_segment *e = &p->sb[p->dupack_next];
+    if (rtt_ns > 0 && ps->in->ts_ns[i] - e->first_ns < rtt_ns) return 1; /* it cannot have arrived yet */
+    p->dupack_next++;
+    if (e->first_ns > *newest_sent_ns) *newest_sent_ns = e->first_ns;
+    return 1;
+}
+
 /* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
  * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
  * answers each segment PAWS rejects with one, RFC 7323 5.3). */
@@ -1116,8 +1153,9 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     if (!(f & TRUTH_TCP_ACK) || (f & TRUTH_TCP_RST) || p->sb_len == p->sb_first) return;
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
     int64_t newest_sent_ns = p->covered_sent_max_ns;
-    int news = a != p->sb_una || in->payload_len[i] > 0 || (f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) ||
-               !p->ack_window_valid || in->window[i] != p->ack_window_last;
+    int duplicate = a == p->sb_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) &&
+                    p->ack_window_valid && in->window[i] == p->ack_window_last;
+    int news = !duplicate;
     p->ack_window_last = in->window[i];
     p->ack_window_valid = 1;
     /* the cumulative ACK: the first newly covered segment is the one that just arrived */
@@ -1132,6 +1170,8 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
     int first = 0;
     int nb = sack_blocks(ps, d ^ 1, i, a, L, R, &first);
+    if (nb > 0) p->sack_read = 1;
+    if (nb == 0 && duplicate && p->hi_end > a && bare_dupack_reports(ps, d ^ 1, i, a, &newest_sent_ns)) news = 1;
     if (first) {
         news = 1;
         for (int64_t k = sb_index(p, L[0]); k < p->sb_len && p->sb[k].lo < R[0]; k++) {
@@ -1239,6 +1279,9 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
                p->peer_window_known && in->window[i] == p->peer_window) {
         p->dupacks++;
         P[S_DUP_ACKS]++;
+        if (in->mode[d ^ 1] >= TRUTH_MODE_RECEIVER && p->nholes > 0 && p->holes[0].lo == a &&
+            ++p->holes[0].dupacks == DUPTHRESH_SEGMENTS)
+            p->holes[0].dupthresh_ns = in->ts_ns[i];
     }
     on_sack(ps, d, i, a);
     if (in->mode[d ^ 1] == TRUTH_MODE_SENDER) scoreboard_on_ack(ps, d, i);
@@ -1257,7 +1300,8 @@ static void on_window(pass *ps, int64_t d, int64_t i) {
 
 static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i);
 static int64_t known_lost_wait_ns(const direction_state *s);
-static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below);
+static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below,
+                              int lowest_only);
 static int64_t recent_rtt_max_ns(const direction_state *s);
 
 /* Downstream, a hole opening now: whether a repair passed here within the longest recent round
@@ -1290,7 +1334,10 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
                   opened_after_repair(s, now),
                   -1,
                   now,
-                  0};
+                  0,
+                  s->nholes == 0 ? now : -1,
+                  0,
+                  -1};
         holes_append(ps, s, h);
         if (s->generation_due_ns < 0 || now < s->generation_due_ns) s->generation_due_ns = now;
     }
@@ -1674,7 +1721,9 @@ static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
         s->recent_rtt_len == 0)
         return;
     const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
-    if (echoed != NULL) repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo);
+    if (echoed != NULL)
+        repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo,
+                          in->sack_negotiated[d] == TRUTH_SACK_OFF);
 }
 
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
@@ -1698,6 +1747,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         hole h;
         int found;
         int64_t cut = holes_cut(ps, s, lo, hi, &h, &found);
+        if (s->nholes > 0 && s->holes[0].lowest_ns < 0) s->holes[0].lowest_ns = now;
         if (cut > 0) {
             filled = 1;
             S[S_UNIQUE_BYTES] += cut;
@@ -1762,8 +1812,21 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         /* filled below an earlier repair, or long after the hole opened: this hole's
          * first retransmission was lost */
         int skipped = s->retx_fill_lo >= 0 && hi <= s->retx_fill_lo && !repair_reordered(ps, d, i);
-        /* later than a first repair can be: earlier ones were lost, one per timeout waited */
-        int64_t timeouts = repair_timeouts_waited(s, hole_age_ns);
+        /* later than a first repair can be: earlier ones were lost, one per timeout waited.
+         * Without SACK a sender repairs the holes one partial ACK at a time, each once those
+         * below it are filled (RFC 6582), and has no loss probe nor RACK (both need SACK): a
+         * hole with fewer than DupThresh segments above it waits for the timeout, whose resend
+         * is its first repair. So the wait counts from when the holes below were filled, less
+         * the first timeout. */
+        int64_t timeouts;
+        if (in->sack_negotiated[d] == TRUTH_SACK_OFF) {
+            int64_t since_ns = filled_hole.lowest_ns >= 0 && now > filled_hole.lowest_ns ? filled_hole.lowest_ns
+                                                                                         : filled_hole.created_ns;
+            timeouts = repair_timeouts_waited(s, now > since_ns ? now - since_ns : 0);
+            if (timeouts > 0) timeouts--;
+        } else {
+            timeouts = repair_timeouts_waited(s, hole_age_ns);
+        }
         int late = timeouts > 0;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end;
@@ -2051,13 +2114,16 @@ static int64_t known_lost_wait_ns(const direction_state *s) {
 }
 
 /* Data arriving now above `below` (new data, or the repair of a higher hole) that left after the
- * sender heard an ACK the receiver sent at echoed_ns: each hole below it the receiver had shown
+ * sender heard an ACK the receiver sent at echoed_ns (`lowest_only`: a connection without SACK,
+ * whose sender knows of the lowest hole only): each hole below it the receiver had shown
  * open at least wait_ns before that ACK had a repair sent before this data (a sender repairs the
  * holes it marked lost in sequence order, before new data), lost on the way; the ACK answering
  * this data shows it open again (REPAIR_GENERATIONS_SCAN). */
-static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below) {
+static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below,
+                              int lowest_only) {
     if (s->generation_due_ns >= 0 && echoed_ns - s->generation_due_ns < wait_ns) return; /* none due yet */
     int n = s->nholes < REPAIR_GENERATIONS_SCAN ? s->nholes : REPAIR_GENERATIONS_SCAN;
+    if (lowest_only && n > 1) n = 1;
     int64_t due_ns = -1;
     for (int j = 0; j < n; j++) {
         hole *h = &s->holes[j];
@@ -2101,11 +2167,16 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
         else
             hi = mid;
     }
+    /* without SACK the sender knows of the lowest hole only (its peer's cumulative ACK stops
+     * there); the holes above it it learns of one partial ACK at a time (RFC 6582) */
+    int lowest_only = in->sack_negotiated[d] == TRUTH_SACK_OFF;
     for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++) {
+        /* without SACK, the lowest hole once the sender had DupThresh duplicate ACKs at it */
+        if (lowest_only && (j > 0 || s->holes[0].dupthresh_ns < 0 || echoed_ns < s->holes[0].dupthresh_ns)) break;
         s->repair_lost_below = s->holes[j].hi;
         s->holes[j].known_lost_ns = in->ts_ns[i]; /* with the data that showed it */
     }
-    repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i], INT64_MAX);
+    repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i], INT64_MAX, lowest_only);
 }
 
 /* The end of the pass for direction d: holes still open are path losses, or the capture's

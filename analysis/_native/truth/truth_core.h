@@ -72,6 +72,7 @@
 #define TRUTH_TCP_ACK 0x010
 
 /* Packet-table decode_flags this pass reads (analysis/columns.py, decode.h). */
+#define TRUTH_DECODE_TRUNCATED     0x01
 #define TRUTH_DECODE_IP_FRAGMENT   0x02
 #define TRUTH_DECODE_IN_ICMP_ERROR 0x04
 #define TRUTH_DECODE_IP_ID_VALID   0x40
@@ -85,6 +86,14 @@ enum truth_mode {
     TRUTH_MODE_SENDER = 0,
     TRUTH_MODE_RECEIVER = 1,
     TRUTH_MODE_IN_PATH = 2,
+};
+
+/* Whether a connection uses SACK, from its handshake (truth.py SACK_*): both SYNs carried
+ * SACK-permitted, one did not, or no handshake was captured. */
+enum truth_sack {
+    TRUTH_SACK_OFF = 0,
+    TRUTH_SACK_ON = 1,
+    TRUTH_SACK_UNKNOWN = 2,
 };
 
 /* What each data packet is (truth.py SEGMENT_KINDS). */
@@ -154,9 +163,9 @@ enum truth_stat {
 };
 
 /* The packet table's columns this pass reads (n_packets rows each; the SACK columns
- * TRUTH_MAX_SACK per row), and per direction its mode, MSS (bytes) and whether its
- * sender numbers IP IDs one by one. n_directions is even; direction[i] < 0 or >= n_directions: not TCP of
- * a known stream, skipped. */
+ * TRUTH_MAX_SACK per row), and per direction its mode, MSS (bytes), whether its
+ * sender numbers IP IDs one by one and whether its connection uses SACK (enum truth_sack). n_directions is even;
+ * direction[i] < 0 or >= n_directions: not TCP of a known stream, skipped. */
 typedef struct truth_input {
     int64_t n_packets, n_directions;
     const int32_t *direction;
@@ -173,6 +182,7 @@ typedef struct truth_input {
     const int8_t *mode;
     const int64_t *mss;
     const uint8_t *id_per_packet;
+    const uint8_t *sack_negotiated;
 } truth_input;
 
 /* Caller-owned outputs: per packet (n_packets each) and per direction (stats:
