@@ -96,28 +96,31 @@ def test_sender_capture_of_the_same_ipv6_transfer_counts_loss_exactly_and_raises
 def receiver_capture(client: str, server: str, lost_segment: int = -1) -> Conversation:
     """A download captured at the client (the receiver): the server's 40 segments arrive 1 ms
     apart and each is ACKed at once; `lost_segment` (if any) never arrives and its repair
-    comes a round trip (10 ms) after the first segment above it."""
+    comes a round trip (10 ms) after the first segment above it. Both ends send TCP timestamps
+    (a 1 ms clock), as Linux does (without them `no_timestamps` is raised as well); the MSS
+    announced is 1012 so that a segment with its 12-byte option carries 1000 bytes."""
     conv = Conversation(client_addr=client, server_addr=server)
-    conv.client(0, flags="S", at_ms=0.0, mss=1000, wscale=7, sack_permitted=True)
-    conv.server(0, ack=1, flags="S", at_ms=10.0, mss=1000, wscale=7, sack_permitted=True)
-    conv.client(1, ack=1, at_ms=10.05)
+    conv.client(0, flags="S", at_ms=0.0, mss=1012, wscale=7, sack_permitted=True, timestamps=(1, 0))
+    conv.server(0, ack=1, flags="S", at_ms=10.0, mss=1012, wscale=7, sack_permitted=True, timestamps=(10, 1))
+    conv.client(1, ack=1, at_ms=10.05, timestamps=(10, 10))
     t, received = 20.0, 0
     for k in range(40):
         t += 1.0
         if k == lost_segment:
             continue
-        conv.server(1 + 1000 * k, ack=1, length=1000, at_ms=t)
+        conv.server(1 + 1000 * k, ack=1, length=1000, at_ms=t, timestamps=(int(t), 10))
         if lost_segment < 0 or k < lost_segment:
             received = k + 1
-            conv.client(1, ack=1 + 1000 * received, at_ms=t + 0.05)
+            conv.client(1, ack=1 + 1000 * received, at_ms=t + 0.05, timestamps=(int(t), int(t)))
         else:
             above = (conv.server_isn + 1 + 1000 * (lost_segment + 1), conv.server_isn + 1 + 1000 * (k + 1))
-            conv.client(1, ack=1 + 1000 * received, at_ms=t + 0.05, sack=[above])
+            conv.client(1, ack=1 + 1000 * received, at_ms=t + 0.05, sack=[above], timestamps=(int(t), int(t)))
             if k == lost_segment + 1:
                 repair_at = t + 10.0
     if lost_segment >= 0:
-        conv.server(1 + 1000 * lost_segment, ack=1, length=1000, at_ms=max(repair_at, t + 1.0))
-        conv.client(1, ack=1 + 40_000, at_ms=max(repair_at, t + 1.0) + 0.05)
+        repair_ms = max(repair_at, t + 1.0)
+        conv.server(1 + 1000 * lost_segment, ack=1, length=1000, at_ms=repair_ms, timestamps=(int(repair_ms), int(t)))
+        conv.client(1, ack=1 + 40_000, at_ms=repair_ms + 0.05, timestamps=(int(repair_ms), int(repair_ms)))
     return conv
 
 
