@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ._core.columns import DECODE_IN_ICMP_ERROR
-from ._core.integrity import loss_is_floor
+from ._core.integrity import raised_for
 from ._core.transfer import transfer_of
 from .schema import DIRECTION_CSV, DIRECTION_TABLE_KEYS, SCHEMA_VERSION
 
@@ -166,8 +166,8 @@ def summary_of(
     records: Sequence[Mapping[str, Any]], *, name: str, capture_drops: Optional[Mapping[str, Any]], total_packets: int
 ) -> Dict[str, Any]:
     """The Spline report's figures of the main data direction, read from its record: speed
-    (goodput) in MB/s and Mbit/s, time, packet loss % (N; whether it is a floor: the
-    `loss_floor` warning's rule), retransmissions % (N), kernel
+    (goodput) in MB/s and Mbit/s, time, packet loss % (N; whether it is a floor is set
+    by `document` from the warnings), retransmissions % (N), kernel
     drops (N and % of packets; None when the capture does not say); and the transfer the main
     direction belongs to (its hosts' flows the same way, measured as a whole: transfer.py)."""
     summary: Dict[str, Any] = {
@@ -200,7 +200,6 @@ def summary_of(
                 "speed_Mbps": goodput / BITS_PER_MBIT if goodput is not None else None,
                 "time_s": d["duration_s"],
                 "lost_segments": d["lost_segments"],
-                "lost_segments_is_floor": loss_is_floor(d),
                 "packet_loss_pct": None if loss_rate is None else 100.0 * loss_rate,
                 "retransmissions": d["retransmissions"],
                 "retransmissions_pct": (
@@ -233,7 +232,7 @@ def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> L
         integrity.decode_warnings(analysis.capture.warnings)
         + integrity.file_warnings(analysis.packets, analysis.capture.capture_drops)
         + integrity.direction_warnings(records, slot_packets)
-        + integrity.no_timestamps_warnings(records, slot_stamped_data)
+        + integrity.hole_count_warnings(records, slot_stamped_data)
     )
 
 
@@ -248,6 +247,10 @@ def document(analysis: "Analysis") -> Dict[str, Any]:
     )
     doc["warnings"] = warnings_of(analysis, records)
     doc["summary"]["warning_codes"] = sorted({w["code"] for w in doc["warnings"]})
+    main = main_row(records)
+    if main is not None:
+        # the run summary reads "at least" where the loss_floor warning says so
+        doc["summary"]["lost_segments_is_floor"] = raised_for(doc["warnings"], "loss_floor", records[main])
     doc["iperf3"] = [
         {
             "file": t.path.name,

@@ -386,7 +386,7 @@ SUMMARY_KEYS: Tuple[Key, ...] = (
         "lost_segments_is_floor",
         "boolean",
         "",
-        "lost_segments counts sequence holes below the sender without IP IDs: at least that many (loss_floor)",
+        "the loss_floor warning was raised for the main direction: lost_segments is at least that many",
         T,
     ),
     Key("retransmissions_pct", "number", "%", "retransmissions per data segment", T, nullable=True),

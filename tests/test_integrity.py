@@ -132,7 +132,7 @@ def direction_record(**fields):
 
 
 def floor_codes(record) -> list:
-    warnings = integrity.direction_warnings([record], {0: 1000, 1: 500})
+    warnings = integrity.hole_count_warnings([record], {0: 1000})
     return [w["code"] for w in warnings if w["code"] == "loss_floor"]
 
 
@@ -155,7 +155,9 @@ def test_no_floor_without_loss_or_where_a_forwarding_host_counted_its_own_drops(
 
 def test_ipv4_with_unusable_ids_names_the_cause_once_and_the_floor_once():
     record = direction_record(src="10.0.0.2", dst="10.0.0.1", ip_id_policy="random", ip_id_unusable=True)
-    warnings = integrity.direction_warnings([record], {0: 1000, 1: 500})
+    warnings = integrity.direction_warnings([record], {0: 1000, 1: 500}) + integrity.hole_count_warnings(
+        [record], {0: 1000}
+    )
     assert [w["code"] for w in warnings] == ["ip_id_unusable", "loss_floor"]
     unusable, floor = warnings
     assert "floor" not in unusable["message"] and "at least" not in unusable["message"]
@@ -163,9 +165,9 @@ def test_ipv4_with_unusable_ids_names_the_cause_once_and_the_floor_once():
     contradicted = direction_record(src="10.0.0.2", ip_id_policy="per_connection", ip_id_contradicted=True)
     assert "floor" not in integrity.CODES["ip_id_contradicted"].meaning
     assert [w["code"] for w in integrity.direction_warnings([contradicted], {0: 1000, 1: 500})] == [
-        "ip_id_contradicted",
-        "loss_floor",
+        "ip_id_contradicted"
     ]
+    assert floor_codes(contradicted) == ["loss_floor"]
 
 
 def test_decoder_messages_become_coded_warnings():
@@ -193,6 +195,11 @@ def test_no_timestamps_is_raised_below_the_sender_only_where_holes_count_the_los
         direction(stream=5, **{**below, "vantage": "in-path", "hole_lost_segments": 0}),
     ]
     stamped = {2: 500}
-    warnings = integrity.no_timestamps_warnings(records, stamped)
-    assert [(w["stream"], w["code"]) for w in warnings] == [(0, "no_timestamps"), (4, "no_timestamps")]
+    warnings = integrity.hole_count_warnings(records, stamped)
+    # with timestamps the holes' count is a floor; without them it is not (no loss_floor there)
+    assert [(w["stream"], w["code"]) for w in warnings] == [
+        (0, "no_timestamps"),
+        (1, "loss_floor"),
+        (4, "no_timestamps"),
+    ]
     assert warnings[0]["lost_segments"] == 42 and "42" in warnings[0]["message"]

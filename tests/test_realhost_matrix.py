@@ -244,7 +244,7 @@ def test_expected_warnings_follow_the_capture_conditions():
 
 def test_ipv6_loss_is_expected_to_be_called_a_floor_after_the_routers_drops_only():
     v6 = Transfer(name="v6", offloads="off", family=6, data_loss=0.02)
-    for vantage in ("receiver", "router-out"):
+    for vantage in ("receiver", "receiver-any", "router-out"):
         assert "loss_floor" in expected_warnings(v6, vantage, 0, 333)[0], vantage
         # the router dropped nothing: no holes, no floor
         assert "loss_floor" not in set().union(*expected_warnings(v6, vantage, 0, 0)), vantage
@@ -257,6 +257,10 @@ def test_ipv6_loss_is_expected_to_be_called_a_floor_after_the_routers_drops_only
     # IPv4 from Linux numbers its IDs per connection: they count loss exactly
     v4 = Transfer(name="v4", offloads="off", family=4, data_loss=0.02)
     assert "loss_floor" not in set().union(*expected_warnings(v4, "receiver", 0, 333))
+    # without timestamps the holes' count is no floor: no_timestamps instead
+    no_timestamps = Transfer(name="nots", offloads="off", family=6, data_loss=0.02, sender_timestamps=False)
+    must, may = expected_warnings(no_timestamps, "receiver", 0, 333)
+    assert "no_timestamps" in must and "loss_floor" not in must | may
 
 
 def test_any_capture_point_may_write_frames_out_of_time_order_but_none_must():

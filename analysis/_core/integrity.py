@@ -146,7 +146,7 @@ WARNING_CODES: Sequence[WarningCode] = (
         "both its sides counts exactly): `lost_segments` is a floor. A burst's tail dropped at a full "
         "queue and repaired in order leaves no hole, and no capture below the sender can tell its "
         "repair from new data (3-22% low where a full queue drops burst tails, up to 5% at random "
-        "loss)",
+        "loss). Only with TCP timestamps: without them the count is no floor (`no_timestamps`)",
         "capture at the sender, whose retransmissions count loss exactly; below it, an IPv4 sender "
         "that numbers its IP IDs per connection (as Linux does) has its loss counted exactly",
     ),
@@ -387,17 +387,6 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                     **where,
                 )
             )
-        if loss_is_floor(d):
-            out.append(
-                _warning(
-                    "loss_floor",
-                    f"{flow}: at least {d['lost_segments']:,} segments lost ({_holes_reason(d)}): "
-                    "a burst's tail dropped and repaired in order leaves no hole, and this capture "
-                    "cannot count it",
-                    lost_segments=d["lost_segments"],
-                    **where,
-                )
-            )
         inferred = int(d.get("lost_inferred") or 0)
         spread = float(d.get("lost_inferred_sd") or 0.0)
         if abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread:
@@ -430,34 +419,56 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
     return out
 
 
-def no_timestamps_warnings(
+def hole_count_warnings(
     records: Sequence[Mapping[str, Any]], slot_stamped_data: Mapping[int, int]
 ) -> List[Dict[str, Any]]:
-    """`no_timestamps` for each direction seen below its sender whose data carries no TCP
-    timestamps, whose loss is counted from holes and that has some (a forwarding host's own
-    drops count exactly, but the larger holes count stands when late originals inflate it).
-    `slot_stamped_data`: data packets with timestamps per slot."""
+    """What a loss count read from sequence holes below the sender is worth, per direction:
+    without TCP timestamps `no_timestamps` (a repair lost again and a late original look alike,
+    so the count may be low or high; where holes found some, and a forwarding host's own exact
+    drops do not settle it: the larger holes count stands when late originals inflate it);
+    with them `loss_floor` where the holes found loss (`loss_is_floor`: at least that many).
+    One or the other: without timestamps the count is no floor. `slot_stamped_data`: data
+    packets with timestamps per slot (stream * 2 + direction)."""
     out = []
     for d in records:
         slot = 2 * int(d["stream"]) + int(d["direction"])
-        if (
-            d.get("vantage") in ("receiver", "in-path")
-            and d.get("loss_method") == "holes"
-            and int(d.get("hole_lost_segments") or 0) > 0
-            and slot_stamped_data.get(slot, 0) == 0
-        ):
-            flow = f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}"
+        flow = f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}"
+        where = {"stream": d["stream"], "direction": d["direction"]}
+        if slot_stamped_data.get(slot, 0) == 0:
+            if (
+                d.get("vantage") in ("receiver", "in-path")
+                and d.get("loss_method") == "holes"
+                and int(d.get("hole_lost_segments") or 0) > 0
+            ):
+                out.append(
+                    _warning(
+                        "no_timestamps",
+                        f"{flow}: no TCP timestamps, loss from sequence holes: {int(d.get('lost_segments') or 0):,} "
+                        "segments lost may miss repairs lost again, or count late originals as repairs",
+                        lost_segments=d.get("lost_segments"),
+                        **where,
+                    )
+                )
+        elif loss_is_floor(d):
             out.append(
                 _warning(
-                    "no_timestamps",
-                    f"{flow}: no TCP timestamps, loss from sequence holes: {int(d.get('lost_segments') or 0):,} "
-                    "segments lost may miss repairs lost again, or count late originals as repairs",
-                    lost_segments=d.get("lost_segments"),
-                    stream=d["stream"],
-                    direction=d["direction"],
+                    "loss_floor",
+                    f"{flow}: at least {d['lost_segments']:,} segments lost ({_holes_reason(d)}): "
+                    "a burst's tail dropped and repaired in order leaves no hole, and this capture "
+                    "cannot count it",
+                    lost_segments=d["lost_segments"],
+                    **where,
                 )
             )
     return out
+
+
+def raised_for(warnings: Sequence[Mapping[str, Any]], code: str, record: Mapping[str, Any]) -> bool:
+    """Whether `code` was raised for the direction of `record`."""
+    return any(
+        w.get("code") == code and (w.get("stream"), w.get("direction")) == (record["stream"], record["direction"])
+        for w in warnings
+    )
 
 
 def codes_by_direction(warnings: Sequence[Mapping[str, Any]]) -> Dict[tuple, List[str]]:
