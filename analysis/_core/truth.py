@@ -337,11 +337,9 @@ def _run_pass(
     mode: np.ndarray,
     mss: np.ndarray,
     id_per_packet: np.ndarray,
-    sack_negotiated: Optional[np.ndarray] = None,
+    sack_negotiated: np.ndarray,
 ):
     c = np.ascontiguousarray
-    if sack_negotiated is None:
-        sack_negotiated = np.full(n_slots, SACK_UNKNOWN, dtype=np.uint8)
     n = len(slot)
     out = _truth.analyze(
         n_slots,
@@ -536,7 +534,11 @@ def analyze_directions(
 
     # pass 1: evidence, sender-style everywhere
     evidence_only = np.full(n_slots, MODE_EVIDENCE, dtype=np.int8)
-    _, _, _, _, id64, _, stats1 = _run_pass(packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8))
+    # the evidence passes read TTLs, IP IDs and the handshake: whether SACK was negotiated they leave unknown
+    sack_unread = np.full(n_slots, SACK_UNKNOWN, dtype=np.uint8)
+    _, _, _, _, id64, _, stats1 = _run_pass(
+        packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8), sack_unread
+    )
     col = STAT_INDEX
     # a forwarding host capturing on every interface: analyse what left it, count its drops
     copies = None
@@ -559,7 +561,7 @@ def analyze_directions(
         if copies.hidden.any():
             slot = np.where(copies.hidden, -1, slot).astype(np.int32)
             _, _, _, _, id64, _, stats1 = _run_pass(
-                packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8)
+                packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8), sack_unread
             )
     steps = stats1[:, col["ip_id_steps"]]
     id_per_packet = (steps > 0) & (

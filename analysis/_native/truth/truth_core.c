@@ -616,6 +616,11 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     if (p->recovery_kind && p->snd_una >= p->recovery_point) p->recovery_kind = 0;
 }
 
+/* Whether direction d's connection did not negotiate SACK (its SYNs say so): its sender knows of
+ * the lowest hole only, learns of the others one partial ACK at a time (RFC 6582), and has no
+ * loss probe nor RACK. */
+static int sack_off(const truth_input *in, int64_t d) { return in->sack_negotiated[d] == TRUTH_SACK_OFF; }
+
 /* SACK blocks: D-SACK when the first block lies below the cumulative ACK or inside the
  * second block (RFC 2883); a D-SACK marks the newest retransmission inside it as not
  * needed (in path: not lost downstream either, the receiver had it twice), and the next
@@ -1722,8 +1727,7 @@ static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
         return;
     const sent_tsval *echoed = sent_tsval_find(&p->tsvals_sent, in->tsecr[i]);
     if (echoed != NULL)
-        repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo,
-                          in->sack_negotiated[d] == TRUTH_SACK_OFF);
+        repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo, sack_off(in, d));
 }
 
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
@@ -1819,7 +1823,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
          * is its first repair. So the wait counts from when the holes below were filled, less
          * the first timeout. */
         int64_t timeouts;
-        if (in->sack_negotiated[d] == TRUTH_SACK_OFF) {
+        if (sack_off(in, d)) {
             int64_t since_ns = filled_hole.lowest_ns >= 0 && now > filled_hole.lowest_ns ? filled_hole.lowest_ns
                                                                                          : filled_hole.created_ns;
             timeouts = repair_timeouts_waited(s, now > since_ns ? now - since_ns : 0);
@@ -2169,7 +2173,7 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
     }
     /* without SACK the sender knows of the lowest hole only (its peer's cumulative ACK stops
      * there); the holes above it it learns of one partial ACK at a time (RFC 6582) */
-    int lowest_only = in->sack_negotiated[d] == TRUTH_SACK_OFF;
+    int lowest_only = sack_off(in, d);
     for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++) {
         /* without SACK, the lowest hole once the sender had DupThresh duplicate ACKs at it */
         if (lowest_only && (j > 0 || s->holes[0].dupthresh_ns < 0 || echoed_ns < s->holes[0].dupthresh_ns)) break;
