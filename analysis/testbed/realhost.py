@@ -66,15 +66,13 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import netns
 from .errors import TestbedError
 from .realhost_retransmissions import retransmission_truth
-from .realhost_spec import Transfer
+from .realhost_spec import IP_HEADER_BYTES, MTU_BYTES, Transfer
 from .run import parse_tcpdump_counters, utc_now
 
 SERVER_PORT = 5201
 CLIENT_PORT = 41001
-MTU_BYTES = 1500
 TCP_HEADER_BYTES = 20
 TIMESTAMPS_OPTION_BYTES = 12  # with its padding: on every data segment of a connection that uses them
-IP_HEADER_BYTES = {4: 20, 6: 40}
 MAX_SEGMENTS_PER_PACKET = 46  # a 64 KiB GSO packet of 1,428-byte segments
 PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}  # IP + TCP header with every option (SACK blocks)
 NETEM_ORDER_RATE = "100gbit"  # netem's `rate` only to keep order: ~0.1 us per 1500-byte packet

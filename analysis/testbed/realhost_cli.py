@@ -30,7 +30,7 @@ from . import vm
 from .errors import TestbedError
 from .realhost import router_retransmission_truth, run_transfer, transfer_mss_bytes, transfer_tag
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
-from .realhost_spec import Matrix, Transfer, load_matrix, with_duration
+from .realhost_spec import Matrix, Transfer, load_matrix, recorded_transfer, with_duration
 
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 
@@ -178,7 +178,7 @@ def load_records(out_dir: Path) -> List[Dict[str, Any]]:
         record = json.loads(path.read_text(encoding="utf-8"))
         if "retransmissions" not in record["truth"]:
             pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}
-            transfer = Transfer(**{**record["transfer"], "vantages": tuple(record["transfer"]["vantages"])})
+            transfer = recorded_transfer(record["transfer"])
             record["truth"].update(
                 router_retransmission_truth(
                     pcaps, record["sender_address"], record["client_ports"], transfer_mss_bytes(transfer)

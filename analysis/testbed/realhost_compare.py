@@ -35,6 +35,7 @@ from .realhost_spec import (
     RETRANSMISSION_TOLERANCE_AT_SENDER,
     Transfer,
     expected_warnings,
+    recorded_transfer,
 )
 
 # A capture's analysis: the `--json` document, and each data packet's label
@@ -164,7 +165,7 @@ def compare_capture(
 ) -> Dict[str, Any]:
     """One result row: truth vs the analyzer for `vantage` of the transfer in `record` (truth.json);
     `labels`: the analyzer's label of each of the sender's data packets (the sender's capture)."""
-    transfer = Transfer(**{**record["transfer"], "vantages": tuple(record["transfer"]["vantages"])})
+    transfer = recorded_transfer(record["transfer"])
     truth = record["truth"]
     capture = record["captures"][vantage]
     kernel_drops = int(capture["counters"].get("kernel_drops") or 0)

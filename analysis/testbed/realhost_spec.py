@@ -75,6 +75,9 @@ MIN_SNAPLEN_BYTES = 60
 LONGEST_LINK_HEADER_BYTES = 20  # SLL2 (`-i any`); Ethernet is 14
 LONGEST_TCP_HEADER_BYTES = 60
 MIN_MTU_BYTES = 1280  # IPv6's minimum link MTU
+MTU_BYTES = 1500  # the veths' own
+IP_HEADER_BYTES = {4: 20, 6: 40}
+ETHERNET_HEADER_BYTES = 14
 
 # Tolerances of issue 8, as fractions of the truth.
 LOST_TOLERANCE = {
@@ -117,7 +120,7 @@ class Transfer:
     sender_ecn: bool = False  # net.ipv4.tcp_ecn = 1 in the sender
     receiver_rmem_kib: int = 0  # the receiver's tcp_rmem maximum, KiB (0: the kernel's default)
     snaplen_bytes: int = DEFAULT_SNAPLEN_BYTES  # tcpdump -s at every capture point
-    sender_mtu: int = 1500  # the sender's interface MTU, bytes
+    sender_mtu: int = MTU_BYTES  # the sender's interface MTU, bytes
 
     @property
     def sender_sysctls(self) -> Dict[str, str]:
@@ -140,9 +143,8 @@ class Transfer:
     def snaplen_cuts_headers(self, vantage: str) -> bool:
         """Whether this snaplen can cut a TCP header at `vantage` (a pure ACK with SACK blocks
         carries the longest): link header + IP header + 60 bytes."""
-        link = LONGEST_LINK_HEADER_BYTES if vantage.endswith("-any") else 14
-        ip = 20 if self.family == 4 else 40
-        return self.snaplen_bytes < link + ip + LONGEST_TCP_HEADER_BYTES
+        link = LONGEST_LINK_HEADER_BYTES if vantage.endswith("-any") else ETHERNET_HEADER_BYTES
+        return self.snaplen_bytes < link + IP_HEADER_BYTES[self.family] + LONGEST_TCP_HEADER_BYTES
 
     @property
     def needs_netem(self) -> bool:
@@ -212,6 +214,16 @@ KNOWN_KEYS = {
 }
 
 
+def _whole_number(value: Any) -> bool:
+    """An integer in the TOML (true and false are not numbers here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def recorded_transfer(saved: Dict[str, Any]) -> Transfer:
+    """The Transfer a run wrote into its truth.json (`asdict`: its vantages a list)."""
+    return Transfer(**{**saved, "vantages": tuple(saved["vantages"])})
+
+
 def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> Transfer:
     """A Transfer from one `[[transfer]]` table over the `[defaults]` table; raises TestbedError."""
     merged = {**defaults, **values}
@@ -254,16 +266,16 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         if not isinstance(switches[key], bool):
             raise TestbedError(f"{name}: {key}: true or false")
     receiver_rmem_kib = merged.get("receiver_rmem_kib", 0)
-    if not isinstance(receiver_rmem_kib, int) or isinstance(receiver_rmem_kib, bool) or receiver_rmem_kib < 0:
+    if not _whole_number(receiver_rmem_kib) or receiver_rmem_kib < 0:
         raise TestbedError(f"{name}: receiver_rmem_kib {receiver_rmem_kib!r}: a whole number of KiB, 0 for the default")
     if 0 < receiver_rmem_kib < 8:
         raise TestbedError(f"{name}: receiver_rmem_kib {receiver_rmem_kib}: at least 8 (Linux's floor is 4 KiB)")
     snaplen = merged.get("snaplen_bytes", DEFAULT_SNAPLEN_BYTES)
-    if not isinstance(snaplen, int) or isinstance(snaplen, bool) or not MIN_SNAPLEN_BYTES <= snaplen <= 262144:
+    if not _whole_number(snaplen) or not MIN_SNAPLEN_BYTES <= snaplen <= 262144:
         raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {MIN_SNAPLEN_BYTES} to 262144")
-    sender_mtu = merged.get("sender_mtu", 1500)
-    if not isinstance(sender_mtu, int) or isinstance(sender_mtu, bool) or not MIN_MTU_BYTES <= sender_mtu <= 1500:
-        raise TestbedError(f"{name}: sender_mtu {sender_mtu!r}: {MIN_MTU_BYTES} to 1500 (the veths' own)")
+    sender_mtu = merged.get("sender_mtu", MTU_BYTES)
+    if not _whole_number(sender_mtu) or not MIN_MTU_BYTES <= sender_mtu <= MTU_BYTES:
+        raise TestbedError(f"{name}: sender_mtu {sender_mtu!r}: {MIN_MTU_BYTES} to {MTU_BYTES} (the veths' own)")
     return Transfer(
         name=name,
         offloads=offloads,
