@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ._core.columns import DECODE_IN_ICMP_ERROR
-from ._core.integrity import raised_for
+from ._core.integrity import codes_by_direction
 from ._core.transfer import transfer_of
 from .schema import DIRECTION_CSV, DIRECTION_TABLE_KEYS, SCHEMA_VERSION
 
@@ -250,7 +250,8 @@ def document(analysis: "Analysis") -> Dict[str, Any]:
     main = main_row(records)
     if main is not None:
         # the run summary reads "at least" where the loss_floor warning says so
-        doc["summary"]["lost_segments_is_floor"] = raised_for(doc["warnings"], "loss_floor", records[main])
+        main_key = (records[main]["stream"], records[main]["direction"])
+        doc["summary"]["lost_segments_is_floor"] = "loss_floor" in codes_by_direction(doc["warnings"]).get(main_key, [])
     doc["iperf3"] = [
         {
             "file": t.path.name,
@@ -285,8 +286,6 @@ def direction_rows(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """One CSV row per direction of a document, columns schema.DIRECTION_CSV_COLUMNS: the
     direction's own values, its RTT and Wireshark counts as columns, the file, and the
     warning codes of the file and of the direction."""
-    from ._core.integrity import codes_by_direction
-
     warnings = doc.get("warnings") or []
     codes = codes_by_direction(warnings)
     file_codes = [w["code"] for w in warnings if "stream" not in w]

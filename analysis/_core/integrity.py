@@ -10,7 +10,7 @@ Pure functions over what the stages produced; the CLI only prints.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -316,13 +316,17 @@ def _holes_reason(d: Mapping[str, Any]) -> str:
     return "too few packets to read its IPv4 IDs"
 
 
+def _flow_and_where(d: Mapping[str, Any]) -> Tuple[str, Dict[str, Any]]:
+    """A direction record's 'src:port -> dst:port', and the keys that tie a warning to it."""
+    return f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}", {"stream": d["stream"], "direction": d["direction"]}
+
+
 def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mapping[int, int]) -> List[Dict[str, Any]]:
     """Warnings per flow direction, from the `directions` records of the report.
     `slot_packets`: packets per slot (stream * 2 + direction), to see a missing reverse direction."""
     out = []
     for d in records:
-        where = {"stream": d["stream"], "direction": d["direction"]}
-        flow = f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}"
+        flow, where = _flow_and_where(d)
         if d.get("super_segment_frames"):
             out.append(
                 _warning(
@@ -432,8 +436,7 @@ def hole_count_warnings(
     out = []
     for d in records:
         slot = 2 * int(d["stream"]) + int(d["direction"])
-        flow = f"{d['src']}:{d['sport']} -> {d['dst']}:{d['dport']}"
-        where = {"stream": d["stream"], "direction": d["direction"]}
+        flow, where = _flow_and_where(d)
         if slot_stamped_data.get(slot, 0) == 0:
             if (
                 d.get("vantage") in ("receiver", "in-path")
@@ -461,14 +464,6 @@ def hole_count_warnings(
                 )
             )
     return out
-
-
-def raised_for(warnings: Sequence[Mapping[str, Any]], code: str, record: Mapping[str, Any]) -> bool:
-    """Whether `code` was raised for the direction of `record`."""
-    return any(
-        w.get("code") == code and (w.get("stream"), w.get("direction")) == (record["stream"], record["direction"])
-        for w in warnings
-    )
 
 
 def codes_by_direction(warnings: Sequence[Mapping[str, Any]]) -> Dict[tuple, List[str]]:
