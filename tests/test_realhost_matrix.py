@@ -9,6 +9,8 @@ import pytest
 from spline_analysis.testbed.errors import TestbedError
 from spline_analysis.testbed.realhost import (
     CAPTURE_POINTS,
+    counted_segments,
+    data_header_bytes,
     data_match,
     iperf3_truth,
     mss_bytes,
@@ -16,6 +18,7 @@ from spline_analysis.testbed.realhost import (
     parse_ss_info,
     segment_buckets,
     segments_from_buckets,
+    recounted_truth,
 )
 from spline_analysis.testbed.realhost_compare import compare_capture, delivery_rate_bps, relative_error
 from spline_analysis.testbed.realhost_spec import (
@@ -182,7 +185,82 @@ def test_receiver_any_is_the_receivers_any_interface_with_the_receivers_warnings
 
 
 def test_dropped_segments_weigh_each_bucket_by_its_segment_count():
-    assert segments_from_buckets({"seg1": 10, "seg3": 2, "seg45": 1, "packets": 13}) == 10 + 6 + 45
+    counts = {"seg1": (10, 14_480), "seg3": (2, 8_792), "seg45": (1, 65_212), "packets": (13, 88_484)}
+    assert segments_from_buckets(counts, 52, 1448) == 10 + 6 + 45
+
+
+@pytest.mark.parametrize("family", [4, 6])
+@pytest.mark.parametrize("mtu", [1280, 1400, 1500])
+@pytest.mark.parametrize("timestamps", [True, False])
+def test_length_buckets_reach_a_64_kib_gso_packet_whatever_the_senders_mtu(family, mtu, timestamps):
+    """A sender behind a 1280-byte MTU (a tunnel) puts up to 54 segments of 1,208 bytes in a
+    64 KiB GSO packet over IPv6: buckets that stopped at 46 segments (enough for 1,428) counted
+    such a packet in none, and a run's truth read 98 segments short (lost 128 where the router
+    dropped 226)."""
+    buckets = segment_buckets(family, timestamps, mtu)
+    header = data_header_bytes(family, timestamps)
+    segment = mss_bytes(family, timestamps, mtu)
+    assert buckets[0][1] == header + 1 and buckets[-1][2] == 65535
+    assert all(buckets[i][2] + 1 == buckets[i + 1][1] for i in range(len(buckets) - 1))
+    for k in (1, 2, 46, 47, 49):
+        if header + k * segment <= 65535:
+            assert next(n for n, low, high in buckets if low <= header + k * segment <= high) == k
+    assert buckets[-1][0] == -(-(65535 - header) // segment)
+
+
+# Listings as a record made with buckets up to 46 segments keeps them (`iptables -L -v -x -n`):
+# the sender's OUTPUT saw 2 GSO packets of 49 segments of 1,208 bytes (72 + 49 * 1,208 = 59,264
+# bytes each) in no bucket; the router dropped 2 packets of 2 segments.
+OLD_RECORD_LISTINGS = """Chain RHSENT (1 references)
+    pkts      bytes target     prot opt in     out     source               destination
+     130   164058            0    --  *      *       ::/0                 ::/0                 length 73:1280 /* seg1 */
+     597  1485336            0    --  *      *       ::/0                 ::/0                 length 1281:2488 /* seg2 */
+     729  1767922            0    --  *      *       ::/0                 ::/0                 /* packets */
+
+Chain RHACKDROP (0 references)
+    pkts      bytes target     prot opt in     out     source               destination
+       0        0 DROP       0    --  *      *       ::/0                 ::/0                 /* ack-drop */
+
+Chain RHDROP (0 references)
+    pkts      bytes target     prot opt in     out     source               destination
+       2     4976            0    --  *      *       ::/0                 ::/0                 length 1281:2488 /* seg2 */
+       2     4976 DROP       0    --  *      *       ::/0                 ::/0                 /* packets */
+
+Chain RHARRIVED (1 references)
+    pkts      bytes target     prot opt in     out     source               destination
+     130   164058            0    --  *      *       ::/0                 ::/0                 length 73:1280 /* seg1 */
+     595  1480360            0    --  *      *       ::/0                 ::/0                 length 1281:2488 /* seg2 */
+       2   118528            0    --  *      *       ::/0                 ::/0                 length 58057:59264 /* seg49 */
+     727  1762946            0    --  *      *       ::/0                 ::/0                 /* packets */
+"""
+
+
+def test_a_records_truth_counts_packets_past_its_last_bucket_by_their_payload_bytes():
+    """The packets a chain's `packets` rule saw in no bucket carry (bytes - headers) / MSS
+    segments, so a record made while the buckets stopped short is read again right."""
+    (tunnel,) = matrix_from_document(
+        {"transfer": [{"name": "t", "family": 6, "offloads": "tso+gro", "sender_mtu": 1280}]}
+    ).transfers
+    counts = counted_segments(OLD_RECORD_LISTINGS, tunnel)
+    assert counts["sent_segments"] == 130 + 2 * 597 + 2 * 49
+    assert counts["arrived_segments"] == 130 + 2 * 595 + 2 * 49
+    assert (counts["data_drop_packets"], counts["data_drop_segments"]) == (2, 4)
+    assert (counts["sent_packets"], counts["arrived_packets"], counts["ack_drop_packets"]) == (729, 727, 0)
+    as_recorded = {**counts, "sent_segments": 130 + 2 * 597, "lost_segments": -94, "other_drop_segments": -98}
+    iperf3 = {
+        "qdisc_drops": 0,
+        "tcpinfo_retransmissions": 4,
+        "tcpinfo_per_stream": {"41001": 4},
+        "tcpinfo_at_close": {"41001": {"total_retrans": 4}},
+        "delivered_bytes": 1,
+        "delivered_seconds": 1.0,
+        "delivered_bps": 8.0,
+        "sent_bytes": 1,
+        "cca_reported": "bbr",
+    }
+    truth = recounted_truth({"rules_text": OLD_RECORD_LISTINGS, "truth": {**as_recorded, **iperf3}}, tunnel)
+    assert (truth["lost_segments"], truth["data_drop_segments"], truth["other_drop_segments"]) == (4, 4, 0)
+    assert truth["retransmissions_at_close"] == 4 and truth["tcpinfo_per_stream"] == {"41001": 4}
 
 
 SS_OUTPUT = """ESTAB 0 1234 10.72.1.1:41001 10.72.2.1:5201

@@ -60,6 +60,7 @@ import subprocess
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -73,7 +74,7 @@ SERVER_PORT = 5201
 CLIENT_PORT = 41001
 TCP_HEADER_BYTES = 20
 TIMESTAMPS_OPTION_BYTES = 12  # with its padding: on every data segment of a connection that uses them
-MAX_SEGMENTS_PER_PACKET = 46  # a 64 KiB GSO packet of 1,428-byte segments
+MAX_IP_LENGTH_BYTES = 65535  # the IP length field's ceiling: no GSO or GRO packet is longer
 PURE_ACK_MAX_IP_BYTES = {4: 80, 6: 100}  # IP + TCP header with every option (SACK blocks)
 NETEM_ORDER_RATE = "100gbit"  # netem's `rate` only to keep order: ~0.1 us per 1500-byte packet
 NETEM_LIMIT_PACKETS = 100_000  # > a 200 ms path's flight at 1 Gbit/s (~17k packets): netem never drops
@@ -124,26 +125,77 @@ def transfer_mss_bytes(transfer: Transfer) -> int:
 
 
 def segment_buckets(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> List[Tuple[int, int, int]]:
-    """(segments, lowest IP length, highest IP length) of packets carrying 1..MAX segments.
+    """(segments, lowest IP length, highest IP length) of packets carrying 1, 2, ... segments,
+    up to the longest IP length there is.
 
     iptables' length match reads the IP length: IPv4 total length, IPv6 payload length
     plus the 40-byte header; for a GSO packet that is the whole unsplit packet, whose one
     header stands for those of its segments, so the buckets depend on the header's size.
+    The buckets run to MAX_IP_LENGTH_BYTES whatever the segment size: a 64 KiB GSO packet
+    carries 46 segments of 1,428 bytes but 54 of 1,208 (a 1280-byte MTU), and a packet
+    beyond the last bucket would leave the segment counts short.
     """
     header = data_header_bytes(family, timestamps)
     mss = mss_bytes(family, timestamps, mtu)
     buckets = []
-    for k in range(1, MAX_SEGMENTS_PER_PACKET + 1):
-        low, high = header + (k - 1) * mss + 1, min(65535, header + k * mss)
-        if low > 65535:
-            break
-        buckets.append((k, low, high))
+    k = 1
+    while header + (k - 1) * mss + 1 <= MAX_IP_LENGTH_BYTES:
+        buckets.append((k, header + (k - 1) * mss + 1, min(MAX_IP_LENGTH_BYTES, header + k * mss)))
+        k += 1
     return buckets
 
 
-def segments_from_buckets(counters: Dict[str, int]) -> int:
-    """Segments dropped, from the `seg<k>` bucket counters."""
-    return sum(int(name[3:]) * packets for name, packets in counters.items() if re.fullmatch(r"seg\d+", name))
+def rule_listing_counts(text: str) -> Dict[str, Tuple[int, int]]:
+    """`{comment: (packets, bytes)}` for the rules of an `iptables -L -v -x -n` listing that carry a comment."""
+    counts: Dict[str, Tuple[int, int]] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if "/*" in line and len(words) > 1 and words[0].isdigit() and words[1].isdigit():
+            counts[line.split("/*", 1)[1].split("*/", 1)[0].strip()] = (int(words[0]), int(words[1]))
+    return counts
+
+
+def chain_listing(rules_text: str, chain: str) -> str:
+    """The part of a record's `rules_text` (several listings joined) that lists `chain`."""
+    found = re.search(rf"^Chain {re.escape(chain)} \(.*?(?=^Chain |\Z)", rules_text, re.M | re.S)
+    return found.group(0) if found else ""
+
+
+def segments_from_buckets(counts: Dict[str, Tuple[int, int]], header_bytes: int, segment_bytes: int) -> int:
+    """Segments a chain counted: each `seg<k>` bucket's packets weigh k; packets the chain's
+    `packets` rule saw in no bucket (a record made when the buckets stopped at 46 segments,
+    short of a 64 KiB GSO packet of smaller segments) weigh their payload bytes in segments."""
+    bucketed_packets = bucketed_bytes = segments = 0
+    for name, (packets, size_bytes) in counts.items():
+        if re.fullmatch(r"seg\d+", name):
+            segments += int(name[3:]) * packets
+            bucketed_packets += packets
+            bucketed_bytes += size_bytes
+    all_packets, all_bytes = counts.get("packets", (bucketed_packets, bucketed_bytes))
+    unbucketed_packets = all_packets - bucketed_packets
+    if unbucketed_packets > 0:
+        payload_bytes = all_bytes - bucketed_bytes - unbucketed_packets * header_bytes
+        segments += -(-payload_bytes // segment_bytes)
+    return segments
+
+
+def counted_segments(rules_text: str, transfer: Transfer) -> Dict[str, int]:
+    """`TransferTruth`'s counts from the hosts' own chains, read from their listings
+    (`rules_text`, as a record keeps them, so a record's truth can be read again)."""
+    header = data_header_bytes(transfer.family, transfer.sender_timestamps)
+    segment_bytes = transfer_mss_bytes(transfer)
+    sent, drops, arrived, ack_drops = (
+        rule_listing_counts(chain_listing(rules_text, chain)) for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP")
+    )
+    return {
+        "sent_segments": segments_from_buckets(sent, header, segment_bytes),
+        "arrived_segments": segments_from_buckets(arrived, header, segment_bytes),
+        "data_drop_packets": drops.get("packets", (0, 0))[0],
+        "data_drop_segments": segments_from_buckets(drops, header, segment_bytes),
+        "ack_drop_packets": ack_drops.get("ack-drop", (0, 0))[0],
+        "sent_packets": sent.get("packets", (0, 0))[0],
+        "arrived_packets": arrived.get("packets", (0, 0))[0],
+    }
 
 
 @dataclass
@@ -206,6 +258,26 @@ class TransferTruth:
         """What the receiver acknowledged (TCP_INFO bytes_acked) summed over the data sockets."""
         return sum_of_all([s.get("bytes_acked") for s in self.tcpinfo_at_close.values()])
 
+    def to_json(self) -> Dict[str, Any]:
+        """The fields and the figures derived from them, as truth.json holds them."""
+        document = asdict(self)
+        document["lost_segments"] = self.lost_segments
+        document["other_drop_segments"] = self.other_drop_segments
+        document["retransmissions_at_close"] = self.retransmissions_at_close
+        document["bytes_acked_at_close"] = self.bytes_acked_at_close
+        document["dsack_dups_at_close"] = self.dsack_dups_at_close
+        return document
+
+
+def recounted_truth(record: Dict[str, Any], transfer: Transfer) -> Dict[str, Any]:
+    """A record's truth with its segment counts read again from the chains' listings it keeps
+    (records made before the buckets reached 64 KiB for every segment size read short)."""
+    truth = record["truth"]
+    fields = {field.name: truth[field.name] for field in dataclass_fields(TransferTruth) if field.name in truth}
+    fields.update(counted_segments(record["rules_text"], transfer))
+    fields["tcpinfo_at_close"] = {int(port): sample for port, sample in fields["tcpinfo_at_close"].items()}
+    return {**truth, **TransferTruth(**fields).to_json()}
+
 
 @dataclass
 class TransferRecord:
@@ -225,11 +297,7 @@ class TransferRecord:
     def to_json(self) -> Dict:
         document = asdict(self)
         document["transfer"] = asdict(self.transfer)
-        document["truth"]["lost_segments"] = self.truth.lost_segments
-        document["truth"]["other_drop_segments"] = self.truth.other_drop_segments
-        document["truth"]["retransmissions_at_close"] = self.truth.retransmissions_at_close
-        document["truth"]["bytes_acked_at_close"] = self.truth.bytes_acked_at_close
-        document["truth"]["dsack_dups_at_close"] = self.truth.dsack_dups_at_close
+        document["truth"] = self.truth.to_json()
         return document
 
 
@@ -237,17 +305,11 @@ def firewall_binary(family: int) -> str:
     return "iptables" if family == 4 else "ip6tables"
 
 
-def rule_counters(namespace_name: str, family: int, chain: str) -> Tuple[Dict[str, int], str]:
-    """`{comment: packets}` for the rules of `chain` that carry a comment, and the listing."""
-    text = netns.run_command(
+def rule_listing(namespace_name: str, family: int, chain: str) -> str:
+    """`iptables -L -v -x -n` of `chain`: its rules with exact packet and byte counters."""
+    return netns.run_command(
         [firewall_binary(family), "-w", "-L", chain, "-v", "-x", "-n"], namespace=namespace_name
     ).stdout
-    counters: Dict[str, int] = {}
-    for line in text.splitlines():
-        words = line.split()
-        if "/*" in line and words and words[0].isdigit():
-            counters[line.split("/*", 1)[1].split("*/", 1)[0].strip()] = int(words[0])
-    return counters, text
 
 
 def build_hosts(stack: ExitStack, tag: str) -> Dict[str, str]:
@@ -708,10 +770,10 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         for proc in processes.values():
             proc.stop(signal.SIGINT)
         end_utc = utc_now()
-        drops, rules_text = rule_counters(names["rtr"], family, "RHDROP")
-        forward, forward_text = rule_counters(names["rtr"], family, "RHACKDROP")
-        sent, sent_text = rule_counters(names["snd"], family, "RHSENT")
-        arrived, arrived_text = rule_counters(names["rcv"], family, "RHARRIVED")
+        listings = [
+            rule_listing(names[role], family, chain)
+            for role, chain in (("snd", "RHSENT"), ("rtr", "RHACKDROP"), ("rtr", "RHDROP"), ("rcv", "RHARRIVED"))
+        ]
         qdisc: Dict[str, Any] = (
             netns.qdisc_statistics(names["rtr"], DEVICES["router_r"])
             if transfer.rate_bps > 0 or transfer.needs_netem
@@ -743,14 +805,8 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         )
         captures[vantage] = CaptureRecord(vantage, str(folder / "trace.pcap"), transfer.buffer_at(vantage), counters)
     truth = TransferTruth(
-        sent_segments=segments_from_buckets(sent),
-        arrived_segments=segments_from_buckets(arrived),
-        data_drop_packets=drops.get("packets", 0),
-        data_drop_segments=segments_from_buckets(drops),
-        ack_drop_packets=forward.get("ack-drop", 0),
+        **counted_segments("\n".join(listings), transfer),
         qdisc_drops=root_qdisc_drops(str(qdisc["text"])),
-        sent_packets=sent.get("packets", 0),
-        arrived_packets=arrived.get("packets", 0),
         tcpinfo_at_close={
             port: sample
             for port, sample in parse_ss_info((run_dir / "ss-closed.txt").read_text(errors="replace")).items()
@@ -775,7 +831,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         client_ports=client_ports,
         captures=captures,
         truth=truth,
-        rules_text="\n".join((sent_text, forward_text, rules_text, arrived_text)),
+        rules_text="\n".join(listings),
         qdisc_text=str(qdisc["text"]),
         wall_time_s=time.monotonic() - started_s,
         in_vm=in_vm,

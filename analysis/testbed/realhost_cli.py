@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional
 
 from . import vm
 from .errors import TestbedError
-from .realhost import router_retransmission_truth, run_transfer, transfer_mss_bytes, transfer_tag
+from .realhost import recounted_truth, router_retransmission_truth, run_transfer, transfer_mss_bytes, transfer_tag
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
 from .realhost_spec import Matrix, Transfer, load_matrix, recorded_transfer, with_duration
 
@@ -171,14 +171,16 @@ def make_transfers_in_guest(args: argparse.Namespace, matrix: Matrix, out_dir: P
 
 
 def load_records(out_dir: Path) -> List[Dict[str, Any]]:
-    """The truth.json of every finished transfer under DIR/runs, in run order; a transfer
-    made before the router's per-retransmission truth existed gets it from its captures."""
+    """The truth.json of every finished transfer under DIR/runs, in run order; its segment
+    counts are read again from the chains' listings it keeps, and a transfer made before the
+    router's per-retransmission truth existed gets it from its captures."""
     records = []
     for path in sorted((out_dir / "runs").glob("*/truth.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
+        transfer = recorded_transfer(record["transfer"])
+        record["truth"] = recounted_truth(record, transfer)
         if "retransmissions" not in record["truth"]:
             pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}
-            transfer = recorded_transfer(record["transfer"])
             record["truth"].update(
                 router_retransmission_truth(
                     pcaps, record["sender_address"], record["client_ports"], transfer_mss_bytes(transfer)
