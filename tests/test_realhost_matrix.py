@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from spline_analysis.testbed.realhost_spec import (
     expected_warnings,
     load_matrix,
     matrix_from_document,
+    recorded_transfer,
     Transfer,
     VANTAGES,
 )
@@ -506,6 +508,25 @@ def test_a_sender_mtu_below_the_receivers_shortens_the_segments_the_truth_counts
     for bad in (1279, 1501, "1400", True):
         with pytest.raises(TestbedError, match="sender_mtu"):
             matrix_from_document({"transfer": [{"name": "a", "sender_mtu": bad}]})
+
+
+def test_a_receiver_mtu_below_the_senders_sets_the_segments_through_the_mss_it_announces():
+    """A receiver behind PPPoE (1492) or a tunnel announces a smaller MSS in its SYN; the sender's
+    segments take the smaller of the two MTUs, and the truth's buckets follow."""
+    downlink, both = matrix_from_document(
+        {
+            "transfer": [
+                {"name": "d", "family": 6, "receiver_mtu": 1280},
+                {"name": "b", "family": 4, "sender_mtu": 1400, "receiver_mtu": 1492},
+            ]
+        }
+    ).transfers
+    assert transfer_mss_bytes(downlink) == 1280 - 72 and transfer_mss_bytes(both) == 1400 - 52
+    older_record = {key: value for key, value in asdict(downlink).items() if key != "receiver_mtu"}
+    assert recorded_transfer(older_record).receiver_mtu == 1500, "records made before the key read as the veths' own"
+    for bad in (1279, 1501, 1400.0):
+        with pytest.raises(TestbedError, match="receiver_mtu"):
+            matrix_from_document({"transfer": [{"name": "a", "receiver_mtu": bad}]})
 
 
 def test_committed_matrix_has_senders_without_timestamps_or_sack_and_a_short_snaplen():

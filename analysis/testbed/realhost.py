@@ -119,9 +119,14 @@ def mss_bytes(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> int
     return mtu - data_header_bytes(family, timestamps)
 
 
+def transfer_mtu_bytes(transfer: Transfer) -> int:
+    """The MTU the transfer's segments fit: the sender's own, or the receiver's through the MSS it announces."""
+    return min(transfer.sender_mtu, transfer.receiver_mtu)
+
+
 def transfer_mss_bytes(transfer: Transfer) -> int:
-    """The segment size the transfer's sender uses: its own MTU is the smaller one."""
-    return mss_bytes(transfer.family, transfer.sender_timestamps, transfer.sender_mtu)
+    """The segment size the transfer's sender uses: that of the smaller of the two MTUs."""
+    return mss_bytes(transfer.family, transfer.sender_timestamps, transfer_mtu_bytes(transfer))
 
 
 def segment_buckets(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> List[Tuple[int, int, int]]:
@@ -389,14 +394,13 @@ def loss_ends_before_test_end_s(transfer: Transfer) -> float:
 
 
 def set_stacks(names: Dict[str, str], transfer: Transfer) -> None:
-    """The sender's TCP options, its MTU, and the receiver's buffer ceiling (per-namespace sysctls)."""
+    """The sender's TCP options, the two hosts' MTUs, and the receiver's buffer ceiling (per-namespace sysctls)."""
     for role, sysctls in (("snd", transfer.sender_sysctls), ("rcv", transfer.receiver_sysctls)):
         for key, value in sysctls.items():
             netns.run_command(["sysctl", "-q", "-w", f"{key}={value}"], namespace=names[role])
-    if transfer.sender_mtu != MTU_BYTES:
-        netns.run_command(
-            ["ip", "link", "set", DEVICES["sender"], "mtu", str(transfer.sender_mtu)], namespace=names["snd"]
-        )
+    for role, device, mtu in (("snd", DEVICES["sender"], transfer.sender_mtu), ("rcv", DEVICES["receiver"], transfer.receiver_mtu)):
+        if mtu != MTU_BYTES:
+            netns.run_command(["ip", "link", "set", device, "mtu", str(mtu)], namespace=names[role])
 
 
 def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
@@ -409,7 +413,7 @@ def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
 def add_segment_chain(rules: List[List[str]], transfer: Transfer, chain: str, final: List[str]) -> None:
     """A chain counting each packet in the bucket of its segment count, ending in `final` (e.g. DROP)."""
     rules.append(["-N", chain])
-    for k, low, high in segment_buckets(transfer.family, transfer.sender_timestamps, transfer.sender_mtu):
+    for k, low, high in segment_buckets(transfer.family, transfer.sender_timestamps, transfer_mtu_bytes(transfer)):
         rules.append(
             ["-A", chain, "-m", "length", "--length", f"{low}:{high}", "-m", "comment", "--comment", f"seg{k}"],
         )

@@ -31,6 +31,8 @@ tables; each transfer takes the defaults and overrides some of them:
     snaplen_bytes = 128       # tcpdump -s at every capture point (96: SACK blocks of IPv6 ACKs cut)
     sender_mtu = 1500         # the sender's interface MTU: below the receiver's, its segments are
                               # shorter than the MSS the receiver announces (a VPN or PPPoE uplink)
+    receiver_mtu = 1500       # the receiver's interface MTU: below the sender's, the MSS the
+                              # receiver announces sets the segments' size (a PPPoE downlink)
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
@@ -121,6 +123,7 @@ class Transfer:
     receiver_rmem_kib: int = 0  # the receiver's tcp_rmem maximum, KiB (0: the kernel's default)
     snaplen_bytes: int = DEFAULT_SNAPLEN_BYTES  # tcpdump -s at every capture point
     sender_mtu: int = MTU_BYTES  # the sender's interface MTU, bytes
+    receiver_mtu: int = MTU_BYTES  # the receiver's interface MTU, bytes (its SYN announces the MSS it allows)
 
     @property
     def sender_sysctls(self) -> Dict[str, str]:
@@ -211,6 +214,7 @@ KNOWN_KEYS = {
     "receiver_rmem_kib",
     "snaplen_bytes",
     "sender_mtu",
+    "receiver_mtu",
 }
 
 
@@ -273,9 +277,10 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     snaplen = merged.get("snaplen_bytes", DEFAULT_SNAPLEN_BYTES)
     if not _whole_number(snaplen) or not MIN_SNAPLEN_BYTES <= snaplen <= 262144:
         raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {MIN_SNAPLEN_BYTES} to 262144")
-    sender_mtu = merged.get("sender_mtu", MTU_BYTES)
-    if not _whole_number(sender_mtu) or not MIN_MTU_BYTES <= sender_mtu <= MTU_BYTES:
-        raise TestbedError(f"{name}: sender_mtu {sender_mtu!r}: {MIN_MTU_BYTES} to {MTU_BYTES} (the veths' own)")
+    mtus = {key: merged.get(key, MTU_BYTES) for key in ("sender_mtu", "receiver_mtu")}
+    for key, mtu in mtus.items():
+        if not _whole_number(mtu) or not MIN_MTU_BYTES <= mtu <= MTU_BYTES:
+            raise TestbedError(f"{name}: {key} {mtu!r}: {MIN_MTU_BYTES} to {MTU_BYTES} (the veths' own)")
     return Transfer(
         name=name,
         offloads=offloads,
@@ -298,7 +303,7 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         queue_ms=queue_ms,
         receiver_rmem_kib=receiver_rmem_kib,
         snaplen_bytes=snaplen,
-        sender_mtu=sender_mtu,
+        **mtus,
         **switches,
     )
 
