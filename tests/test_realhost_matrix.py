@@ -529,6 +529,17 @@ def test_a_receiver_mtu_below_the_senders_sets_the_segments_through_the_mss_it_a
             matrix_from_document({"transfer": [{"name": "a", "receiver_mtu": bad}]})
 
 
+def test_a_tunnel_in_the_path_sets_the_segments_the_sender_learns_and_the_truth_counts():
+    """`path_mtu` is the router's MTU towards the receiver: the sender learns it from ICMP and the
+    truth's buckets count segments of it, the smallest of the three MTUs."""
+    (tunnel,) = matrix_from_document(
+        {"transfer": [{"name": "p", "family": 6, "sender_mtu": 1400, "receiver_mtu": 1492, "path_mtu": 1280}]}
+    ).transfers
+    assert transfer_mss_bytes(tunnel) == 1280 - 72
+    with pytest.raises(TestbedError, match="path_mtu"):
+        matrix_from_document({"transfer": [{"name": "a", "path_mtu": 9000}]})
+
+
 def test_committed_matrix_has_senders_without_timestamps_or_sack_and_a_short_snaplen():
     """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, and `tcpdump -i any` at the
     receiver. (A smaller sender MTU is not there yet: its truth's arrival count disagreed with the

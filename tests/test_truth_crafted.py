@@ -1521,6 +1521,43 @@ def test_segments_shorter_than_the_announced_mss_are_counted_at_their_own_size()
     assert r["lost_segments"] == 20 and r["retransmissions"] == 20
 
 
+def with_a_first_flight_at_the_announced_size(f: Flow, frames: int) -> Flow:
+    """`f` with `frames` segments of the announced 1460 bytes sent first, before the sender learnt
+    a smaller path MTU from ICMP ("packet too big"), and the rest of b's data moved up behind them."""
+    t = f.rows[2]["t"]
+    shift = frames * 1460
+    for row in f.rows[3:]:
+        if row["d"] == 1:
+            row["seq"] = (row["seq"] + shift) % 2**32
+            row["t"] += 0.001
+        else:
+            row["ack"] = (row["ack"] + shift) % 2**32
+    early = [dict(f.rows[3], t=t + 0.00001 * (k + 1), seq=1001 + k * 1460, len=1460, ip_id=7 + k) for k in range(frames)]
+    f.rows[3:3] = [row for row in early]
+    return f
+
+
+@pytest.mark.parametrize("segment_bytes, per_frame, first_flight, frames", [(1360, 20, 1, 150), (1240, 1, 10, 1200)])
+def test_segments_shorter_than_the_announced_mss_after_a_first_flight_at_it_are_counted_at_their_own_size(
+    segment_bytes, per_frame, first_flight, frames
+):
+    """A tunnel in the path, learnt by path MTU discovery: the sender's first flight went out at the
+    announced size (here 10 segments, at the sender without super-segments) or a repair cut in
+    two came out of GRO joined at it (1 frame). Those few frames of the announced size had kept
+    it as the segment size: GRO frames of 20 segments of 1360 bytes counted 19, and 1240-byte
+    segments' holes were read in 1460-byte segments."""
+    f = with_a_first_flight_at_the_announced_size(
+        gro_receiver_with_short_segments(segment_bytes, per_frame, frames, lost_frame=40), first_flight
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["mss"] == segment_bytes
+    singles = -(-frames // 3)
+    # each frame of the announced size holds 2 of the shorter segments; the lost frame is counted once, resent
+    assert r["data_segments"] == first_flight * 2 + singles + (frames - singles) * per_frame
+    assert r["lost_segments"] == per_frame and r["retransmissions"] == per_frame
+
+
 def test_a_flow_of_small_application_messages_keeps_the_announced_mss():
     """Messages well under the MSS (an application writing 600 bytes at a time) are no segment size."""
     f = gro_receiver_with_short_segments(600, 2, 150, lost_frame=40)

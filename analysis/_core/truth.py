@@ -142,6 +142,10 @@ MSS_MAX_DIVISOR = 64
 # message size, not a segment size).
 MSS_CHECK_MIN_FRAMES = 100
 MSS_BELOW_ANNOUNCED_MIN = 0.75
+# ... "none" up to this share of those frames: a sender that learns a smaller path MTU from ICMP
+# (a tunnel in the path) has sent its first flight at the announced size, and a repair cut in
+# two for the new size leaves pieces a receiver's GRO joins again to the announced size.
+MSS_ANNOUNCED_MAX_SHARE = 0.01
 
 
 @dataclass
@@ -307,19 +311,25 @@ def _segments_below_announced(
     payload: np.ndarray, slot: np.ndarray, n_slots: int, announced: np.ndarray, largest: np.ndarray
 ) -> np.ndarray:
     """Per slot with an announced segment size (`announced` > 0): the smaller one its payloads
-    show where not one of its many segment-sized frames has the announced size (0 elsewhere).
-    Only slots whose largest payload is no whole number of announced segments can be such (a
-    frame of k segments of a smaller size is one only past 64 KiB), so most captures skip the rows."""
+    show where hardly any of its many segment-sized frames has the announced size (at most
+    MSS_ANNOUNCED_MAX_SHARE of them; 0 elsewhere).
+    Only slots whose largest payload is the announced size (a first flight sent before the path
+    MTU was learnt, no super-segments) or no whole number of announced segments can be such (a
+    frame of k segments of a smaller size is one only past 64 KiB), so super-segment captures
+    of the announced size skip the rows."""
     below = np.zeros(n_slots, dtype=np.int64)
-    maybe = (announced > 0) & (largest >= MIN_SEGMENT_BYTES) & (largest % np.maximum(announced, 1) != 0)
+    maybe = (announced > 0) & (largest >= MIN_SEGMENT_BYTES)
+    maybe &= (largest % np.maximum(announced, 1) != 0) | (largest == announced)
     if not maybe.any():
         return below
     # a row's slot's announced size (the extra last entry: rows of no slot)
     where = np.where(slot >= 0, slot, n_slots)
     own = np.append(np.where(maybe, announced, 0), 0).take(where)
     full = np.bincount(where[payload == own], minlength=n_slots + 1)[:n_slots]
-    maybe = np.append(maybe & (full == 0), False)
-    rows = np.flatnonzero(maybe.take(where) & (payload >= MIN_SEGMENT_BYTES))
+    sized = np.bincount(where[payload >= MIN_SEGMENT_BYTES], minlength=n_slots + 1)[:n_slots]
+    maybe = np.append(maybe & (full <= MSS_ANNOUNCED_MAX_SHARE * sized), False)
+    # the frames of the announced size (a first flight) are not of the size the payloads show
+    rows = np.flatnonzero(maybe.take(where) & (payload >= MIN_SEGMENT_BYTES) & (payload != own))
     suspect = np.bincount(slot[rows], minlength=n_slots) >= MSS_CHECK_MIN_FRAMES
     if not suspect.any():
         return below

@@ -120,8 +120,11 @@ def mss_bytes(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> int
 
 
 def transfer_mtu_bytes(transfer: Transfer) -> int:
-    """The MTU the transfer's segments fit: the sender's own, or the receiver's through the MSS it announces."""
-    return min(transfer.sender_mtu, transfer.receiver_mtu)
+    """The MTU the transfer's segments fit: the sender's own, the receiver's through the MSS it
+    announces, or the path's once the sender has learnt it (its first full segments, longer,
+    the router refuses; the buckets count them as segments of the smaller size, as the
+    sender's own counters count their repairs)."""
+    return min(transfer.sender_mtu, transfer.receiver_mtu, transfer.path_mtu)
 
 
 def transfer_mss_bytes(transfer: Transfer) -> int:
@@ -394,11 +397,16 @@ def loss_ends_before_test_end_s(transfer: Transfer) -> float:
 
 
 def set_stacks(names: Dict[str, str], transfer: Transfer) -> None:
-    """The sender's TCP options, the two hosts' MTUs, and the receiver's buffer ceiling (per-namespace sysctls)."""
+    """The sender's TCP options, the MTUs of the two hosts and of the router's way to the receiver,
+    and the receiver's buffer ceiling (per-namespace sysctls)."""
     for role, sysctls in (("snd", transfer.sender_sysctls), ("rcv", transfer.receiver_sysctls)):
         for key, value in sysctls.items():
             netns.run_command(["sysctl", "-q", "-w", f"{key}={value}"], namespace=names[role])
-    for role, device, mtu in (("snd", DEVICES["sender"], transfer.sender_mtu), ("rcv", DEVICES["receiver"], transfer.receiver_mtu)):
+    for role, device, mtu in (
+        ("snd", DEVICES["sender"], transfer.sender_mtu),
+        ("rcv", DEVICES["receiver"], transfer.receiver_mtu),
+        ("rtr", DEVICES["router_r"], transfer.path_mtu),
+    ):
         if mtu != MTU_BYTES:
             netns.run_command(["ip", "link", "set", device, "mtu", str(mtu)], namespace=names[role])
 

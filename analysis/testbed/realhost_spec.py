@@ -33,6 +33,9 @@ tables; each transfer takes the defaults and overrides some of them:
                               # shorter than the MSS the receiver announces (a VPN or PPPoE uplink)
     receiver_mtu = 1500       # the receiver's interface MTU: below the sender's, the MSS the
                               # receiver announces sets the segments' size (a PPPoE downlink)
+    path_mtu = 1500           # the router's interface MTU towards the receiver (a tunnel in the
+                              # path): the sender's first full segments come back as ICMP "packet
+                              # too big" and it sends shorter ones from then on (path MTU discovery)
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
@@ -124,6 +127,7 @@ class Transfer:
     snaplen_bytes: int = DEFAULT_SNAPLEN_BYTES  # tcpdump -s at every capture point
     sender_mtu: int = MTU_BYTES  # the sender's interface MTU, bytes
     receiver_mtu: int = MTU_BYTES  # the receiver's interface MTU, bytes (its SYN announces the MSS it allows)
+    path_mtu: int = MTU_BYTES  # the router's interface MTU towards the receiver, bytes (learnt by the sender from ICMP)
 
     @property
     def sender_sysctls(self) -> Dict[str, str]:
@@ -215,6 +219,7 @@ KNOWN_KEYS = {
     "snaplen_bytes",
     "sender_mtu",
     "receiver_mtu",
+    "path_mtu",
 }
 
 
@@ -277,7 +282,7 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     snaplen = merged.get("snaplen_bytes", DEFAULT_SNAPLEN_BYTES)
     if not _whole_number(snaplen) or not MIN_SNAPLEN_BYTES <= snaplen <= 262144:
         raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {MIN_SNAPLEN_BYTES} to 262144")
-    mtus = {key: merged.get(key, MTU_BYTES) for key in ("sender_mtu", "receiver_mtu")}
+    mtus = {key: merged.get(key, MTU_BYTES) for key in ("sender_mtu", "receiver_mtu", "path_mtu")}
     for key, mtu in mtus.items():
         if not _whole_number(mtu) or not MIN_MTU_BYTES <= mtu <= MTU_BYTES:
             raise TestbedError(f"{name}: {key} {mtu!r}: {MIN_MTU_BYTES} to {MTU_BYTES} (the veths' own)")
