@@ -540,12 +540,17 @@ def test_a_tunnel_in_the_path_sets_the_segments_the_sender_learns_and_the_truth_
         matrix_from_document({"transfer": [{"name": "a", "path_mtu": 9000}]})
 
 
-def test_committed_matrix_has_senders_without_timestamps_or_sack_and_a_short_snaplen():
-    """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, and `tcpdump -i any` at the
-    receiver. (A smaller sender MTU is not there yet: its truth's arrival count disagreed with the
-    router's own drops in 1 of 4 runs.)"""
+def test_committed_matrix_has_senders_without_timestamps_or_sack_a_short_snaplen_and_smaller_mtus():
+    """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, `tcpdump -i any` at the
+    receiver, a sender behind a 1280-byte tunnel with TSO (more segments to a GSO packet than
+    1,428-byte ones: the truth's buckets must reach them) and a receiver whose smaller MTU sets
+    the MSS. No transfer uses `path_mtu`, whose lost-segment truth is not exact."""
     transfers = load_matrix(MATRIX).transfers
+    assert len(transfers) == 39
     assert any(not t.sender_timestamps for t in transfers)
     assert any(not t.sender_sack for t in transfers)
     assert any(t.snaplen_bytes == 96 and t.family == 6 for t in transfers)
     assert any("receiver-any" in t.vantages for t in transfers)
+    assert any(t.sender_mtu == 1280 and t.sender_tso and t.family == 6 for t in transfers)
+    assert any(t.receiver_mtu < t.sender_mtu for t in transfers)
+    assert all(t.path_mtu == 1500 for t in transfers)
