@@ -35,7 +35,8 @@ tables; each transfer takes the defaults and overrides some of them:
                               # receiver announces sets the segments' size (a PPPoE downlink)
     path_mtu = 1500           # the router's interface MTU towards the receiver (a tunnel in the
                               # path): the sender's first full segments come back as ICMP "packet
-                              # too big" and it sends shorter ones from then on (path MTU discovery)
+                              # too big" and it sends shorter ones from then on (path MTU discovery);
+                              # the lost truth is then a few segments off (see the README)
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
