@@ -325,11 +325,19 @@ def _segments_below_announced(
     # a row's slot's announced size (the extra last entry: rows of no slot)
     where = np.where(slot >= 0, slot, n_slots)
     own = np.append(np.where(maybe, announced, 0), 0).take(where)
-    full = np.bincount(where[payload == own], minlength=n_slots + 1)[:n_slots]
-    sized = np.bincount(where[payload >= MIN_SEGMENT_BYTES], minlength=n_slots + 1)[:n_slots]
-    maybe = np.append(maybe & (full <= MSS_ANNOUNCED_MAX_SHARE * sized), False)
+    at_announced = payload == own
+    segment_sized = payload >= MIN_SEGMENT_BYTES
+    # one count per slot, segment-sized or not, of the announced size or not (one pass over the rows)
+    counts = np.bincount(
+        (where * 2 + at_announced) + segment_sized * (2 * n_slots + 2), minlength=4 * n_slots + 4
+    ).reshape(2, n_slots + 1, 2)[:, :n_slots]
+    full = counts[:, :, 1].sum(axis=0)
+    sized = counts[1].sum(axis=1)
+    maybe &= full <= MSS_ANNOUNCED_MAX_SHARE * sized
+    if not maybe.any():
+        return below
     # the frames of the announced size (a first flight) are not of the size the payloads show
-    rows = np.flatnonzero(maybe.take(where) & (payload >= MIN_SEGMENT_BYTES) & (payload != own))
+    rows = np.flatnonzero(np.append(maybe, False).take(where) & segment_sized & ~at_announced)
     suspect = np.bincount(slot[rows], minlength=n_slots) >= MSS_CHECK_MIN_FRAMES
     if not suspect.any():
         return below
