@@ -536,6 +536,9 @@ def test_a_tunnel_in_the_path_sets_the_segments_the_sender_learns_and_the_truth_
         {"transfer": [{"name": "p", "family": 6, "sender_mtu": 1400, "receiver_mtu": 1492, "path_mtu": 1280}]}
     ).transfers
     assert transfer_mss_bytes(tunnel) == 1280 - 72
+    must, may = expected_warnings(tunnel, "sender", 0)
+    assert "super_segments" in may and "super_segments" not in must, "its first flight is longer, TSO or not"
+    assert "super_segments" not in set().union(*expected_warnings(Transfer(name="plain"), "sender", 0))
     with pytest.raises(TestbedError, match="path_mtu"):
         matrix_from_document({"transfer": [{"name": "a", "path_mtu": 9000}]})
 

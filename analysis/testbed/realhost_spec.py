@@ -364,6 +364,12 @@ def expected_warnings(
             must.add("forwarding_drops")
         if transfer.sender_tso:
             may.add("super_segments")  # the GSO packets coming in are set aside, but seen
+    if vantage in ("sender", "router-in", "router-any") and transfer.path_mtu < min(
+        transfer.sender_mtu, transfer.receiver_mtu
+    ):
+        # the first flight, at the size the sender had before it learnt the path's MTU, is
+        # longer than the segments after it, and counted as the segments of that size it holds
+        may.add("super_segments")
     # Every capture point holds both directions, stamped on one CPU and written to the ring
     # on another: on a busy host a frame stamped milliseconds earlier is written after one
     # stamped later. The file then does step back: an ACK stamped 2.3 ms before the data
