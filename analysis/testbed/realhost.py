@@ -122,13 +122,12 @@ def mss_bytes(family: int, timestamps: bool = True, mtu: int = MTU_BYTES) -> int
 def transfer_mtu_bytes(transfer: Transfer) -> int:
     """The MTU the transfer's segments fit: the sender's own, the receiver's through the MSS it
     announces, or the path's once the sender has learnt it (its first full segments, longer,
-    the router refuses; the buckets count them as segments of the smaller size, as the
-    sender's own counters count their repairs)."""
+    the router refuses; the buckets count them as segments of the smaller size)."""
     return min(transfer.sender_mtu, transfer.receiver_mtu, transfer.path_mtu)
 
 
 def transfer_mss_bytes(transfer: Transfer) -> int:
-    """The segment size the transfer's sender uses: that of the smaller of the two MTUs."""
+    """The segment size the transfer's sender uses: that of the smallest MTU on its way."""
     return mss_bytes(transfer.family, transfer.sender_timestamps, transfer_mtu_bytes(transfer))
 
 
