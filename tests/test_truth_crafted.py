@@ -514,6 +514,29 @@ def test_every_segment_of_a_late_repair_burst_counts_as_a_lost_repair():
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 3 and r["lost_segments"] == 6
 
 
+@pytest.mark.parametrize("repair_after_s, head_lost_repairs", [(0.65, 2), (1.5, 3)])
+def test_only_the_timers_own_resend_counts_each_timeout_waited(repair_after_s, head_lost_repairs):
+    """A retransmission timeout resends the oldest segment alone, so when a hole of four
+    segments waits two or three doubled timeouts, those lost resends are its first segment's.
+    The rest of the hole follows at once, clocked by the ACKs: each of those segments was sent
+    at most once before (one fast repair, lost), not once per timeout."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=repair_after_s, lost=(4, 5, 6, 7)))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 4 and r["lost_repairs"] == head_lost_repairs + 3
+    assert r["lost_segments"] == 4 + head_lost_repairs + 3
+
+
+def test_segments_of_a_hole_beyond_what_arrived_above_it_are_first_repaired_by_the_timeout():
+    """A burst's last five segments are lost and two arrive above them. A sender in recovery
+    sends no more repairs than the ACKs report delivered (proportional rate reduction), so it
+    could repair two segments before its timeout: the other three were first sent again by the
+    timeout's sweep, late but not lost twice (two lost repairs, not five)."""
+    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.25, lost=(25, 26, 27, 28, 29), segments=32))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 5 and r["lost_repairs"] == 2
+    assert r["lost_segments"] == 5 + 2
+
+
 def test_repair_about_one_round_trip_after_the_hole_is_the_first_one():
     _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0013))
     r = row_of(d, 0, 1)

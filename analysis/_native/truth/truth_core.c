@@ -385,6 +385,12 @@ typedef struct {
     int paws_next, paws_len;
     repair_fill repair_fills[REPAIR_FILLS_RECENT];
     int repair_fills_next, repair_fills_len;
+    /* downstream: the repairs the sender can have sent before a timeout, from the data that
+     * arrived since the first of the open holes opened (on_data_above_holes), segments */
+    int64_t repair_budget_segments;
+    /* the repairs since the latest timeout's resend: the budget that sweep began with and the
+     * segments it filled (-1: no sweep) */
+    int64_t timer_sweep_budget, timer_sweep_filled;
 } direction_state;
 
 typedef struct {
@@ -1308,6 +1314,7 @@ static int64_t known_lost_wait_ns(const direction_state *s);
 static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below,
                               int lowest_only);
 static int64_t recent_rtt_max_ns(const direction_state *s);
+static void on_data_above_holes(pass *ps, int64_t d, int64_t lo, int64_t hi, int opened, int first);
 
 /* Downstream, a hole opening now: whether a repair passed here within the longest recent round
  * trip before, unless its TSval is older than the data just below the hole (it left before the
@@ -1324,7 +1331,8 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     int64_t *S = stats_of(ps, d);
     int64_t now = in->ts_ns[i];
     if (in->mode[d] != TRUTH_MODE_SENDER) on_data_after_known_holes(ps, d, i);
-    if (lo > s->hi_end) {
+    int opened = lo > s->hi_end, first = opened && s->nholes == 0;
+    if (opened) {
         /* a gap: downstream a loss or reordering; next to the sender reordering on the way
          * here (a capture one hop away) or data the capture missed */
         S[S_FORWARD_JUMPS]++;
@@ -1346,6 +1354,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
         holes_append(ps, s, h);
         if (s->generation_due_ns < 0 || now < s->generation_due_ns) s->generation_due_ns = now;
     }
+    if (in->mode[d] != TRUTH_MODE_SENDER) on_data_above_holes(ps, d, lo, hi, opened, first);
     ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
     S[S_UNIQUE_BYTES] += hi - lo;
     s->hi_end = hi;
@@ -1542,6 +1551,63 @@ static int64_t repairs_overtaken_shown(const direction_state *s, const hole *h, 
 static int64_t repairs_lost_count(int64_t timeouts, int64_t overtaken) {
     int64_t n = timeouts > overtaken ? timeouts : overtaken;
     return n > 1 ? n : 1;
+}
+
+/* Downstream, segments that arrived while holes were open (new data above them, or a repair
+ * filling one): what the sender can have repaired before a timeout. A sender in recovery sends
+ * no more than the ACKs report delivered (RFC 6937's proportional rate reduction, bounded by
+ * what was delivered when the flight is below ssthresh; BBR's packet conservation likewise),
+ * so the segments it sent and lost before a timeout are at most those that arrived since the
+ * holes opened, less those it sent in recovery that arrived. Counting every arrival errs
+ * towards repairs sent, as the rules before this one read. */
+static void repair_budget_add(direction_state *s, int64_t segments) {
+    if (s->nholes > 0 && s->repair_budget_segments < INT64_MAX - segments) s->repair_budget_segments += segments;
+}
+
+/* Downstream, data [lo, hi) beyond the highest seen (opened: it left a hole; first: no other
+ * hole was open): the budget of repairs restarts with a recovery's first hole
+ * (repair_budget_add), and any new hole ends a timeout's sweep (timer_sweep_first_repairs). */
+static void on_data_above_holes(pass *ps, int64_t d, int64_t lo, int64_t hi, int opened, int first) {
+    direction_state *s = &ps->dirs[d];
+    if (opened) s->timer_sweep_budget = -1;
+    if (first) s->repair_budget_segments = 0;
+    repair_budget_add(s, segments_of(hi - lo, s->mss));
+}
+
+/* Of a fill of rseg segments downstream, timer_resend when it came after a silence of the
+ * minimum RTO or longer (it starts a timeout's sweep): how many segments the sender had
+ * never repaired before the timeout. A timeout's sweep resends in sequence order what the
+ * sender had sent and not heard of; the segments of its holes beyond the repairs the sender
+ * could send before the timeout (repair_budget_add) were first sent again by the sweep, and
+ * their lateness shows no lost repair (seen: 9-segment holes whose 7 and 6 segments above arrived
+ * alone, the sender's 7 and 6 fast repairs lost with them, the last 2 and 3 segments first
+ * repaired after the timeout). */
+static int64_t timer_sweep_first_repairs(direction_state *s, int64_t rseg, int timer_resend) {
+    if (timer_resend) {
+        s->timer_sweep_budget = s->repair_budget_segments;
+        s->timer_sweep_filled = 0;
+    }
+    if (s->timer_sweep_budget < 0 || rseg <= 0) return 0;
+    int64_t left = s->timer_sweep_budget - s->timer_sweep_filled;
+    int64_t repaired_before = left <= 0 ? 0 : left < rseg ? left : rseg;
+    s->timer_sweep_filled = s->timer_sweep_filled < INT64_MAX - rseg ? s->timer_sweep_filled + rseg : INT64_MAX;
+    return rseg - repaired_before;
+}
+
+/* How many repairs of a fill of rseg segments shown lost were lost (repairs_lost_count per
+ * segment), timer_resend when it came after a silence of the minimum RTO or longer: a sender's
+ * retransmission timeout resends the oldest unacknowledged segment alone (a window of one
+ * segment, RFC 5681 3.1; Linux splits it off the head of its queue), so the timeouts after
+ * the first that a hole waited are lost resends of that one segment, and only the first segment
+ * of the timer's own resend has them. Every other segment was sent at most once before the
+ * timeout, in the recovery the ACKs clocked, and the rest of the hole follows the timer's resend
+ * as the ACKs open the window again (seen: a 9-segment hole repaired 632 ms after it opened
+ * on a sub-millisecond path, whose head had lost a fast repair and a timeout's resend, and the
+ * rest one fast repair or none). */
+static int64_t repairs_lost_in_fill(int64_t timeouts, int64_t overtaken, int64_t rseg, int timer_resend) {
+    int64_t once = repairs_lost_count(timeouts > 1 ? 1 : timeouts, overtaken);
+    if (!timer_resend || rseg <= 0) return rseg * once;
+    return repairs_lost_count(timeouts, overtaken) + (rseg - 1) * once;
 }
 
 /* Downstream, a repair [lo, ...) of packet i filling a hole: whether it belongs to the sender's
@@ -1842,9 +1908,16 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now);
         /* a first repair of the sender's sweep: none of the signs above counts */
         int sweep = !skipped && (repair_sweep_continues(ps, d, i, lo) || repair_left_unheard(ps, d, i, lo, idle_ns));
-        s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
+        /* a timeout's sweep: lateness and overtaking show nothing of the segments it first repaired */
+        int timer_resend = idle_ns >= RTO_MIN_NS;
+        int64_t first_repairs = timer_sweep_first_repairs(s, rseg, timer_resend);
+        repair_budget_add(s, rseg);
+        int waited = (late || continues || overtaken) && first_repairs < rseg;
+        s->last_repair_lost = !sweep && (skipped || waited || sacked_past || marked);
         if (s->last_repair_lost) {
-            S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, repairs_overtaken_shown(s, &filled_hole, now));
+            int64_t shown = skipped || sacked_past || marked ? rseg : rseg - first_repairs;
+            S[S_LOST_REPAIRS] += repairs_lost_in_fill(timeouts, repairs_overtaken_shown(s, &filled_hole, now), shown,
+                                                      timer_resend);
         } else {
             s->sweep_end = hi;
             s->sweep_ns = now;
@@ -2239,6 +2312,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
         ps.dirs[d].sweep_end = -1;
+        ps.dirs[d].timer_sweep_budget = -1;
         ps.dirs[d].sender_rtt_min_ns = -1;
         ps.dirs[d].repair_lost_below = -1;
         ps.dirs[d].generation_due_ns = -1;

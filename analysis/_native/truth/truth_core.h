@@ -30,7 +30,10 @@
  *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited, or per round trip in
  *    which data above the hole (new data, or a higher hole's repair) that the sender sent after
  *    hearing the hole still open arrived before the repair did, unless it left within a round
- *    trip of a first repair of lower data (the sender's sweep, by TSvals); in-order data after a
+ *    trip of a first repair of lower data (the sender's sweep, by TSvals); the timeouts after the
+ *    first count for the first segment the timer resent alone, and in a timeout's sweep the
+ *    segments beyond what the sender could repair before it (as many as arrived while the
+ *    holes were open) count no lost repair for lateness or overtaking; in-order data after a
  *    silence over the minimum RTO that followed a full segment, with a TSval that shows the
  *    sender waited that long, is the timeout's resend of a
  *    window lost whole (a retransmission filling a hole of its own), and in-order data right
