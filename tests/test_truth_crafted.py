@@ -31,8 +31,9 @@ B_ADDR = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 2])
 class Flow:
     """Packets of crafted connections, in capture order."""
 
-    def __init__(self) -> None:
+    def __init__(self, sack_permitted: bool = True) -> None:
         self.rows: List[dict] = []
+        self.sack_permitted = sack_permitted
 
     def add(
         self,
@@ -125,8 +126,8 @@ class Flow:
             cols["tcp_header_len"][i] = 20
             cols["tcp_payload_len"][i] = r["len"]
             cols["opt_mss"][i] = r["mss"]
-            # the crafted connections use SACK, as Linux's do (their SYNs say so)
-            cols["opt_sack_permitted"][i] = bool(r["flags"] & TCP_SYN)
+            # the crafted connections use SACK, as Linux's do (their SYNs say so), unless told not to
+            cols["opt_sack_permitted"][i] = self.sack_permitted and bool(r["flags"] & TCP_SYN)
             if r["tsval"] is not None:
                 cols["opt_has_ts"][i] = True
                 cols["opt_tsval"][i] = r["tsval"]
@@ -213,6 +214,79 @@ def sender_side_transfer(
         else:
             f.add(when, 0, 5001, a, ttl=ttl_a, sack=b_)
     return f
+
+
+def go_back_n_after_timeout(
+    repairs_s: Dict[int, float],
+    acks_s: Sequence[Tuple[float, int]],
+    timestamps: bool = False,
+    segments: int = 10,
+    lose: Sequence[int] = (1,),
+) -> Flow:
+    """Capture next to a data sender b whose connection negotiated no SACK: b sends `segments`
+    segments back to back over a 1 ms path and loses those in `lose`; the receiver's duplicate
+    ACKs carry no SACK block, so after its timeout b resends from the lowest hole on: `repairs_s`
+    maps a segment to when its repair left (after the timeout), `acks_s` lists (when, segments
+    acknowledged) of the receiver's cumulative ACKs after it. With timestamps (1 ms ticks) an
+    ACK before the timeout echoes the first flight's TSval (the receiver's TS.Recent stays at
+    the data below the hole), one after it the TSval of data a round trip before it."""
+    rtt_s = 0.001
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    rows = []
+    for k in range(segments):
+        rows.append((t + k * 0.0001, "data", k))
+        if k not in lose:
+            rows.append((t + k * 0.0001 + rtt_s, "ack", min(list(lose) + [k + 1])))
+    timeout = t + 0.3
+    rows += [(timeout + when, "data", k) for k, when in repairs_s.items()]
+    rows += [(timeout + when, "ack", acked) for when, acked in acks_s]
+    for when, kind, n in sorted(rows, key=lambda r: r[0]):
+        echo = int(((when - rtt_s) if when >= timeout else t) * 1000)
+        ts = dict(tsval=int(when * 1000), tsecr=echo) if timestamps else {}
+        if kind == "data":
+            f.add(when, 1, base + n * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, **ts)
+        else:
+            f.add(when, 0, 5001, base + n * MSS, ttl=63, **ts)
+    return f
+
+
+@pytest.mark.parametrize("timestamps", [False, True])
+def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_a_round_trip_after_it_left_are_spurious(timestamps):
+    # the fill left at 0, segment 2's repair 0.5 ms after it (under the 1 ms round trip: the
+    # receiver could have taken both together), 3 and 4 over a round trip after it; one ACK
+    # covers all: the receiver had 3 and 4 already (a queue held the fill's ACK 3.5 ms)
+    f = go_back_n_after_timeout({1: 0.0, 2: 0.0005, 3: 0.0015, 4: 0.0020}, [(0.0035, 10)], timestamps)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
+    assert r["lost_segments"] == 2
+
+
+def test_without_sack_repairs_the_receiver_answers_one_at_a_time_are_all_needed():
+    # segments 1-3 all lost: each repair's arrival moves the cumulative ACK by itself
+    f = go_back_n_after_timeout(
+        {1: 0.0, 2: 0.0015, 3: 0.0030}, [(0.0010, 2), (0.0025, 3), (0.0040, 10)], segments=10
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 3 and r["spurious_retransmissions"] == 0 and r["lost_segments"] == 3
+
+
+def test_without_sack_first_copies_above_a_second_hole_an_echo_passes_are_not_judged_lost():
+    # segments 1 and 5 lost; the fill of 1 moves the ACK to 5 and echoes a TSval newer than the
+    # first copies of 6-9, which no ACK without SACK could report yet: they arrived (the final
+    # ACK covers them), so the first-copy loss rate is 2 in 10, and the two repairs found not
+    # needed (6 and 7, covered with 5's fill over a round trip after it left) add no loss
+    f = go_back_n_after_timeout(
+        {1: 0.0, 5: 0.0011, 6: 0.0022, 7: 0.0023}, [(0.0010, 5), (0.0035, 10)], timestamps=True, lose=(1, 5)
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
+    assert r["lost_inferred"] == 0 and r["lost_segments"] == 2
 
 
 def receiver_side_arrivals(

@@ -1112,6 +1112,9 @@ static void scoreboard_on_echo(pass *ps, int64_t d, uint32_t echo, int64_t now) 
         sender_rtt_sample(p, now - sent->last_ns);
         if (sent->first_ns > p->covered_sent_max_ns) p->covered_sent_max_ns = sent->first_ns;
     }
+    /* without SACK the ACKs report nothing above the cumulative ACK: an echo past a first copy
+     * above a hole says nothing of it (it is judged when the cumulative ACK covers it) */
+    if (sack_off(ps->in, d)) return;
     if (p->sb_verdict_next < p->sb_first) p->sb_verdict_next = p->sb_first;
     while (p->sb_verdict_next < p->sb_len &&
            (int32_t)(echo - p->sb[p->sb_verdict_next].first_tsval) > PAWS_WINDOW_TICKS) {
@@ -1147,6 +1150,39 @@ static int bare_dupack_reports(pass *ps, int64_t d, int64_t i, int64_t a, int64_
     return 1;
 }
 
+/* Without SACK, one cumulative ACK covered the repair that filled the hole at the old cumulative
+ * ACK (its newest copy left at fill_ns) and, above it, segment e, whose newest copy is a
+ * retransmission that left more than the lowest RTT the cumulative ACKs showed after that repair.
+ * A receiver answers at once a segment that fills a hole while data above it is still missing
+ * (RFC 5681 4.2), and after a timeout's silence it acknowledges every segment (quick ACKs); one
+ * ACK covers several arrivals only when they come together (GRO, a delayed ACK of two in a row).
+ * Had the receiver needed e's newest copy, the fill would have reached it about a round trip
+ * before that copy could, and its ACK would have left on its own. So the receiver had e from an
+ * earlier copy: e's newest copy was not needed (go-back-N after a timeout, NewReno resending after
+ * a partial ACK what the receiver already held), and no D-SACK, which needs SACK, says so. */
+static int covered_with_lower_fill(const pass *ps, int64_t d, const sent_segment *e, int64_t fill_ns) {
+    if (!sack_off(ps->in, d) || fill_ns < 0 || e->copies < 2 || e->covered) return 0;
+    int64_t floor_ns = ps->dirs[d].min_rtt_ns; /* Karn's samples: echoes are known to a tick only */
+    return floor_ns > 0 && e->last_ns - fill_ns > floor_ns;
+}
+
+/* The newest retransmission of segment e was not needed; with two copies, the first arrived. */
+static void newest_copy_not_needed(pass *ps, int64_t d, sent_segment *e) {
+    direction_state *s = &ps->dirs[d];
+    if (e->copies == 2 && e->verdict == VERDICT_PENDING) {
+        s->first_copy_verdicts++;
+        e->verdict = VERDICT_DELIVERED;
+        retransmissions_not_needed(ps, d, e);
+        return;
+    }
+    for (int q = s->retx_len - 1; q >= 0; q--) {
+        retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
+        if (r->hi <= e->lo || r->lo >= e->hi) continue;
+        if (!r->spurious) stats_of(ps, d)[S_SPURIOUS_WITHOUT_DSACK] += mark_not_needed(ps, d, r, INT64_MAX);
+        return;
+    }
+}
+
 /* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
  * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
  * answers each segment PAWS rejects with one, RFC 7323 5.3). */
@@ -1165,8 +1201,13 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     p->ack_window_valid = 1;
     /* the cumulative ACK: the first newly covered segment is the one that just arrived */
     int fresh = 1;
+    int64_t fill_ns = -1; /* the newest copy of a repair that filled the hole at the old ACK */
     for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
         if (p->sb[k].covered) continue;
+        if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1)
+            fill_ns = p->sb[k].last_ns;
+        else if (covered_with_lower_fill(ps, d ^ 1, &p->sb[k], fill_ns))
+            newest_copy_not_needed(ps, d ^ 1, &p->sb[k]);
         scoreboard_cover(ps, d ^ 1, &p->sb[k], now, fresh && p->sb[k].lo <= p->sb_una, &newest_sent_ns);
         fresh = 0;
     }
