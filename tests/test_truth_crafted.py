@@ -488,6 +488,7 @@ def receiver_side_with_rtt(
     timer_repair: bool = False,
     late_s: Optional[Dict[int, float]] = None,
     repair_after_by_segment: Optional[Dict[int, float]] = None,
+    sack_permitted: bool = True,
 ) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
     arrive one after another from `repair_after_s` after the segment that revealed the hole.
@@ -498,8 +499,8 @@ def receiver_side_with_rtt(
     the TSval of the data sent just before them.
 
     `repair_after_by_segment`: a lost segment's repair arrives that long after its own hole
-    opened instead."""
-    f = Flow()
+    opened instead. `sack_permitted`: False, a connection whose SYNs negotiated no SACK."""
+    f = Flow(sack_permitted)
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng, step, late_s = 1001, np.random.default_rng(9), step_s, late_s or {}
     order = [k for k in range(segments) if k not in lost]
@@ -602,6 +603,38 @@ def test_new_data_sent_after_a_known_hole_while_it_stays_open_counts_its_lost_re
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
+def test_without_sack_a_hole_of_several_segments_repaired_one_per_partial_ack_counts_no_lost_repair():
+    """Without SACK the sender knows of one segment of a hole at a time (RFC 6582): segments 4-6
+    lost together (a super-segment dropped whole) are repaired a round trip apart, each as soon
+    as the partial ACK reached it, and new data passes the rest of the hole as it should."""
+    first = 0.01102  # a round trip after the third duplicate ACK
+    after = {4: first, 5: first + 0.01002, 6: first + 0.02004}  # each a round trip after the last
+    f = receiver_side_with_rtt(
+        0.0, rtt_s=0.010, lost=(4, 5, 6), segments=120, step_s=0.0005, repair_after_by_segment=after,
+        sack_permitted=False,
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 3 and r["lost_repairs"] == 0 and r["lost_segments"] == 3
+
+
+def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_shows_its_repair_lost():
+    """The same hole, but the repair of segment 5 comes a round trip late: new data the sender sent
+    after the partial ACK that reached segment 5 arrived first, so its first repair was lost; the
+    repair of 6, a round trip after 5's, is a first one."""
+    first = 0.01102
+    after = {4: first, 5: first + 0.02002, 6: first + 0.03004}
+    f = receiver_side_with_rtt(
+        0.0, rtt_s=0.010, lost=(4, 5, 6), segments=160, step_s=0.0005, repair_after_by_segment=after,
+        sack_permitted=False,
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    # segment 6's repair, sent when the ACK reached it, is a first one (not the rest of 5's)
+    assert r["retransmissions"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4
 
 
 @pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.015, 1), (0.030, 2), (0.045, 3)])

@@ -1771,6 +1771,15 @@ static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
         repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo, sack_off(in, d));
 }
 
+/* Without SACK, the repair at i left a tick or more after the one that ended where it begins (their
+ * TSvals differ): after a timeout the sender resends everything in slow start, each round trip's
+ * burst a first repair of its segments, not the rest of the late one before it (whose flag a burst
+ * sent at once, as TSO does, shares). */
+static int repair_burst_after(const pass *ps, int64_t d, int64_t i) {
+    const direction_state *s = &ps->dirs[d];
+    return sack_off(ps->in, d) && ps->in->has_ts[i] && s->last_repair_has_ts && ps->in->tsval[i] != s->last_repair_tsval;
+}
+
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
  * late original. */
 static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
@@ -1874,7 +1883,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         }
         int late = timeouts > 0;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
-        int continues = s->last_repair_lost && lo == s->last_repair_end;
+        int continues = s->last_repair_lost && lo == s->last_repair_end && !repair_burst_after(ps, d, i);
         /* new data sent after this hole's first repair arrived while it was still open */
         int overtaken =
             lo < s->repair_lost_below && (filled_hole.known_lost_ns < 0 || now < filled_hole.known_lost_ns ||
@@ -2160,7 +2169,8 @@ static int64_t known_lost_wait_ns(const direction_state *s) {
 
 /* Data arriving now above `below` (new data, or the repair of a higher hole) that left after the
  * sender heard an ACK the receiver sent at echoed_ns (`lowest_only`: a connection without SACK,
- * whose sender knows of the lowest hole only): each hole below it the receiver had shown
+ * whose sender knows of the lowest hole's segment it marked lost only, newreno_known_lost_hi):
+ * each hole below it the receiver had shown
  * open at least wait_ns before that ACK had a repair sent before this data (a sender repairs the
  * holes it marked lost in sequence order, before new data), lost on the way; the ACK answering
  * this data shows it open again (REPAIR_GENERATIONS_SCAN). */
@@ -2172,13 +2182,23 @@ static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wai
     int64_t due_ns = -1;
     for (int j = 0; j < n; j++) {
         hole *h = &s->holes[j];
-        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns) {
+        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns && (!lowest_only || s->repair_lost_below > h->lo)) {
             h->repairs_overtaken++;
             h->generation_ns = now;
         }
         if (due_ns < 0 || h->generation_ns < due_ns) due_ns = h->generation_ns;
     }
     s->generation_due_ns = due_ns;
+}
+
+/* Without SACK, what of the lowest hole its sender knows lost: the segment at its peer's cumulative
+ * ACK, no more (RFC 6582 repairs one segment per partial ACK). A hole of several segments (a
+ * super-segment the path dropped whole) is repaired a segment per round trip, and new data passes
+ * the rest of it on the way as it should: only a repair of its lowest segment that such data
+ * overtook was lost. */
+static int64_t newreno_known_lost_hi(const direction_state *s) {
+    const hole *h = &s->holes[0];
+    return s->mss > 0 && h->hi - h->lo > s->mss ? h->lo + s->mss : h->hi;
 }
 
 /* New data seen at the receiver or in path: the holes the sender knew were lost when it sent
@@ -2213,13 +2233,24 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
             hi = mid;
     }
     /* without SACK the sender knows of the lowest hole only (its peer's cumulative ACK stops
-     * there); the holes above it it learns of one partial ACK at a time (RFC 6582) */
+     * there); the holes above it it learns of one partial ACK at a time (RFC 6582), and of a
+     * hole's segment once an ACK it heard reached it (newreno_known_lost_hi) */
     int lowest_only = sack_off(in, d);
     for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++) {
         /* without SACK, the lowest hole once the sender had DupThresh duplicate ACKs at it */
-        if (lowest_only && (j > 0 || s->holes[0].dupthresh_ns < 0 || echoed_ns < s->holes[0].dupthresh_ns)) break;
-        s->repair_lost_below = s->holes[j].hi;
+        if (lowest_only && (j > 0 || s->holes[0].dupthresh_ns < 0 || echoed_ns < s->holes[0].dupthresh_ns ||
+                            echoed->reported_hi < s->holes[0].lo))
+            break;
+        int64_t known_hi = lowest_only ? newreno_known_lost_hi(s) : s->holes[j].hi;
+        if (known_hi <= s->repair_lost_below) break;
+        s->repair_lost_below = known_hi;
         s->holes[j].known_lost_ns = in->ts_ns[i]; /* with the data that showed it */
+        if (lowest_only) { /* the repairs counted from here on are of this segment */
+            s->holes[j].repairs_overtaken = 0;
+            s->holes[j].generation_ns = s->holes[j].created_ns;
+            if (s->generation_due_ns < 0 || s->holes[j].created_ns < s->generation_due_ns)
+                s->generation_due_ns = s->holes[j].created_ns;
+        }
     }
     repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i], INT64_MAX, lowest_only);
 }
