@@ -305,6 +305,23 @@ def receiver_side_arrivals(
     return f
 
 
+def test_a_repair_the_receivers_gro_joined_to_resends_of_data_it_had_fills_one_hole_segment():
+    """Go-back-N after a timeout resends segments 3-5 back to back; the receiver had 4 and 5, and
+    its GRO joins the three into one packet: one segment of it filled a hole, one was lost."""
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    base, rng = 1001, np.random.default_rng(5)
+    for k in [0, 1, 2, 4, 5, 6, 7]:
+        f.add(t + 0.01 + 0.0001 * k, 1, base + k * MSS, 5001, length=MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
+        f.add(t + 0.01 + 0.0001 * k + 0.00001, 0, 5001, base + min(k + 1, 3) * MSS, ttl=64)
+    f.add(t + 0.25, 1, base + 3 * MSS, 5001, length=3 * MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
+    f.add(t + 0.25001, 0, 5001, base + 8 * MSS, ttl=64)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["hole_fill_retransmissions"] == 1 and r["lost_segments"] == 1
+
+
 def test_in_order_transfer_across_sequence_wrap_has_no_loss_and_counts_every_byte():
     f = sender_side_transfer(isn_b=2**32 - 10 * MSS, segments=30)
     _, _, d = analyze(f)

@@ -1794,7 +1794,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->hi_end = hi;
     }
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
-    int64_t hole_age_ns = -1;
+    int64_t hole_age_ns = -1, filled_bytes = 0;
     hole filled_hole = {0};
     if (m != TRUTH_MODE_SENDER) {
         repair_overtakes(ps, d, i, lo);
@@ -1804,6 +1804,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         if (s->nholes > 0 && s->holes[0].lowest_ns < 0) s->holes[0].lowest_ns = now;
         if (cut > 0) {
             filled = 1;
+            filled_bytes = cut;
             S[S_UNIQUE_BYTES] += cut;
             reordered = fills_as_reordered(ps, d, i, &h);
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
@@ -1857,10 +1858,13 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
       : rk == TRUTH_KIND_RETRANS_TLP ? S_RETRANS_TLP
                                      : S_RETRANS_OTHER] += rseg;
     if (filled) {
-        S[S_HOLE_FILL_RETRANS] += rseg;
+        /* the holes' segments it filled: a receiver's GRO can join a repair to resends of data
+         * it already had (go-back-N after a timeout, without SACK), which fill nothing */
+        int64_t fill_segs = segments_of(filled_bytes, s->mss);
+        S[S_HOLE_FILL_RETRANS] += fill_segs;
         if (in->has_ts[i] && filled_hole.has_ts) {
             int slot = ring_push(&s->repair_fills_next, &s->repair_fills_len, REPAIR_FILLS_RECENT);
-            s->repair_fills[slot] = (repair_fill){lo, hi, rseg, filled_hole.reveal_tsval};
+            s->repair_fills[slot] = (repair_fill){lo, hi, fill_segs, filled_hole.reveal_tsval};
         }
         ps->out->hole_age_ns[i] = hole_age_ns;
         /* filled below an earlier repair, or long after the hole opened: this hole's
@@ -1894,7 +1898,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int sweep = !skipped && (repair_sweep_continues(ps, d, i, lo) || repair_left_unheard(ps, d, i, lo, idle_ns));
         s->last_repair_lost = !sweep && (skipped || late || continues || overtaken || sacked_past || marked);
         if (s->last_repair_lost) {
-            S[S_LOST_REPAIRS] += rseg * repairs_lost_count(timeouts, repairs_overtaken_shown(s, &filled_hole, now));
+            S[S_LOST_REPAIRS] += fill_segs * repairs_lost_count(timeouts, repairs_overtaken_shown(s, &filled_hole, now));
         } else {
             s->sweep_end = hi;
             s->sweep_ns = now;
