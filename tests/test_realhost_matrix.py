@@ -431,11 +431,15 @@ def test_a_sender_mtu_below_the_receivers_shortens_the_segments_the_truth_counts
 
 
 def test_committed_matrix_has_senders_without_timestamps_or_sack_and_a_short_snaplen():
-    """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, and `tcpdump -i any` at the
-    receiver. (A smaller sender MTU is not there yet: its truth's arrival count disagreed with the
-    router's own drops in 1 of 4 runs.)"""
+    """Conditions other hosts bring: no timestamps, no SACK (both families, random and congestive
+    loss), `-s 96`, and `tcpdump -i any` at the receiver. (A smaller sender MTU is not there yet:
+    its truth's arrival count disagreed with the router's own drops in 1 of 4 runs.)"""
     transfers = load_matrix(MATRIX).transfers
     assert any(not t.sender_timestamps for t in transfers)
     assert any(not t.sender_sack for t in transfers)
+    # without SACK: both families, and a congested queue's drops as well as random loss
+    no_sack = [t for t in transfers if not t.sender_sack]
+    assert {t.family for t in no_sack} == {4, 6}
+    assert any(t.data_loss == 0 for t in no_sack) and any(t.data_loss > 0 for t in no_sack)
     assert any(t.snaplen_bytes == 96 and t.family == 6 for t in transfers)
     assert any("receiver-any" in t.vantages for t in transfers)
