@@ -88,6 +88,22 @@ def test_a_repeat_that_came_in_while_the_first_copy_was_queued_leaves_that_copy_
     assert r["retransmissions"] == 4 and r["duplicate_frames"] == 10 + 2 + 1
 
 
+def test_without_timestamps_pieces_pair_with_the_copy_that_came_in_before_them_not_a_later_resend():
+    """A sender without timestamps (no TSval tells copies apart) resends the second half of a
+    super-segment after its timeout, as a smaller super-segment, once the first copy has left
+    in pieces: the first copy's pieces are its own (the resend came in after they left), and
+    nothing was dropped here."""
+    f = forwarded_transfer(4, 10)
+    start = 1001 + 2 * 4 * MSS + 2 * MSS  # the second half of frame 2
+    f.add(0.300, 1, start, 5001, length=2 * MSS, ip_id=900, ttl=64)
+    for k in range(2):
+        f.add(0.3001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=900 + k, ttl=63)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["forwarded_drops"] == 0
+    assert r["duplicate_frames"] == 10 + 1 + 1 and r["retransmissions"] == 2
+
+
 def test_whole_copies_pair_as_before():
     _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5,), split_on_the_way_out=False))
     r = row_of(d, 0, 1)

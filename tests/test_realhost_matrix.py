@@ -544,14 +544,18 @@ def test_a_tunnel_in_the_path_sets_the_segments_the_sender_learns_and_the_truth_
 
 
 def test_committed_matrix_has_senders_without_timestamps_or_sack_a_short_snaplen_and_smaller_mtus():
-    """Conditions other hosts bring: no timestamps, no SACK, `-s 96`, `tcpdump -i any` at the
-    receiver, a sender behind a 1280-byte tunnel with TSO (more segments to a GSO packet than
+    """Conditions other hosts bring: no timestamps, no SACK (both families, random and congestive
+    loss), `-s 96`, `tcpdump -i any` at the receiver, a sender behind a 1280-byte tunnel with TSO (more segments to a GSO packet than
     1,428-byte ones: the truth's buckets must reach them) and a receiver whose smaller MTU sets
     the MSS. No transfer uses `path_mtu`, whose lost-segment truth is not exact."""
     transfers = load_matrix(MATRIX).transfers
-    assert len(transfers) == 39
+    assert len(transfers) == 42
     assert any(not t.sender_timestamps for t in transfers)
     assert any(not t.sender_sack for t in transfers)
+    # without SACK: both families, and a congested queue's drops as well as random loss
+    no_sack = [t for t in transfers if not t.sender_sack]
+    assert {t.family for t in no_sack} == {4, 6}
+    assert any(t.data_loss == 0 for t in no_sack) and any(t.data_loss > 0 for t in no_sack)
     assert any(t.snaplen_bytes == 96 and t.family == 6 for t in transfers)
     assert any("receiver-any" in t.vantages for t in transfers)
     assert any(t.sender_mtu == 1280 and t.sender_tso and t.family == 6 for t in transfers)

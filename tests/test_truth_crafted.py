@@ -31,8 +31,9 @@ B_ADDR = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 2])
 class Flow:
     """Packets of crafted connections, in capture order."""
 
-    def __init__(self) -> None:
+    def __init__(self, sack_permitted: bool = True) -> None:
         self.rows: List[dict] = []
+        self.sack_permitted = sack_permitted
 
     def add(
         self,
@@ -125,8 +126,8 @@ class Flow:
             cols["tcp_header_len"][i] = 20
             cols["tcp_payload_len"][i] = r["len"]
             cols["opt_mss"][i] = r["mss"]
-            # the crafted connections use SACK, as Linux's do (their SYNs say so)
-            cols["opt_sack_permitted"][i] = bool(r["flags"] & TCP_SYN)
+            # the crafted connections use SACK, as Linux's do (their SYNs say so), unless told not to
+            cols["opt_sack_permitted"][i] = self.sack_permitted and bool(r["flags"] & TCP_SYN)
             if r["tsval"] is not None:
                 cols["opt_has_ts"][i] = True
                 cols["opt_tsval"][i] = r["tsval"]
@@ -215,6 +216,79 @@ def sender_side_transfer(
     return f
 
 
+def go_back_n_after_timeout(
+    repairs_s: Dict[int, float],
+    acks_s: Sequence[Tuple[float, int]],
+    timestamps: bool = False,
+    segments: int = 10,
+    lose: Sequence[int] = (1,),
+) -> Flow:
+    """Capture next to a data sender b whose connection negotiated no SACK: b sends `segments`
+    segments back to back over a 1 ms path and loses those in `lose`; the receiver's duplicate
+    ACKs carry no SACK block, so after its timeout b resends from the lowest hole on: `repairs_s`
+    maps a segment to when its repair left (after the timeout), `acks_s` lists (when, segments
+    acknowledged) of the receiver's cumulative ACKs after it. With timestamps (1 ms ticks) an
+    ACK before the timeout echoes the first flight's TSval (the receiver's TS.Recent stays at
+    the data below the hole), one after it the TSval of data a round trip before it."""
+    rtt_s = 0.001
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    rows = []
+    for k in range(segments):
+        rows.append((t + k * 0.0001, "data", k))
+        if k not in lose:
+            rows.append((t + k * 0.0001 + rtt_s, "ack", min(list(lose) + [k + 1])))
+    timeout = t + 0.3
+    rows += [(timeout + when, "data", k) for k, when in repairs_s.items()]
+    rows += [(timeout + when, "ack", acked) for when, acked in acks_s]
+    for when, kind, n in sorted(rows, key=lambda r: r[0]):
+        echo = int(((when - rtt_s) if when >= timeout else t) * 1000)
+        ts = dict(tsval=int(when * 1000), tsecr=echo) if timestamps else {}
+        if kind == "data":
+            f.add(when, 1, base + n * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, **ts)
+        else:
+            f.add(when, 0, 5001, base + n * MSS, ttl=63, **ts)
+    return f
+
+
+@pytest.mark.parametrize("timestamps", [False, True])
+def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_a_round_trip_after_it_left_are_spurious(timestamps):
+    # the fill left at 0, segment 2's repair 0.5 ms after it (under the 1 ms round trip: the
+    # receiver could have taken both together), 3 and 4 over a round trip after it; one ACK
+    # covers all: the receiver had 3 and 4 already (a queue held the fill's ACK 3.5 ms)
+    f = go_back_n_after_timeout({1: 0.0, 2: 0.0005, 3: 0.0015, 4: 0.0020}, [(0.0035, 10)], timestamps)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
+    assert r["lost_segments"] == 2
+
+
+def test_without_sack_repairs_the_receiver_answers_one_at_a_time_are_all_needed():
+    # segments 1-3 all lost: each repair's arrival moves the cumulative ACK by itself
+    f = go_back_n_after_timeout(
+        {1: 0.0, 2: 0.0015, 3: 0.0030}, [(0.0010, 2), (0.0025, 3), (0.0040, 10)], segments=10
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 3 and r["spurious_retransmissions"] == 0 and r["lost_segments"] == 3
+
+
+def test_without_sack_first_copies_above_a_second_hole_an_echo_passes_are_not_judged_lost():
+    # segments 1 and 5 lost; the fill of 1 moves the ACK to 5 and echoes a TSval newer than the
+    # first copies of 6-9, which no ACK without SACK could report yet: they arrived (the final
+    # ACK covers them), so the first-copy loss rate is 2 in 10, and the two repairs found not
+    # needed (6 and 7, covered with 5's fill over a round trip after it left) add no loss
+    f = go_back_n_after_timeout(
+        {1: 0.0, 5: 0.0011, 6: 0.0022, 7: 0.0023}, [(0.0010, 5), (0.0035, 10)], timestamps=True, lose=(1, 5)
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
+    assert r["lost_inferred"] == 0 and r["lost_segments"] == 2
+
+
 def receiver_side_arrivals(
     order: Sequence[Tuple[int, float, int]], isn_b: int = 1000, ids: str = "per_packet", rtt_s: float = 0.020
 ) -> Flow:
@@ -229,6 +303,23 @@ def receiver_side_arrivals(
         ip_id = 300 + sent if ids == "per_packet" else int(rng.integers(0, 65536))
         f.add(t + when, 1, base + k * MSS, 5001, length=MSS, ip_id=ip_id, ttl=61)
     return f
+
+
+def test_a_repair_the_receivers_gro_joined_to_resends_of_data_it_had_fills_one_hole_segment():
+    """Go-back-N after a timeout resends segments 3-5 back to back; the receiver had 4 and 5, and
+    its GRO joins the three into one packet: one segment of it filled a hole, one was lost."""
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    base, rng = 1001, np.random.default_rng(5)
+    for k in [0, 1, 2, 4, 5, 6, 7]:
+        f.add(t + 0.01 + 0.0001 * k, 1, base + k * MSS, 5001, length=MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
+        f.add(t + 0.01 + 0.0001 * k + 0.00001, 0, 5001, base + min(k + 1, 3) * MSS, ttl=64)
+    f.add(t + 0.25, 1, base + 3 * MSS, 5001, length=3 * MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
+    f.add(t + 0.25001, 0, 5001, base + 8 * MSS, ttl=64)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["hole_fill_retransmissions"] == 1 and r["lost_segments"] == 1
 
 
 def test_in_order_transfer_across_sequence_wrap_has_no_loss_and_counts_every_byte():
@@ -414,6 +505,7 @@ def receiver_side_with_rtt(
     timer_repair: bool = False,
     late_s: Optional[Dict[int, float]] = None,
     repair_after_by_segment: Optional[Dict[int, float]] = None,
+    sack_permitted: bool = True,
 ) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
     arrive one after another from `repair_after_s` after the segment that revealed the hole.
@@ -424,8 +516,8 @@ def receiver_side_with_rtt(
     the TSval of the data sent just before them.
 
     `repair_after_by_segment`: a lost segment's repair arrives that long after its own hole
-    opened instead."""
-    f = Flow()
+    opened instead. `sack_permitted`: False, a connection whose SYNs negotiated no SACK."""
+    f = Flow(sack_permitted)
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng, step, late_s = 1001, np.random.default_rng(9), step_s, late_s or {}
     order = [k for k in range(segments) if k not in lost]
@@ -551,6 +643,38 @@ def test_new_data_sent_after_a_known_hole_while_it_stays_open_counts_its_lost_re
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
+def test_without_sack_a_hole_of_several_segments_repaired_one_per_partial_ack_counts_no_lost_repair():
+    """Without SACK the sender knows of one segment of a hole at a time (RFC 6582): segments 4-6
+    lost together (a super-segment dropped whole) are repaired a round trip apart, each as soon
+    as the partial ACK reached it, and new data passes the rest of the hole as it should."""
+    first = 0.01102  # a round trip after the third duplicate ACK
+    after = {4: first, 5: first + 0.01002, 6: first + 0.02004}  # each a round trip after the last
+    f = receiver_side_with_rtt(
+        0.0, rtt_s=0.010, lost=(4, 5, 6), segments=120, step_s=0.0005, repair_after_by_segment=after,
+        sack_permitted=False,
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 3 and r["lost_repairs"] == 0 and r["lost_segments"] == 3
+
+
+def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_shows_its_repair_lost():
+    """The same hole, but the repair of segment 5 comes a round trip late: new data the sender sent
+    after the partial ACK that reached segment 5 arrived first, so its first repair was lost; the
+    repair of 6, a round trip after 5's, is a first one."""
+    first = 0.01102
+    after = {4: first, 5: first + 0.02002, 6: first + 0.03004}
+    f = receiver_side_with_rtt(
+        0.0, rtt_s=0.010, lost=(4, 5, 6), segments=160, step_s=0.0005, repair_after_by_segment=after,
+        sack_permitted=False,
+    )
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    # segment 6's repair, sent when the ACK reached it, is a first one (not the rest of 5's)
+    assert r["retransmissions"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4
 
 
 @pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.015, 1), (0.030, 2), (0.045, 3)])

@@ -26,6 +26,9 @@ from .columns import DECODE_IP_FRAGMENT, DECODE_IN_ICMP_ERROR, DECODE_IP_ID_VALI
 # holds (a 1-BDP queue of a 1 s RTT path), far less than a retransmission of the same bytes
 # with identical IP ID and timestamps would ever be apart (those never are: both change).
 MAX_FORWARDING_DELAY_NS = 2_000_000_000
+# Incoming copies searched back for an outgoing piece whose nearest one does not hold it
+# (_pair_segmented): a timeout's resends of one super-segment's bytes (a slow start's bursts).
+_PIECE_LOOKBACK = 64
 # Share of a direction's packets (the fewer of its in and out copies) that must pair up before
 # its incoming copies are set aside.
 MIN_PAIRED_FRACTION = 0.5
@@ -213,12 +216,29 @@ def _pair_segmented(
     in_rows, in_key = in_rows[order], in_key[order]
     out_key = (group[out_rows] << 32) | seq[out_rows]
     at = np.searchsorted(in_key, out_key, side="right") - 1
-    ok = at >= 0
     cand = in_rows[np.maximum(at, 0)]
-    ok &= group[cand] == group[out_rows]
-    ok &= seq[out_rows] + payload_len[out_rows] <= seq[cand] + payload_len[cand]
-    delay = ts[out_rows] - ts[cand]
-    ok &= (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
+
+    def holds(cand: np.ndarray, out: np.ndarray) -> np.ndarray:
+        delay = ts[out] - ts[cand]
+        return (
+            (group[cand] == group[out])
+            & (seq[out] + payload_len[out] <= seq[cand] + payload_len[cand])
+            & (delay >= 0)
+            & (delay <= MAX_FORWARDING_DELAY_NS)
+        )
+
+    ok = (at >= 0) & holds(cand, out_rows)
+    # the last incoming at or below its start may not hold it: a sender without timestamps
+    # (one TSval group) resends the same bytes in other pieces after a timeout, and a resend
+    # that came in later, or starts higher inside the original, is found first; the piece then
+    # belongs to an earlier incoming copy that holds it
+    for j in np.flatnonzero(~ok & (at > 0)):
+        for k in range(at[j] - 1, max(at[j] - _PIECE_LOOKBACK, -1), -1):
+            if in_key[k] >> 32 != out_key[j] >> 32:
+                break
+            if holds(in_rows[k : k + 1], out_rows[j : j + 1])[0]:
+                cand[j], ok[j] = in_rows[k], True
+                break
     return cand[ok].astype(np.int64), out_rows[ok].astype(np.int64)
 
 

@@ -1118,6 +1118,9 @@ static void scoreboard_on_echo(pass *ps, int64_t d, uint32_t echo, int64_t now) 
         sender_rtt_sample(p, now - sent->last_ns);
         if (sent->first_ns > p->covered_sent_max_ns) p->covered_sent_max_ns = sent->first_ns;
     }
+    /* without SACK the ACKs report nothing above the cumulative ACK: an echo past a first copy
+     * above a hole says nothing of it (it is judged when the cumulative ACK covers it) */
+    if (sack_off(ps->in, d)) return;
     if (p->sb_verdict_next < p->sb_first) p->sb_verdict_next = p->sb_first;
     while (p->sb_verdict_next < p->sb_len &&
            (int32_t)(echo - p->sb[p->sb_verdict_next].first_tsval) > PAWS_WINDOW_TICKS) {
@@ -1153,6 +1156,39 @@ static int bare_dupack_reports(pass *ps, int64_t d, int64_t i, int64_t a, int64_
     return 1;
 }
 
+/* Without SACK, one cumulative ACK covered the repair that filled the hole at the old cumulative
+ * ACK (its newest copy left at fill_ns) and, above it, segment e, whose newest copy is a
+ * retransmission that left more than the lowest RTT the cumulative ACKs showed after that repair.
+ * A receiver answers at once a segment that fills a hole while data above it is still missing
+ * (RFC 5681 4.2), and after a timeout's silence it acknowledges every segment (quick ACKs); one
+ * ACK covers several arrivals only when they come together (GRO, a delayed ACK of two in a row).
+ * Had the receiver needed e's newest copy, the fill would have reached it about a round trip
+ * before that copy could, and its ACK would have left on its own. So the receiver had e from an
+ * earlier copy: e's newest copy was not needed (go-back-N after a timeout, NewReno resending after
+ * a partial ACK what the receiver already held), and no D-SACK, which needs SACK, says so. */
+static int covered_with_lower_fill(const pass *ps, int64_t d, const sent_segment *e, int64_t fill_ns) {
+    if (!sack_off(ps->in, d) || fill_ns < 0 || e->copies < 2 || e->covered) return 0;
+    int64_t floor_ns = ps->dirs[d].min_rtt_ns; /* Karn's samples: echoes are known to a tick only */
+    return floor_ns > 0 && e->last_ns - fill_ns > floor_ns;
+}
+
+/* The newest retransmission of segment e was not needed; with two copies, the first arrived. */
+static void newest_copy_not_needed(pass *ps, int64_t d, sent_segment *e) {
+    direction_state *s = &ps->dirs[d];
+    if (e->copies == 2 && e->verdict == VERDICT_PENDING) {
+        s->first_copy_verdicts++;
+        e->verdict = VERDICT_DELIVERED;
+        retransmissions_not_needed(ps, d, e);
+        return;
+    }
+    for (int q = s->retx_len - 1; q >= 0; q--) {
+        retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
+        if (r->hi <= e->lo || r->lo >= e->hi) continue;
+        if (!r->spurious) stats_of(ps, d)[S_SPURIOUS_WITHOUT_DSACK] += mark_not_needed(ps, d, r, INT64_MAX);
+        return;
+    }
+}
+
 /* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
  * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
  * answers each segment PAWS rejects with one, RFC 7323 5.3). */
@@ -1171,8 +1207,13 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     p->ack_window_valid = 1;
     /* the cumulative ACK: the first newly covered segment is the one that just arrived */
     int fresh = 1;
+    int64_t fill_ns = -1; /* the newest copy of a repair that filled the hole at the old ACK */
     for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
         if (p->sb[k].covered) continue;
+        if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1)
+            fill_ns = p->sb[k].last_ns;
+        else if (covered_with_lower_fill(ps, d ^ 1, &p->sb[k], fill_ns))
+            newest_copy_not_needed(ps, d ^ 1, &p->sb[k]);
         scoreboard_cover(ps, d ^ 1, &p->sb[k], now, fresh && p->sb[k].lo <= p->sb_una, &newest_sent_ns);
         fresh = 0;
     }
@@ -1796,6 +1837,15 @@ static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
         repairs_overtaken(s, echoed->first_ns, known_lost_wait_ns(s), in->ts_ns[i], lo, sack_off(in, d));
 }
 
+/* Without SACK, the repair at i left a tick or more after the one that ended where it begins (their
+ * TSvals differ): after a timeout the sender resends everything in slow start, each round trip's
+ * burst a first repair of its segments, not the rest of the late one before it (whose flag a burst
+ * sent at once, as TSO does, shares). */
+static int repair_burst_after(const pass *ps, int64_t d, int64_t i) {
+    const direction_state *s = &ps->dirs[d];
+    return sack_off(ps->in, d) && ps->in->has_ts[i] && s->last_repair_has_ts && ps->in->tsval[i] != s->last_repair_tsval;
+}
+
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
  * late original. */
 static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
@@ -1810,7 +1860,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->hi_end = hi;
     }
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
-    int64_t hole_age_ns = -1;
+    int64_t hole_age_ns = -1, filled_bytes = 0;
     hole filled_hole = {0};
     if (m != TRUTH_MODE_SENDER) {
         repair_overtakes(ps, d, i, lo);
@@ -1820,6 +1870,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         if (s->nholes > 0 && s->holes[0].lowest_ns < 0) s->holes[0].lowest_ns = now;
         if (cut > 0) {
             filled = 1;
+            filled_bytes = cut;
             S[S_UNIQUE_BYTES] += cut;
             reordered = fills_as_reordered(ps, d, i, &h);
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
@@ -1873,10 +1924,13 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
       : rk == TRUTH_KIND_RETRANS_TLP ? S_RETRANS_TLP
                                      : S_RETRANS_OTHER] += rseg;
     if (filled) {
-        S[S_HOLE_FILL_RETRANS] += rseg;
+        /* the holes' segments it filled: a receiver's GRO can join a repair to resends of data
+         * it already had (go-back-N after a timeout, without SACK), which fill nothing */
+        int64_t fill_segs = segments_of(filled_bytes, s->mss);
+        S[S_HOLE_FILL_RETRANS] += fill_segs;
         if (in->has_ts[i] && filled_hole.has_ts) {
             int slot = ring_push(&s->repair_fills_next, &s->repair_fills_len, REPAIR_FILLS_RECENT);
-            s->repair_fills[slot] = (repair_fill){lo, hi, rseg, filled_hole.reveal_tsval};
+            s->repair_fills[slot] = (repair_fill){lo, hi, fill_segs, filled_hole.reveal_tsval};
         }
         ps->out->hole_age_ns[i] = hole_age_ns;
         /* filled below an earlier repair, or long after the hole opened: this hole's
@@ -1899,7 +1953,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         }
         int late = timeouts > 0;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
-        int continues = s->last_repair_lost && lo == s->last_repair_end;
+        int continues = s->last_repair_lost && lo == s->last_repair_end && !repair_burst_after(ps, d, i);
         /* new data sent after this hole's first repair arrived while it was still open */
         int overtaken =
             lo < s->repair_lost_below && (filled_hole.known_lost_ns < 0 || now < filled_hole.known_lost_ns ||
@@ -1915,7 +1969,9 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int waited = (late || continues || overtaken) && first_repairs < rseg;
         s->last_repair_lost = !sweep && (skipped || waited || sacked_past || marked);
         if (s->last_repair_lost) {
-            int64_t shown = skipped || sacked_past || marked ? rseg : rseg - first_repairs;
+            /* the hole segments it filled (fill_segs), less those a timeout's sweep first repaired */
+            int64_t unswept = rseg - first_repairs < fill_segs ? rseg - first_repairs : fill_segs;
+            int64_t shown = skipped || sacked_past || marked ? fill_segs : unswept;
             S[S_LOST_REPAIRS] += repairs_lost_in_fill(timeouts, repairs_overtaken_shown(s, &filled_hole, now), shown,
                                                       timer_resend);
         } else {
@@ -2192,7 +2248,8 @@ static int64_t known_lost_wait_ns(const direction_state *s) {
 
 /* Data arriving now above `below` (new data, or the repair of a higher hole) that left after the
  * sender heard an ACK the receiver sent at echoed_ns (`lowest_only`: a connection without SACK,
- * whose sender knows of the lowest hole only): each hole below it the receiver had shown
+ * whose sender knows of the lowest hole's segment it marked lost only, newreno_known_lost_hi):
+ * each hole below it the receiver had shown
  * open at least wait_ns before that ACK had a repair sent before this data (a sender repairs the
  * holes it marked lost in sequence order, before new data), lost on the way; the ACK answering
  * this data shows it open again (REPAIR_GENERATIONS_SCAN). */
@@ -2204,13 +2261,23 @@ static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wai
     int64_t due_ns = -1;
     for (int j = 0; j < n; j++) {
         hole *h = &s->holes[j];
-        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns) {
+        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns && (!lowest_only || s->repair_lost_below > h->lo)) {
             h->repairs_overtaken++;
             h->generation_ns = now;
         }
         if (due_ns < 0 || h->generation_ns < due_ns) due_ns = h->generation_ns;
     }
     s->generation_due_ns = due_ns;
+}
+
+/* Without SACK, what of the lowest hole its sender knows lost: the segment at its peer's cumulative
+ * ACK, no more (RFC 6582 repairs one segment per partial ACK). A hole of several segments (a
+ * super-segment the path dropped whole) is repaired a segment per round trip, and new data passes
+ * the rest of it on the way as it should: only a repair of its lowest segment that such data
+ * overtook was lost. */
+static int64_t newreno_known_lost_hi(const direction_state *s) {
+    const hole *h = &s->holes[0];
+    return s->mss > 0 && h->hi - h->lo > s->mss ? h->lo + s->mss : h->hi;
 }
 
 /* New data seen at the receiver or in path: the holes the sender knew were lost when it sent
@@ -2245,13 +2312,24 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
             hi = mid;
     }
     /* without SACK the sender knows of the lowest hole only (its peer's cumulative ACK stops
-     * there); the holes above it it learns of one partial ACK at a time (RFC 6582) */
+     * there); the holes above it it learns of one partial ACK at a time (RFC 6582), and of a
+     * hole's segment once an ACK it heard reached it (newreno_known_lost_hi) */
     int lowest_only = sack_off(in, d);
     for (int j = lo; j < s->nholes && echoed_ns - s->holes[j].created_ns >= wait_ns; j++) {
         /* without SACK, the lowest hole once the sender had DupThresh duplicate ACKs at it */
-        if (lowest_only && (j > 0 || s->holes[0].dupthresh_ns < 0 || echoed_ns < s->holes[0].dupthresh_ns)) break;
-        s->repair_lost_below = s->holes[j].hi;
+        if (lowest_only && (j > 0 || s->holes[0].dupthresh_ns < 0 || echoed_ns < s->holes[0].dupthresh_ns ||
+                            echoed->reported_hi < s->holes[0].lo))
+            break;
+        int64_t known_hi = lowest_only ? newreno_known_lost_hi(s) : s->holes[j].hi;
+        if (known_hi <= s->repair_lost_below) break;
+        s->repair_lost_below = known_hi;
         s->holes[j].known_lost_ns = in->ts_ns[i]; /* with the data that showed it */
+        if (lowest_only) { /* the repairs counted from here on are of this segment */
+            s->holes[j].repairs_overtaken = 0;
+            s->holes[j].generation_ns = s->holes[j].created_ns;
+            if (s->generation_due_ns < 0 || s->holes[j].created_ns < s->generation_due_ns)
+                s->generation_due_ns = s->holes[j].created_ns;
+        }
     }
     repairs_overtaken(s, echoed_ns, wait_ns, in->ts_ns[i], INT64_MAX, lowest_only);
 }
