@@ -1526,3 +1526,58 @@ def test_a_flow_of_small_application_messages_keeps_the_announced_mss():
     f = gro_receiver_with_short_segments(600, 2, 150, lost_frame=40)
     _, _, d = analyze(f)
     assert row_of(d, 0, 1)["mss"] == 1460
+
+
+def acked_one_by_one(
+    f: Flow, segments: Sequence[int], t_s: float, gap_s: float, ack_lag_s: float, ttl_data: int, ttl_ack: int
+) -> None:
+    """b's segments `segments` (indices from sequence 1001) from t_s on, `gap_s` apart, each
+    ACKed by a `ack_lag_s` later (IP IDs consecutive from 301); TTLs as captured."""
+    base = 1001
+    for n, k in enumerate(segments):
+        f.add(t_s + gap_s * n, 1, base + k * MSS, 5001, length=MSS, ip_id=301 + n, ttl=ttl_data)
+        f.add(t_s + gap_s * n + ack_lag_s, 0, 5001, base + (k + 1) * MSS, ttl=ttl_ack)
+
+
+def test_capture_started_on_a_repair_counts_no_capture_gap_for_data_received_before_it():
+    # the capture starts mid-connection (no handshake) as segment 0's repair arrives; segments
+    # 1 and 2 had reached the receiver before the capture began, and the first ACK covers them
+    # with segment 0: they precede the file, and the capture missed nothing
+    f = Flow()
+    base = 1001
+    f.add(0.000, 1, base, 5001, length=MSS, ip_id=300, ttl=61)
+    f.add(0.0001, 0, 5001, base + 3 * MSS, ttl=64)
+    acked_one_by_one(f, range(3, 13), 0.001, 0.001, 0.0001, ttl_data=61, ttl_ack=64)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 0 and r["lost_segments"] == 0
+    assert r["unique_bytes"] == 11 * MSS
+
+
+def test_capture_started_in_a_recovery_at_the_sender_counts_no_capture_gap():
+    # at the sender, mid-connection: segment 0's repair leaves; the ACK of it SACKs segments 2-3
+    # (sent, and received, before the capture began); segment 1's repair leaves, and its ACK
+    # covers 0-3; then new data
+    f = Flow()
+    base = 1001
+    f.add(0.000, 1, base, 5001, length=MSS, ip_id=298, ttl=64)
+    f.add(0.001, 0, 5001, base + MSS, ttl=63, sack=((base + 2 * MSS, base + 4 * MSS),))
+    f.add(0.0011, 1, base + MSS, 5001, length=MSS, ip_id=299, ttl=64)
+    f.add(0.002, 0, 5001, base + 4 * MSS, ttl=63)
+    acked_one_by_one(f, range(4, 10), 0.0021, 0.0001, 0.0009, ttl_data=64, ttl_ack=63)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 0 and r["lost_segments"] == 0
+
+
+def test_acknowledged_data_the_capture_missed_after_its_first_acknowledged_data_is_a_capture_gap():
+    # mid-connection as above, but segment 5 is missing from the capture after the first
+    # captured data was acknowledged: that gap is the capture's
+    f = Flow()
+    base = 1001
+    f.add(0.000, 1, base, 5001, length=MSS, ip_id=300, ttl=61)
+    f.add(0.0001, 0, 5001, base + MSS, ttl=64)
+    acked_one_by_one(f, [k for k in range(1, 12) if k != 5], 0.001, 0.001, 0.0001, ttl_data=61, ttl_ack=64)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 1
