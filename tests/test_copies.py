@@ -88,6 +88,40 @@ def test_a_repeat_that_came_in_while_the_first_copy_was_queued_leaves_that_copy_
     assert r["retransmissions"] == 4 and r["duplicate_frames"] == 10 + 2 + 1
 
 
+def coalesced_on_the_way_out(runs: int, run_segments: int, dropped=()) -> Flow:
+    """b sends single segments that come in one by one (TTL 64) and leave coalesced (TTL 63):
+    each run of `run_segments` (one TSval) as one packet, or, where a segment of it
+    (`dropped`: indices counted over the whole transfer) never left, as the pieces around it:
+    the outgoing copies were captured after GRO (two hosts' captures merged, the receiver's
+    with GRO on)."""
+    f = forwarded_transfer(1, 0)
+    base, t = 1001, 0.021
+    for run in range(runs):
+        first = run * run_segments
+        for k in range(first, first + run_segments):
+            f.add(t + 0.0001 * k, 1, base + k * MSS, 5001, length=MSS, ip_id=100 + k, ttl=64, tsval=500 + run)
+        pieces, piece = [], []
+        for k in range(first, first + run_segments):
+            if k in dropped:
+                pieces, piece = pieces + [piece] if piece else pieces, []
+            else:
+                piece.append(k)
+        pieces += [piece] if piece else []
+        for piece in pieces:
+            out_s = t + 0.0001 * piece[-1] + 0.002
+            length = len(piece) * MSS
+            f.add(out_s, 1, base + piece[0] * MSS, 5001, length=length, ip_id=100 + piece[0], ttl=63, tsval=500 + run)
+    return f
+
+
+def test_segments_that_left_coalesced_are_copies_and_those_that_never_left_the_hosts_drops():
+    _, _, d = analyze(coalesced_on_the_way_out(10, 4, dropped=(9, 22)))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0
+    assert r["forwarded_drops"] == 2 and r["lost_segments"] == 2
+    assert r["duplicate_frames"] == 38 + 1  # the segments that left, and the SYN/ACK
+
+
 def test_whole_copies_pair_as_before():
     _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5,), split_on_the_way_out=False))
     r = row_of(d, 0, 1)

@@ -141,8 +141,12 @@ def find_forwarded_copies(
     seq = np.asarray(packets["seq"])[rows].astype(np.int64)
     payload_len = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
     tsval = np.asarray(packets["opt_tsval"])[rows].astype(np.int64)
-    split_in, split_out = _pair_segmented(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out)
+    split_in, split_out = _pair_by_range(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out, True)
     pair_in, pair_out = np.concatenate([pair_in, split_in]), np.concatenate([pair_out, split_out])
+    # and segments that came in one by one may leave coalesced (GRO where the outgoing copies
+    # were captured: two hosts' captures merged, the receiver's with GRO on)
+    joined_in, joined_out = _pair_by_range(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out, False)
+    pair_in, pair_out = np.concatenate([pair_in, joined_in]), np.concatenate([pair_out, joined_out])
 
     # A direction is forwarded through this host when most of its packets pair up; two TTLs
     # alone also come from a TTL change of the sender (or a crafted file) and prove nothing.
@@ -179,7 +183,41 @@ def find_forwarded_copies(
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
 
 
-def _pair_segmented(
+def _pieces_in_wholes(
+    row_slot: np.ndarray,
+    seq: np.ndarray,
+    payload_len: np.ndarray,
+    tsval: np.ndarray,
+    ts: np.ndarray,
+    whole_rows: np.ndarray,
+    piece_rows: np.ndarray,
+    piece_after_whole: bool,
+):
+    """(whole, piece) rows where each piece lies inside the sequence range of a whole of its
+    direction with its TSval (the pieces of a super-segment carry its timestamps, and GRO
+    coalesces only segments whose options agree), the piece captured after the whole
+    (`piece_after_whole`) or before it, within MAX_FORWARDING_DELAY_NS. Each piece finds the
+    last whole of its direction and TSval starting at or below its own start."""
+    none = np.zeros(0, dtype=np.int64)
+    if len(whole_rows) == 0 or len(piece_rows) == 0:
+        return none, none
+    _, group = np.unique((row_slot << 32) | tsval, return_inverse=True)
+    group = group.ravel().astype(np.int64)
+    whole_key = (group[whole_rows] << 32) | seq[whole_rows]
+    order = np.lexsort((ts[whole_rows], whole_key))
+    whole_rows, whole_key = whole_rows[order], whole_key[order]
+    piece_key = (group[piece_rows] << 32) | seq[piece_rows]
+    at = np.searchsorted(whole_key, piece_key, side="right") - 1
+    ok = at >= 0
+    cand = whole_rows[np.maximum(at, 0)]
+    ok &= group[cand] == group[piece_rows]
+    ok &= seq[piece_rows] + payload_len[piece_rows] <= seq[cand] + payload_len[cand]
+    delay = ts[piece_rows] - ts[cand] if piece_after_whole else ts[cand] - ts[piece_rows]
+    ok &= (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
+    return cand[ok].astype(np.int64), piece_rows[ok].astype(np.int64)
+
+
+def _pair_by_range(
     row_slot: np.ndarray,
     seq: np.ndarray,
     payload_len: np.ndarray,
@@ -188,38 +226,25 @@ def _pair_segmented(
     incoming: np.ndarray,
     pair_in: np.ndarray,
     pair_out: np.ndarray,
+    split_on_the_way_out: bool,
 ):
-    """Pairs (incoming row, outgoing row) where an outgoing data packet not yet paired lies
-    inside the sequence range of an unpaired incoming one of its direction with its TSval (the
-    pieces of a super-segment carry its timestamps) that came in before it (within
-    MAX_FORWARDING_DELAY_NS): a super-segment forwarded in pieces. Without the TSval, a
-    retransmission of the same bytes that came in while the first copy was still queued
-    would take that copy's pieces, and the first copy would count as dropped here."""
-    paired = np.zeros(len(row_slot), dtype=bool)
+    """Pairs (incoming row, outgoing row) of data packets not yet paired, one inside the other's
+    sequence range with its TSval. `split_on_the_way_out`: an outgoing packet lies inside an
+    incoming one that came in before it (a super-segment forwarded in pieces; without the
+    TSval, a retransmission of the same bytes that came in while the first copy was still
+    queued would take that copy's pieces, and the first copy would count as dropped here);
+    otherwise an incoming packet lies inside an outgoing one that left after it (segments that
+    left coalesced: GRO where the outgoing copies were captured, as in two hosts' captures
+    merged, the receiver's with GRO on; the outgoing copy pairs with each of them)."""
+    paired = np.zeros(len(payload_len), dtype=bool)
     paired[pair_in] = True
     paired[pair_out] = True
     data = (payload_len > 0) & ~paired
-    in_rows = np.flatnonzero(data & incoming & (payload_len > 0))
-    out_rows = np.flatnonzero(data & ~incoming)
-    none = np.zeros(0, dtype=np.int64)
-    if len(in_rows) == 0 or len(out_rows) == 0:
-        return none, none
-    # incoming sorted by (direction and TSval, sequence start, time); each outgoing finds the
-    # last incoming of its direction and TSval starting at or below its own start
-    _, group = np.unique((row_slot << 32) | tsval, return_inverse=True)
-    group = group.ravel().astype(np.int64)
-    in_key = (group[in_rows] << 32) | seq[in_rows]
-    order = np.lexsort((ts[in_rows], in_key))
-    in_rows, in_key = in_rows[order], in_key[order]
-    out_key = (group[out_rows] << 32) | seq[out_rows]
-    at = np.searchsorted(in_key, out_key, side="right") - 1
-    ok = at >= 0
-    cand = in_rows[np.maximum(at, 0)]
-    ok &= group[cand] == group[out_rows]
-    ok &= seq[out_rows] + payload_len[out_rows] <= seq[cand] + payload_len[cand]
-    delay = ts[out_rows] - ts[cand]
-    ok &= (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
-    return cand[ok].astype(np.int64), out_rows[ok].astype(np.int64)
+    in_rows, out_rows = np.flatnonzero(data & incoming), np.flatnonzero(data & ~incoming)
+    if split_on_the_way_out:
+        return _pieces_in_wholes(row_slot, seq, payload_len, tsval, ts, in_rows, out_rows, True)
+    whole, piece = _pieces_in_wholes(row_slot, seq, payload_len, tsval, ts, out_rows, in_rows, False)
+    return piece, whole
 
 
 def find_interface_copies(
