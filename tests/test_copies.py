@@ -11,12 +11,14 @@ from test_truth_crafted import MSS, Flow, analyze, row_of
 
 
 def forwarded_transfer(
-    segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True, drop_pieces=None
+    segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True, drop_pieces=None, hops: int = 1
 ) -> Flow:
     """b (server) sends `frames` super-segments of `segments_per_frame` MSS through the host;
     each leaves cut into single segments (a TSO sender, a router without TSO out) or whole;
-    `drop_pieces`: frame -> the pieces of it that never leave."""
+    `drop_pieces`: frame -> the pieces of it that never leave; `hops`: the TTL the copies
+    that left lost (more than 1: the two ends of a longer path, captured and merged)."""
     f = Flow()
+    out_ttl = 64 - hops
     # the handshake passes the host too: each packet in, then out one hop later
     for when, direction, seq, ack, flags in (
         (0.0, 0, 5000, 0, TCP_SYN),
@@ -24,7 +26,7 @@ def forwarded_transfer(
         (0.020, 0, 5001, 1001, TCP_ACK),
     ):
         f.add(when, direction, seq, ack, flags=flags, ttl=64, ip_id=7 + direction, mss_option=1460)
-        f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=63, ip_id=7 + direction, mss_option=1460)
+        f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=out_ttl, ip_id=7 + direction, mss_option=1460)
     t = 0.020
     base, ip_id = 1001, 100
     for frame in range(frames):
@@ -36,9 +38,9 @@ def forwarded_transfer(
                 for k in range(segments_per_frame):
                     if k in (drop_pieces or {}).get(frame, ()):
                         continue
-                    f.add(when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=63)
+                    f.add(when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=out_ttl)
             else:
-                f.add(when + 0.0001, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=63)
+                f.add(when + 0.0001, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=out_ttl)
         ip_id += segments_per_frame
     return f
 
@@ -120,6 +122,14 @@ def test_segments_that_left_coalesced_are_copies_and_those_that_never_left_the_h
     assert r["retransmissions"] == 0
     assert r["forwarded_drops"] == 2 and r["lost_segments"] == 2
     assert r["duplicate_frames"] == 38 + 1  # the segments that left, and the SYN/ACK
+
+
+def test_copies_at_the_two_ends_of_a_longer_path_pair_and_what_never_arrived_is_the_paths_drops():
+    """The sender's and the receiver's captures merged, three hops apart (TTL 64 and 61)."""
+    _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5, 17), split_on_the_way_out=False, hops=3))
+    r = row_of(d, 0, 1)
+    assert r["duplicate_frames"] == 39 and r["forwarded_drops"] == 2 and r["lost_segments"] == 2
+    assert r["retransmissions"] == 0
 
 
 def test_whole_copies_pair_as_before():

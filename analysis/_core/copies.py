@@ -56,8 +56,10 @@ class ForwardedCopies:
 
 
 def forwarding_slots(ttl_min: np.ndarray, ttl_max: np.ndarray, packets_per_slot: np.ndarray) -> np.ndarray:
-    """Slots whose packets carry two TTLs one apart: candidates for in-and-out copies."""
-    return (packets_per_slot > 1) & (ttl_max == ttl_min + 1)
+    """Slots whose packets carry two TTLs: candidates for in-and-out copies. One apart on a
+    forwarding host; further apart where the two ends of a path of several hops were captured
+    and the files merged (`mergecap`: the copies that "left" are the far end's)."""
+    return (packets_per_slot > 1) & (ttl_max > ttl_min)
 
 
 def _content_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray, slot: np.ndarray) -> np.ndarray:
