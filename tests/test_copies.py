@@ -132,6 +132,21 @@ def test_copies_at_the_two_ends_of_a_longer_path_pair_and_what_never_arrived_is_
     assert r["retransmissions"] == 0
 
 
+def test_copies_at_two_ends_whose_clocks_differ_pair_and_what_never_arrived_is_the_paths_drops():
+    """The sender's (b's) and the receiver's (a's) captures merged, a's clock 8 ms behind b's,
+    more than the path's delay: b's data reach a before they left b, by a's clock, and the
+    handshake's legs read across the two clocks."""
+    f = forwarded_transfer(1, 40, drop_frames=(5, 17), split_on_the_way_out=False, hops=3)
+    for row in f.rows:  # a's capture: a's packets as they left (TTL 64), b's as they arrived
+        if (row["d"] == 0) == (row["ttl"] == 64):
+            row["t"] -= 0.008
+    f.rows.sort(key=lambda row: row["t"])
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["duplicate_frames"] == 39 and r["forwarded_drops"] == 2 and r["lost_segments"] == 2
+    assert r["retransmissions"] == 0 and r["vantage"] == "in-path"
+
+
 def test_whole_copies_pair_as_before():
     _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5,), split_on_the_way_out=False))
     r = row_of(d, 0, 1)

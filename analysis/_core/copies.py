@@ -135,6 +135,10 @@ def find_forwarded_copies(
     matched_out[at_ok] = in_key[at[at_ok]] == out_key[at_ok]
     pair_in = order[in_pos[at[matched_out]]]
     pair_out = order[out_pos[matched_out]]
+    # the copies that left may carry another host's clock (two captures merged), behind the
+    # first's by more than the path's delay: the earliest copies then "left" before they came in
+    shift_ns = clock_shift_ns(row_slot, pair_in, ts[pair_out] - ts[pair_in], n_slots)
+    ts = np.where(incoming, ts, ts + shift_ns[row_slot])
     delay = ts[pair_out] - ts[pair_in]
     real = (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
     pair_in, pair_out = pair_in[real], pair_out[real]
@@ -183,6 +187,18 @@ def find_forwarded_copies(
     dropped_segments = np.where(forwarded, np.maximum(segments - segments_left, 0), segments)
     np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+
+
+def clock_shift_ns(row_slot: np.ndarray, pair_in: np.ndarray, delay_ns: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot, what to add to the outgoing copies' timestamps so that none of its paired
+    copies (`delay_ns`: outgoing less incoming time, pairs by content) left before it came
+    in: 0 where none did (one host's clock: a forwarding host, or two in step), else the
+    earliest such lead within MAX_FORWARDING_DELAY_NS. Aligned so, the copies that left
+    nearest their arrival left at once; the path's delay between them is not known."""
+    shift_ns = np.zeros(n_slots, dtype=np.int64)
+    near = np.abs(delay_ns) <= MAX_FORWARDING_DELAY_NS
+    np.minimum.at(shift_ns, row_slot[pair_in[near]], delay_ns[near])
+    return -shift_ns
 
 
 def _pieces_in_wholes(
