@@ -311,7 +311,7 @@ typedef struct {
      * highest of that which new data's TSecr showed the sender had heard (-1: none) */
     int64_t reported_hi, echoed_reported_hi;
     /* without a handshake: the highest data the peer had reported received (ACK, SACK) by the
-     * first ACK of data this capture saw; below it, data the capture never saw preceded it
+     * first ACK of data this capture saw; below it, the data preceded the capture
      * (data_before_capture; -1: no such ACK yet) */
     int64_t before_capture_hi;
     /* the holes below this the peer's ACKs reported are those a sender marks lost on hearing
@@ -1276,30 +1276,29 @@ static void echoed_as_of(const direction_state *s, int64_t at_ns, int64_t *repor
 /* A capture that starts mid-connection (no SYN of the data direction) can open in a recovery:
  * its first data are repairs of holes whose data above had reached the receiver before the
  * capture began (at the sender, new data goes out above what was in flight then), and the
- * first ACK of the captured data acknowledges, or SACKs, those bytes too. They precede the
- * file: up to what the peer had reported received by that first ACK (before_capture_hi), the
- * holes the captured data left are closed uncounted, and the data seen so far is extended to
- * each ACK; without this, the ACKs call those bytes a capture gap. Above it, acknowledged data
- * the capture never saw is the capture's gap. `a`: the ACK, unwrapped against the direction's
- * data; `i`: the ACK's packet (its SACK blocks). */
+ * first ACK of the captured data acknowledges, or SACKs, those bytes too. Everything below
+ * the highest byte the peer had reported received by then (before_capture_hi: that ACK, its
+ * SACK blocks, and earlier reports) preceded the file: the holes the captured data left there
+ * are closed uncounted, and the data seen so far extends to it; without this, the ACKs that
+ * cover those bytes call them a capture gap. Above it, acknowledged data the capture never saw
+ * is the capture's gap. `a`: the ACK, unwrapped against the direction's data; `i`: the ACK's
+ * packet (its SACK blocks). */
 static void data_before_capture(pass *ps, int64_t d, int64_t i, int64_t a) {
     direction_state *p = &ps->dirs[d ^ 1];
     const int64_t *P = stats_of(ps, d ^ 1);
-    if (P[S_SYN_TS] >= 0 || P[S_SYNACK_TS] >= 0 || a <= p->base || a - p->hi_end > MAX_WINDOW_BYTES) return;
-    if (p->before_capture_hi < 0) {
-        int64_t reported = a > p->reported_hi ? a : p->reported_hi;
-        int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
-        int dsack = 0;
-        int nb = sack_blocks(ps, d ^ 1, i, a, L, R, &dsack);
-        for (int j = dsack; j < nb; j++)
-            if (R[j] > reported && R[j] - p->hi_end <= MAX_WINDOW_BYTES) reported = R[j];
-        p->before_capture_hi = reported;
-    }
-    if (a > p->before_capture_hi) return;
+    if (P[S_SYN_TS] >= 0 || P[S_SYNACK_TS] >= 0 || p->before_capture_hi >= 0) return;
+    if (a <= p->base || a - p->hi_end > MAX_WINDOW_BYTES) return;
+    int64_t reported = a > p->reported_hi ? a : p->reported_hi;
+    int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
+    int dsack = 0;
+    int nb = sack_blocks(ps, d ^ 1, i, a, L, R, &dsack);
+    for (int j = dsack; j < nb; j++)
+        if (R[j] > reported && R[j] - p->hi_end <= MAX_WINDOW_BYTES) reported = R[j];
+    p->before_capture_hi = reported;
     hole first;
     int found;
-    holes_cut(ps, p, p->base, a < p->hi_end ? a : p->hi_end, &first, &found);
-    if (a > p->hi_end + 1) p->hi_end = a;
+    holes_cut(ps, p, p->base, reported < p->hi_end ? reported : p->hi_end, &first, &found);
+    if (reported > p->hi_end) p->hi_end = reported;
 }
 
 /* This packet as an acknowledgment of the peer direction's data. */
