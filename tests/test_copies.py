@@ -147,6 +147,19 @@ def test_copies_at_two_ends_whose_clocks_differ_pair_and_what_never_arrived_is_t
     assert r["retransmissions"] == 0 and r["vantage"] == "in-path"
 
 
+def test_copies_at_two_ends_whose_clocks_are_seconds_apart_pair_either_way():
+    for offset_s in (-3.0, 3.0):
+        f = forwarded_transfer(1, 40, drop_frames=(5, 17), split_on_the_way_out=False, hops=3)
+        for row in f.rows:  # a's capture: a's packets as they left (TTL 64), b's as they arrived
+            if (row["d"] == 0) == (row["ttl"] == 64):
+                row["t"] += offset_s
+        f.rows.sort(key=lambda row: row["t"])
+        _, _, d = analyze(f)
+        r = row_of(d, 0, 1)
+        assert r["duplicate_frames"] == 39 and r["forwarded_drops"] == 2 and r["lost_segments"] == 2, offset_s
+        assert r["retransmissions"] == 0
+
+
 def test_whole_copies_pair_as_before():
     _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5,), split_on_the_way_out=False))
     r = row_of(d, 0, 1)

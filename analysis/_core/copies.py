@@ -190,15 +190,21 @@ def find_forwarded_copies(
 
 
 def clock_shift_ns(row_slot: np.ndarray, pair_in: np.ndarray, delay_ns: np.ndarray, n_slots: int) -> np.ndarray:
-    """Per slot, what to add to the outgoing copies' timestamps so that none of its paired
-    copies (`delay_ns`: outgoing less incoming time, pairs by content) left before it came
-    in: 0 where none did (one host's clock: a forwarding host, or two in step), else the
-    earliest such lead within MAX_FORWARDING_DELAY_NS. Aligned so, the copies that left
-    nearest their arrival left at once; the path's delay between them is not known."""
+    """Per slot, what to add to the outgoing copies' timestamps so that its paired copies
+    (`delay_ns`: outgoing less incoming time, pairs by content) left after they came in and
+    within MAX_FORWARDING_DELAY_NS: 0 where they did (one host's clock: a forwarding host, or
+    two in step); else minus the shortest delay among the pairs within MAX_FORWARDING_DELAY_NS
+    of the slot's median (two hosts' clocks may be seconds apart, either way; the median is
+    where its copies cluster). Aligned so, the copies that left nearest their arrival left at
+    once; the path's delay between them is not known."""
     shift_ns = np.zeros(n_slots, dtype=np.int64)
-    near = np.abs(delay_ns) <= MAX_FORWARDING_DELAY_NS
-    np.minimum.at(shift_ns, row_slot[pair_in[near]], delay_ns[near])
-    return -shift_ns
+    slots = row_slot[pair_in]
+    for k in np.unique(slots):
+        delays = delay_ns[slots == k]
+        shortest = int(delays[np.abs(delays - np.median(delays)) <= MAX_FORWARDING_DELAY_NS].min())
+        if shortest < 0 or shortest > MAX_FORWARDING_DELAY_NS:
+            shift_ns[k] = -shortest
+    return shift_ns
 
 
 def _pieces_in_wholes(

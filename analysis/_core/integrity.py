@@ -99,9 +99,9 @@ WARNING_CODES: Sequence[WarningCode] = (
         "two interfaces of a bridge or bond with one TTL (the later copy is set aside), or at two "
         "points of a path merged into one file (`mergecap` of the sender's and the receiver's "
         "captures, any number of hops apart, read like a forwarding host's; segments the receiver's "
-        "GRO coalesced pair with the packet they became; the two hosts' clocks may differ by up to "
-        "2 s, and the far side's times are then read on its own clock); never counted as "
-        "retransmissions",
+        "GRO coalesced pair with the packet they became; the two hosts' clocks may differ, and "
+        "each side's times are then read on its own clock: round trips are off by the difference); "
+        "never counted as retransmissions",
         "capture on one interface: `tcpdump -i IFACE`",
     ),
     WarningCode(
