@@ -198,12 +198,20 @@ def clock_shift_ns(row_slot: np.ndarray, pair_in: np.ndarray, delay_ns: np.ndarr
     where its copies cluster). Aligned so, the copies that left nearest their arrival left at
     once; the path's delay between them is not known."""
     shift_ns = np.zeros(n_slots, dtype=np.int64)
+    if len(pair_in) == 0:
+        return shift_ns
     slots = row_slot[pair_in]
-    for k in np.unique(slots):
-        delays = delay_ns[slots == k]
-        shortest = int(delays[np.abs(delays - np.median(delays)) <= MAX_FORWARDING_DELAY_NS].min())
-        if shortest < 0 or shortest > MAX_FORWARDING_DELAY_NS:
-            shift_ns[k] = -shortest
+    order = np.lexsort((delay_ns, slots))
+    sorted_slots, sorted_delays = slots[order], delay_ns[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_slots[1:] != sorted_slots[:-1])))
+    counts = np.diff(np.concatenate((starts, [len(order)])))
+    median_ns = np.zeros(n_slots, dtype=np.int64)
+    median_ns[sorted_slots[starts]] = sorted_delays[starts + (counts - 1) // 2]
+    near = np.abs(delay_ns - median_ns[slots]) <= MAX_FORWARDING_DELAY_NS
+    shortest = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(shortest, slots[near], delay_ns[near])
+    off = (shortest != np.iinfo(np.int64).max) & ((shortest < 0) | (shortest > MAX_FORWARDING_DELAY_NS))
+    shift_ns[off] = -shortest[off]
     return shift_ns
 
 
@@ -225,8 +233,11 @@ def _pieces_in_wholes(
     none = np.zeros(0, dtype=np.int64)
     if len(whole_rows) == 0 or len(piece_rows) == 0:
         return none, none
-    _, group = np.unique((row_slot << 32) | tsval, return_inverse=True)
-    group = group.ravel().astype(np.int64)
+    # a group per direction and TSval, numbered over these rows only (most captures have few)
+    involved = np.concatenate((whole_rows, piece_rows))
+    _, involved_group = np.unique((row_slot[involved] << 32) | tsval[involved], return_inverse=True)
+    group = np.zeros(len(row_slot), dtype=np.int64)
+    group[involved] = involved_group.ravel()
     whole_key = (group[whole_rows] << 32) | seq[whole_rows]
     order = np.lexsort((ts[whole_rows], whole_key))
     whole_rows, whole_key = whole_rows[order], whole_key[order]
