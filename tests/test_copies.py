@@ -38,7 +38,9 @@ def forwarded_transfer(
                 for k in range(segments_per_frame):
                     if k in (drop_pieces or {}).get(frame, ()):
                         continue
-                    f.add(when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=out_ttl)
+                    f.add(
+                        when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=out_ttl
+                    )
             else:
                 f.add(when + 0.0001, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=out_ttl)
         ip_id += segments_per_frame
