@@ -11,12 +11,14 @@ from test_truth_crafted import MSS, Flow, analyze, row_of
 
 
 def forwarded_transfer(
-    segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True, drop_pieces=None
+    segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True, drop_pieces=None, hops: int = 1
 ) -> Flow:
     """b (server) sends `frames` super-segments of `segments_per_frame` MSS through the host;
     each leaves cut into single segments (a TSO sender, a router without TSO out) or whole;
-    `drop_pieces`: frame -> the pieces of it that never leave."""
+    `drop_pieces`: frame -> the pieces of it that never leave; `hops`: the TTL the copies
+    that left lost (more than 1: the two ends of a longer path, captured and merged)."""
     f = Flow()
+    out_ttl = 64 - hops
     # the handshake passes the host too: each packet in, then out one hop later
     for when, direction, seq, ack, flags in (
         (0.0, 0, 5000, 0, TCP_SYN),
@@ -24,7 +26,7 @@ def forwarded_transfer(
         (0.020, 0, 5001, 1001, TCP_ACK),
     ):
         f.add(when, direction, seq, ack, flags=flags, ttl=64, ip_id=7 + direction, mss_option=1460)
-        f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=63, ip_id=7 + direction, mss_option=1460)
+        f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=out_ttl, ip_id=7 + direction, mss_option=1460)
     t = 0.020
     base, ip_id = 1001, 100
     for frame in range(frames):
@@ -36,9 +38,11 @@ def forwarded_transfer(
                 for k in range(segments_per_frame):
                     if k in (drop_pieces or {}).get(frame, ()):
                         continue
-                    f.add(when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=63)
+                    f.add(
+                        when + 0.0001 + 0.00001 * k, 1, start + k * MSS, 5001, length=MSS, ip_id=ip_id + k, ttl=out_ttl
+                    )
             else:
-                f.add(when + 0.0001, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=63)
+                f.add(when + 0.0001, 1, start, 5001, length=segments_per_frame * MSS, ip_id=ip_id, ttl=out_ttl)
         ip_id += segments_per_frame
     return f
 
@@ -102,6 +106,76 @@ def test_without_timestamps_pieces_pair_with_the_copy_that_came_in_before_them_n
     r = row_of(d, 0, 1)
     assert r["forwarded_drops"] == 0
     assert r["duplicate_frames"] == 10 + 1 + 1 and r["retransmissions"] == 2
+
+
+def coalesced_on_the_way_out(runs: int, run_segments: int, dropped=()) -> Flow:
+    """b sends single segments that come in one by one (TTL 64) and leave coalesced (TTL 63):
+    each run of `run_segments` (one TSval) as one packet, or, where a segment of it
+    (`dropped`: indices counted over the whole transfer) never left, as the pieces around it:
+    the outgoing copies were captured after GRO (two hosts' captures merged, the receiver's
+    with GRO on)."""
+    f = forwarded_transfer(1, 0)
+    base, t = 1001, 0.021
+    for run in range(runs):
+        first = run * run_segments
+        for k in range(first, first + run_segments):
+            f.add(t + 0.0001 * k, 1, base + k * MSS, 5001, length=MSS, ip_id=100 + k, ttl=64, tsval=500 + run)
+        pieces, piece = [], []
+        for k in range(first, first + run_segments):
+            if k in dropped:
+                pieces, piece = pieces + [piece] if piece else pieces, []
+            else:
+                piece.append(k)
+        pieces += [piece] if piece else []
+        for piece in pieces:
+            out_s = t + 0.0001 * piece[-1] + 0.002
+            length = len(piece) * MSS
+            f.add(out_s, 1, base + piece[0] * MSS, 5001, length=length, ip_id=100 + piece[0], ttl=63, tsval=500 + run)
+    return f
+
+
+def test_segments_that_left_coalesced_are_copies_and_those_that_never_left_the_hosts_drops():
+    _, _, d = analyze(coalesced_on_the_way_out(10, 4, dropped=(9, 22)))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0
+    assert r["forwarded_drops"] == 2 and r["lost_segments"] == 2
+    assert r["duplicate_frames"] == 38 + 1  # the segments that left, and the SYN/ACK
+
+
+def test_copies_at_the_two_ends_of_a_longer_path_pair_and_what_never_arrived_is_the_paths_drops():
+    """The sender's and the receiver's captures merged, three hops apart (TTL 64 and 61)."""
+    _, _, d = analyze(forwarded_transfer(1, 40, drop_frames=(5, 17), split_on_the_way_out=False, hops=3))
+    r = row_of(d, 0, 1)
+    assert r["duplicate_frames"] == 39 and r["forwarded_drops"] == 2 and r["lost_segments"] == 2
+    assert r["retransmissions"] == 0
+
+
+def test_copies_at_two_ends_whose_clocks_differ_pair_and_what_never_arrived_is_the_paths_drops():
+    """The sender's (b's) and the receiver's (a's) captures merged, a's clock 8 ms behind b's,
+    more than the path's delay: b's data reach a before they left b, by a's clock, and the
+    handshake's legs read across the two clocks."""
+    f = forwarded_transfer(1, 40, drop_frames=(5, 17), split_on_the_way_out=False, hops=3)
+    for row in f.rows:  # a's capture: a's packets as they left (TTL 64), b's as they arrived
+        if (row["d"] == 0) == (row["ttl"] == 64):
+            row["t"] -= 0.008
+    f.rows.sort(key=lambda row: row["t"])
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["duplicate_frames"] == 39 and r["forwarded_drops"] == 2 and r["lost_segments"] == 2
+    assert r["retransmissions"] == 0 and r["vantage"] == "in-path"
+
+
+def test_copies_at_two_ends_whose_clocks_are_seconds_apart_pair_either_way():
+    for offset_s in (-3.0, 3.0):
+        f = forwarded_transfer(1, 40, drop_frames=(5, 17), split_on_the_way_out=False, hops=3)
+        for row in f.rows:  # a's capture: a's packets as they left (TTL 64), b's as they arrived
+            if (row["d"] == 0) == (row["ttl"] == 64):
+                row["t"] += offset_s
+        f.rows.sort(key=lambda row: row["t"])
+        _, _, d = analyze(f)
+        r = row_of(d, 0, 1)
+        assert r["duplicate_frames"] == 39 and r["forwarded_drops"] == 2 and r["lost_segments"] == 2, offset_s
+        assert r["retransmissions"] == 0
 
 
 def test_whole_copies_pair_as_before():

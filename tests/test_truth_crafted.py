@@ -267,9 +267,7 @@ def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_a_round_trip_af
 
 def test_without_sack_repairs_the_receiver_answers_one_at_a_time_are_all_needed():
     # segments 1-3 all lost: each repair's arrival moves the cumulative ACK by itself
-    f = go_back_n_after_timeout(
-        {1: 0.0, 2: 0.0015, 3: 0.0030}, [(0.0010, 2), (0.0025, 3), (0.0040, 10)], segments=10
-    )
+    f = go_back_n_after_timeout({1: 0.0, 2: 0.0015, 3: 0.0030}, [(0.0010, 2), (0.0025, 3), (0.0040, 10)], segments=10)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 3 and r["spurious_retransmissions"] == 0 and r["lost_segments"] == 3
@@ -652,7 +650,12 @@ def test_without_sack_a_hole_of_several_segments_repaired_one_per_partial_ack_co
     first = 0.01102  # a round trip after the third duplicate ACK
     after = {4: first, 5: first + 0.01002, 6: first + 0.02004}  # each a round trip after the last
     f = receiver_side_with_rtt(
-        0.0, rtt_s=0.010, lost=(4, 5, 6), segments=120, step_s=0.0005, repair_after_by_segment=after,
+        0.0,
+        rtt_s=0.010,
+        lost=(4, 5, 6),
+        segments=120,
+        step_s=0.0005,
+        repair_after_by_segment=after,
         sack_permitted=False,
     )
     _, _, d = analyze(f)
@@ -668,7 +671,12 @@ def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_show
     first = 0.01102
     after = {4: first, 5: first + 0.02002, 6: first + 0.03004}
     f = receiver_side_with_rtt(
-        0.0, rtt_s=0.010, lost=(4, 5, 6), segments=160, step_s=0.0005, repair_after_by_segment=after,
+        0.0,
+        rtt_s=0.010,
+        lost=(4, 5, 6),
+        segments=160,
+        step_s=0.0005,
+        repair_after_by_segment=after,
         sack_permitted=False,
     )
     _, _, d = analyze(f)
@@ -1679,7 +1687,9 @@ def with_a_first_flight_at_the_announced_size(f: Flow, frames: int) -> Flow:
             row["t"] += 0.001
         else:
             row["ack"] = (row["ack"] + shift) % 2**32
-    early = [dict(f.rows[3], t=t + 0.00001 * (k + 1), seq=1001 + k * 1460, len=1460, ip_id=7 + k) for k in range(frames)]
+    early = [
+        dict(f.rows[3], t=t + 0.00001 * (k + 1), seq=1001 + k * 1460, len=1460, ip_id=7 + k) for k in range(frames)
+    ]
     f.rows[3:3] = [row for row in early]
     return f
 
@@ -1710,3 +1720,59 @@ def test_a_flow_of_small_application_messages_keeps_the_announced_mss():
     f = gro_receiver_with_short_segments(600, 2, 150, lost_frame=40)
     _, _, d = analyze(f)
     assert row_of(d, 0, 1)["mss"] == 1460
+
+
+def acked_one_by_one(
+    f: Flow, segments: Sequence[int], t_s: float, gap_s: float, ack_lag_s: float, ttl_data: int, ttl_ack: int
+) -> None:
+    """b's segments `segments` (indices from sequence 1001) from t_s on, `gap_s` apart, each
+    ACKed by a `ack_lag_s` later (IP IDs consecutive from 301); TTLs as captured."""
+    base = 1001
+    for n, k in enumerate(segments):
+        f.add(t_s + gap_s * n, 1, base + k * MSS, 5001, length=MSS, ip_id=301 + n, ttl=ttl_data)
+        f.add(t_s + gap_s * n + ack_lag_s, 0, 5001, base + (k + 1) * MSS, ttl=ttl_ack)
+
+
+def test_capture_started_on_a_repair_counts_no_capture_gap_for_data_received_before_it():
+    # the capture starts mid-connection (no handshake) as segment 0's repair arrives; segments
+    # 1 and 2 had reached the receiver before the capture began, and the first ACK covers them
+    # with segment 0: they precede the file, and the capture missed nothing
+    f = Flow()
+    base = 1001
+    f.add(0.000, 1, base, 5001, length=MSS, ip_id=300, ttl=61)
+    f.add(0.0001, 0, 5001, base + 3 * MSS, ttl=64)
+    acked_one_by_one(f, range(3, 13), 0.001, 0.001, 0.0001, ttl_data=61, ttl_ack=64)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 0 and r["lost_segments"] == 0
+    assert r["unique_bytes"] == 11 * MSS
+
+
+def test_capture_started_in_a_recovery_at_the_sender_counts_no_capture_gap():
+    # at the sender, mid-connection: segment 0's repair leaves; the ACK of it SACKs segments 2-3
+    # (sent, and received, before the capture began); segment 1's repair leaves, and its ACK
+    # covers 0-3; then new data. Segment 1's repair lies below what the receiver had reported:
+    # a retransmission (segment 0's, the file's first packet, cannot be told from new data)
+    f = Flow()
+    base = 1001
+    f.add(0.000, 1, base, 5001, length=MSS, ip_id=298, ttl=64)
+    f.add(0.001, 0, 5001, base + MSS, ttl=63, sack=((base + 2 * MSS, base + 4 * MSS),))
+    f.add(0.0011, 1, base + MSS, 5001, length=MSS, ip_id=299, ttl=64)
+    f.add(0.002, 0, 5001, base + 4 * MSS, ttl=63)
+    acked_one_by_one(f, range(4, 10), 0.0021, 0.0001, 0.0009, ttl_data=64, ttl_ack=63)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 0 and r["retransmissions"] == 1
+
+
+def test_acknowledged_data_the_capture_missed_after_its_first_acknowledged_data_is_a_capture_gap():
+    # mid-connection as above, but segment 5 is missing from the capture after the first
+    # captured data was acknowledged: that gap is the capture's
+    f = Flow()
+    base = 1001
+    f.add(0.000, 1, base, 5001, length=MSS, ip_id=300, ttl=61)
+    f.add(0.0001, 0, 5001, base + MSS, ttl=64)
+    acked_one_by_one(f, [k for k in range(1, 12) if k != 5], 0.001, 0.001, 0.0001, ttl_data=61, ttl_ack=64)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 1

@@ -27,7 +27,7 @@ from .columns import DECODE_IP_FRAGMENT, DECODE_IN_ICMP_ERROR, DECODE_IP_ID_VALI
 # with identical IP ID and timestamps would ever be apart (those never are: both change).
 MAX_FORWARDING_DELAY_NS = 2_000_000_000
 # Incoming copies searched back for an outgoing piece whose nearest one does not hold it
-# (_pair_segmented): a timeout's resends of one super-segment's bytes (a slow start's bursts).
+# (_pieces_in_wholes): a timeout's resends of one super-segment's bytes (a slow start's bursts).
 _PIECE_LOOKBACK = 64
 # Share of a direction's packets (the fewer of its in and out copies) that must pair up before
 # its incoming copies are set aside.
@@ -59,8 +59,10 @@ class ForwardedCopies:
 
 
 def forwarding_slots(ttl_min: np.ndarray, ttl_max: np.ndarray, packets_per_slot: np.ndarray) -> np.ndarray:
-    """Slots whose packets carry two TTLs one apart: candidates for in-and-out copies."""
-    return (packets_per_slot > 1) & (ttl_max == ttl_min + 1)
+    """Slots whose packets carry two TTLs: candidates for in-and-out copies. One apart on a
+    forwarding host; further apart where the two ends of a path of several hops were captured
+    and the files merged (`mergecap`: the copies that "left" are the far end's)."""
+    return (packets_per_slot > 1) & (ttl_max > ttl_min)
 
 
 def _content_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray, slot: np.ndarray) -> np.ndarray:
@@ -136,6 +138,10 @@ def find_forwarded_copies(
     matched_out[at_ok] = in_key[at[at_ok]] == out_key[at_ok]
     pair_in = order[in_pos[at[matched_out]]]
     pair_out = order[out_pos[matched_out]]
+    # the copies that left may carry another host's clock (two captures merged), behind the
+    # first's by more than the path's delay: the earliest copies then "left" before they came in
+    shift_ns = clock_shift_ns(row_slot, pair_in, ts[pair_out] - ts[pair_in], n_slots)
+    ts = np.where(incoming, ts, ts + shift_ns[row_slot])
     delay = ts[pair_out] - ts[pair_in]
     real = (delay >= 0) & (delay <= MAX_FORWARDING_DELAY_NS)
     pair_in, pair_out = pair_in[real], pair_out[real]
@@ -144,8 +150,12 @@ def find_forwarded_copies(
     seq = np.asarray(packets["seq"])[rows].astype(np.int64)
     payload_len = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
     tsval = np.asarray(packets["opt_tsval"])[rows].astype(np.int64)
-    split_in, split_out = _pair_segmented(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out)
+    split_in, split_out = _pair_by_range(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out, True)
     pair_in, pair_out = np.concatenate([pair_in, split_in]), np.concatenate([pair_out, split_out])
+    # and segments that came in one by one may leave coalesced (GRO where the outgoing copies
+    # were captured: two hosts' captures merged, the receiver's with GRO on)
+    joined_in, joined_out = _pair_by_range(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out, False)
+    pair_in, pair_out = np.concatenate([pair_in, joined_in]), np.concatenate([pair_out, joined_out])
 
     # A direction is forwarded through this host when most of its packets pair up; two TTLs
     # alone also come from a TTL change of the sender (or a crafted file) and prove nothing.
@@ -182,7 +192,87 @@ def find_forwarded_copies(
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
 
 
-def _pair_segmented(
+def clock_shift_ns(row_slot: np.ndarray, pair_in: np.ndarray, delay_ns: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot, what to add to the outgoing copies' timestamps so that its paired copies
+    (`delay_ns`: outgoing less incoming time, pairs by content) left after they came in and
+    within MAX_FORWARDING_DELAY_NS: 0 where they did (one host's clock: a forwarding host, or
+    two in step); else minus the shortest delay among the pairs within MAX_FORWARDING_DELAY_NS
+    of the slot's median (two hosts' clocks may be seconds apart, either way; the median is
+    where its copies cluster). Aligned so, the copies that left nearest their arrival left at
+    once; the path's delay between them is not known."""
+    shift_ns = np.zeros(n_slots, dtype=np.int64)
+    if len(pair_in) == 0:
+        return shift_ns
+    slots = row_slot[pair_in]
+    order = np.lexsort((delay_ns, slots))
+    sorted_slots, sorted_delays = slots[order], delay_ns[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_slots[1:] != sorted_slots[:-1])))
+    counts = np.diff(np.concatenate((starts, [len(order)])))
+    median_ns = np.zeros(n_slots, dtype=np.int64)
+    median_ns[sorted_slots[starts]] = sorted_delays[starts + (counts - 1) // 2]
+    near = np.abs(delay_ns - median_ns[slots]) <= MAX_FORWARDING_DELAY_NS
+    shortest = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(shortest, slots[near], delay_ns[near])
+    off = (shortest != np.iinfo(np.int64).max) & ((shortest < 0) | (shortest > MAX_FORWARDING_DELAY_NS))
+    shift_ns[off] = -shortest[off]
+    return shift_ns
+
+
+def _pieces_in_wholes(
+    row_slot: np.ndarray,
+    seq: np.ndarray,
+    payload_len: np.ndarray,
+    tsval: np.ndarray,
+    ts: np.ndarray,
+    whole_rows: np.ndarray,
+    piece_rows: np.ndarray,
+    piece_after_whole: bool,
+):
+    """(whole, piece) rows where each piece lies inside the sequence range of a whole of its
+    direction with its TSval (the pieces of a super-segment carry its timestamps, and GRO
+    coalesces only segments whose options agree), the piece captured after the whole
+    (`piece_after_whole`) or before it, within MAX_FORWARDING_DELAY_NS. Each piece finds the
+    last whole of its direction and TSval starting at or below its own start."""
+    none = np.zeros(0, dtype=np.int64)
+    if len(whole_rows) == 0 or len(piece_rows) == 0:
+        return none, none
+    # a group per direction and TSval, numbered over these rows only (most captures have few)
+    involved = np.concatenate((whole_rows, piece_rows))
+    _, involved_group = np.unique((row_slot[involved] << 32) | tsval[involved], return_inverse=True)
+    group = np.zeros(len(row_slot), dtype=np.int64)
+    group[involved] = involved_group.ravel()
+    whole_key = (group[whole_rows] << 32) | seq[whole_rows]
+    order = np.lexsort((ts[whole_rows], whole_key))
+    whole_rows, whole_key = whole_rows[order], whole_key[order]
+    piece_key = (group[piece_rows] << 32) | seq[piece_rows]
+    at = np.searchsorted(whole_key, piece_key, side="right") - 1
+    cand = whole_rows[np.maximum(at, 0)]
+
+    def holds(whole: np.ndarray, piece: np.ndarray) -> np.ndarray:
+        delay = ts[piece] - ts[whole] if piece_after_whole else ts[whole] - ts[piece]
+        return (
+            (group[whole] == group[piece])
+            & (seq[piece] + payload_len[piece] <= seq[whole] + payload_len[whole])
+            & (delay >= 0)
+            & (delay <= MAX_FORWARDING_DELAY_NS)
+        )
+
+    ok = (at >= 0) & holds(cand, piece_rows)
+    # the last whole at or below a piece's start may not hold it: a sender without timestamps
+    # (one TSval group) resends the same bytes in other pieces after a timeout, and a resend
+    # that was captured later, or starts higher inside the original, is found first; the piece
+    # then belongs to an earlier whole that holds it
+    for j in np.flatnonzero(~ok & (at > 0)):
+        for k in range(at[j] - 1, max(at[j] - _PIECE_LOOKBACK, -1), -1):
+            if whole_key[k] >> 32 != piece_key[j] >> 32:
+                break
+            if holds(whole_rows[k : k + 1], piece_rows[j : j + 1])[0]:
+                cand[j], ok[j] = whole_rows[k], True
+                break
+    return cand[ok].astype(np.int64), piece_rows[ok].astype(np.int64)
+
+
+def _pair_by_range(
     row_slot: np.ndarray,
     seq: np.ndarray,
     payload_len: np.ndarray,
@@ -191,55 +281,25 @@ def _pair_segmented(
     incoming: np.ndarray,
     pair_in: np.ndarray,
     pair_out: np.ndarray,
+    split_on_the_way_out: bool,
 ):
-    """Pairs (incoming row, outgoing row) where an outgoing data packet not yet paired lies
-    inside the sequence range of an unpaired incoming one of its direction with its TSval (the
-    pieces of a super-segment carry its timestamps) that came in before it (within
-    MAX_FORWARDING_DELAY_NS): a super-segment forwarded in pieces. Without the TSval, a
-    retransmission of the same bytes that came in while the first copy was still queued
-    would take that copy's pieces, and the first copy would count as dropped here."""
-    paired = np.zeros(len(row_slot), dtype=bool)
+    """Pairs (incoming row, outgoing row) of data packets not yet paired, one inside the other's
+    sequence range with its TSval. `split_on_the_way_out`: an outgoing packet lies inside an
+    incoming one that came in before it (a super-segment forwarded in pieces; without the
+    TSval, a retransmission of the same bytes that came in while the first copy was still
+    queued would take that copy's pieces, and the first copy would count as dropped here);
+    otherwise an incoming packet lies inside an outgoing one that left after it (segments that
+    left coalesced: GRO where the outgoing copies were captured, as in two hosts' captures
+    merged, the receiver's with GRO on; the outgoing copy pairs with each of them)."""
+    paired = np.zeros(len(payload_len), dtype=bool)
     paired[pair_in] = True
     paired[pair_out] = True
     data = (payload_len > 0) & ~paired
-    in_rows = np.flatnonzero(data & incoming & (payload_len > 0))
-    out_rows = np.flatnonzero(data & ~incoming)
-    none = np.zeros(0, dtype=np.int64)
-    if len(in_rows) == 0 or len(out_rows) == 0:
-        return none, none
-    # incoming sorted by (direction and TSval, sequence start, time); each outgoing finds the
-    # last incoming of its direction and TSval starting at or below its own start
-    _, group = np.unique((row_slot << 32) | tsval, return_inverse=True)
-    group = group.ravel().astype(np.int64)
-    in_key = (group[in_rows] << 32) | seq[in_rows]
-    order = np.lexsort((ts[in_rows], in_key))
-    in_rows, in_key = in_rows[order], in_key[order]
-    out_key = (group[out_rows] << 32) | seq[out_rows]
-    at = np.searchsorted(in_key, out_key, side="right") - 1
-    cand = in_rows[np.maximum(at, 0)]
-
-    def holds(cand: np.ndarray, out: np.ndarray) -> np.ndarray:
-        delay = ts[out] - ts[cand]
-        return (
-            (group[cand] == group[out])
-            & (seq[out] + payload_len[out] <= seq[cand] + payload_len[cand])
-            & (delay >= 0)
-            & (delay <= MAX_FORWARDING_DELAY_NS)
-        )
-
-    ok = (at >= 0) & holds(cand, out_rows)
-    # the last incoming at or below its start may not hold it: a sender without timestamps
-    # (one TSval group) resends the same bytes in other pieces after a timeout, and a resend
-    # that came in later, or starts higher inside the original, is found first; the piece then
-    # belongs to an earlier incoming copy that holds it
-    for j in np.flatnonzero(~ok & (at > 0)):
-        for k in range(at[j] - 1, max(at[j] - _PIECE_LOOKBACK, -1), -1):
-            if in_key[k] >> 32 != out_key[j] >> 32:
-                break
-            if holds(in_rows[k : k + 1], out_rows[j : j + 1])[0]:
-                cand[j], ok[j] = in_rows[k], True
-                break
-    return cand[ok].astype(np.int64), out_rows[ok].astype(np.int64)
+    in_rows, out_rows = np.flatnonzero(data & incoming), np.flatnonzero(data & ~incoming)
+    if split_on_the_way_out:
+        return _pieces_in_wholes(row_slot, seq, payload_len, tsval, ts, in_rows, out_rows, True)
+    whole, piece = _pieces_in_wholes(row_slot, seq, payload_len, tsval, ts, out_rows, in_rows, False)
+    return piece, whole
 
 
 def find_interface_copies(

@@ -96,8 +96,12 @@ WARNING_CODES: Sequence[WarningCode] = (
         "direction",
         "the same packets were captured twice: coming in and "
         "going out of a forwarding host (`tcpdump -i any`; the copies coming in are set aside), or on "
-        "two interfaces of a bridge or bond with one TTL (the later copy is set aside); never counted "
-        "as retransmissions",
+        "two interfaces of a bridge or bond with one TTL (the later copy is set aside), or at two "
+        "points of a path merged into one file (`mergecap` of the sender's and the receiver's "
+        "captures, any number of hops apart, read like a forwarding host's; segments the receiver's "
+        "GRO coalesced pair with the packet they became; the two hosts' clocks may differ, and "
+        "each side's times are then read on its own clock: round trips are off by the difference); "
+        "never counted as retransmissions",
         "capture on one interface: `tcpdump -i IFACE`",
     ),
     WarningCode(
@@ -105,7 +109,8 @@ WARNING_CODES: Sequence[WarningCode] = (
         "direction",
         "packets came into the capturing host and never left it, "
         "although later ones did: this host dropped them (queue or filter); they are part of the "
-        "loss",
+        "loss. In two captures of a path merged into one file: packets the near end saw that never "
+        "reached the far end",
         "none needed: this is the network's behaviour, reported as such",
     ),
     WarningCode(
@@ -120,7 +125,10 @@ WARNING_CODES: Sequence[WarningCode] = (
         "no_handshake",
         "direction",
         "the connection's SYN is not in the capture: window scaling and "
-        "the announced segment size are unknown (segment size estimated from the payloads)",
+        "the announced segment size are unknown (segment size estimated from the payloads). A "
+        "capture that starts during a recovery opens on repairs whose data above reached the "
+        "receiver before it began: what the receiver had reported received by the first ACK of "
+        "data in the file is read as preceding the file, not as a capture gap",
         "start the capture before the connection",
     ),
     WarningCode(

@@ -561,8 +561,10 @@ def analyze_directions(
     # a forwarding host capturing on every interface: analyse what left it, count its drops
     copies = None
     candidates = forwarding_slots(stats1[:, col["ttl_min"]], stats1[:, col["ttl_max"]], stats1[:, col["packets"]])
+    forwarded_through = np.zeros(n_slots, dtype=bool)
     if candidates.any():
         copies = find_forwarded_copies(packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss)
+        forwarded_through = copies.duplicate_frames > 0
     # the same packet on two interfaces with one TTL (bridges, bonds): set the copies aside
     same_ttl = find_interface_copies(packets, slot, n_slots, ~candidates & (stats1[:, col["packets"]] > 1))
     if same_ttl.hidden.any():
@@ -587,6 +589,10 @@ def analyze_directions(
     )
     id_per_packet |= _ids_per_packet_reordered(packets, slot, n_slots, mss, id64, stats1, id_per_packet)
     vantage = _vantage(stats1, n_slots)
+    # what is left of a direction captured on both sides of a forwarding point is its far side:
+    # never the sender's own (its near side was set aside), whatever the handshake's legs say
+    # (read across two hosts' clocks where two captures were merged)
+    vantage = np.where(forwarded_through & (vantage == "sender"), "in-path", vantage)
     mode = np.select([vantage == "receiver", vantage == "in-path"], [MODE_RECEIVER, MODE_IN_PATH], MODE_SENDER).astype(
         np.int8
     )

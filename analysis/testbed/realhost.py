@@ -192,7 +192,8 @@ def counted_segments(rules_text: str, transfer: Transfer) -> Dict[str, int]:
     header = data_header_bytes(transfer.family, transfer.sender_timestamps)
     segment_bytes = transfer_mss_bytes(transfer)
     sent, drops, arrived, ack_drops = (
-        rule_listing_counts(chain_listing(rules_text, chain)) for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP")
+        rule_listing_counts(chain_listing(rules_text, chain))
+        for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP")
     )
     return {
         "sent_segments": segments_from_buckets(sent, header, segment_bytes),

@@ -40,6 +40,9 @@
 #define CAPTURE_TAIL_REPAIR_WAITS 2
 /* Holes tracked per direction at once (entries); older ones are forgotten. */
 #define MAX_HOLES 8192
+/* The largest receive window TCP can announce (bytes): 65535 scaled by 2^14 (RFC 7323). An
+ * ACK further above the data a capture saw cannot be of data sent before it began. */
+#define MAX_WINDOW_BYTES (65535LL << 14)
 /* The latest a first repair fills its hole, in round trips (the median of the newest
  * RECENT_RTT_SAMPLES receiver-side samples) and at least the minimum RTO. A
  * receiver SACKs the segments above a hole as they arrive; a Linux sender marks the hole lost
@@ -307,6 +310,10 @@ typedef struct {
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
      * highest of that which new data's TSecr showed the sender had heard (-1: none) */
     int64_t reported_hi, echoed_reported_hi;
+    /* without a handshake: the highest data the peer had reported received (ACK, SACK) by the
+     * first ACK of data this capture saw; below it, the data preceded the capture
+     * (data_before_capture; -1: no such ACK yet) */
+    int64_t before_capture_hi;
     /* the holes below this the peer's ACKs reported are those a sender marks lost on hearing
      * them, the highest of that which new data's TSecr showed the sender had heard, and where
      * the recovery those ACKs began ends (SECOND_REPAIR_RTTS; -1: none) */
@@ -1313,6 +1320,34 @@ static void echoed_as_of(const direction_state *s, int64_t at_ns, int64_t *repor
     }
 }
 
+/* A capture that starts mid-connection (no SYN of the data direction) can open in a recovery:
+ * its first data are repairs of holes whose data above had reached the receiver before the
+ * capture began (at the sender, new data goes out above what was in flight then), and the
+ * first ACK of the captured data acknowledges, or SACKs, those bytes too. Everything below
+ * the highest byte the peer had reported received by then (before_capture_hi: that ACK, its
+ * SACK blocks, and earlier reports) preceded the file: the holes the captured data left there
+ * are closed uncounted, and the data seen so far extends to it; without this, the ACKs that
+ * cover those bytes call them a capture gap. Above it, acknowledged data the capture never saw
+ * is the capture's gap. `a`: the ACK, unwrapped against the direction's data; `i`: the ACK's
+ * packet (its SACK blocks). */
+static void data_before_capture(pass *ps, int64_t d, int64_t i, int64_t a) {
+    direction_state *p = &ps->dirs[d ^ 1];
+    const int64_t *P = stats_of(ps, d ^ 1);
+    if (P[S_SYN_TS] >= 0 || P[S_SYNACK_TS] >= 0 || p->before_capture_hi >= 0) return;
+    if (a <= p->base || a - p->hi_end > MAX_WINDOW_BYTES) return;
+    int64_t reported = a > p->reported_hi ? a : p->reported_hi;
+    int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
+    int dsack = 0;
+    int nb = sack_blocks(ps, d ^ 1, i, a, L, R, &dsack);
+    for (int j = dsack; j < nb; j++)
+        if (R[j] > reported && R[j] - p->hi_end <= MAX_WINDOW_BYTES) reported = R[j];
+    p->before_capture_hi = reported;
+    hole first;
+    int found;
+    holes_cut(ps, p, p->base, reported < p->hi_end ? reported : p->hi_end, &first, &found);
+    if (reported > p->hi_end) p->hi_end = reported;
+}
+
 /* This packet as an acknowledgment of the peer direction's data. */
 static void on_ack(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1323,6 +1358,7 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     if (p->peer_acks_len == 0 || peer_ack_latest_ns(p) != in->ts_ns[i])
         p->peer_acks_ns[ring_push(&p->peer_acks_next, &p->peer_acks_len, PEER_ACKS_RECENT)] = in->ts_ns[i];
     int64_t a = unwrap32(p->hi_end, in->ack[i]);
+    data_before_capture(ps, d, i, a);
     if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
     int64_t a_data = a > p->hi_end ? p->hi_end : a;
     if (!p->have_una || a > p->snd_una) {
@@ -2395,6 +2431,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].repair_lost_below = -1;
         ps.dirs[d].generation_due_ns = -1;
         ps.dirs[d].reported_hi = -1;
+        ps.dirs[d].before_capture_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;
         ps.dirs[d].marked_hi = -1;
         ps.dirs[d].echoed_marked_hi = -1;
