@@ -643,23 +643,27 @@ def test_new_data_sent_after_a_known_hole_while_it_stays_open_counts_its_lost_re
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
 
 
+def newreno_hole_of_three(after_5_s: float, after_6_s: float, segments: int) -> Flow:
+    """Segments 4-6 lost together on a 10 ms path without SACK: 4 repaired a round trip after the
+    third duplicate ACK, 5 and 6 the given seconds after 4."""
+    first_s = 0.01102
+    return receiver_side_with_rtt(
+        0.0,
+        rtt_s=0.010,
+        lost=(4, 5, 6),
+        segments=segments,
+        step_s=0.0005,
+        repair_after_by_segment={4: first_s, 5: first_s + after_5_s, 6: first_s + after_6_s},
+        sack_permitted=False,
+    )
+
+
 def test_without_sack_a_hole_of_several_segments_repaired_one_per_partial_ack_counts_no_lost_repair():
     """Without SACK the sender knows of one segment of a hole at a time (RFC 6582): segments 4-6
     lost together (a super-segment dropped whole) are repaired a round trip apart, each as soon
     as the partial ACK reached it, and new data passes the rest of the hole as it should."""
-    first = 0.01102  # a round trip after the third duplicate ACK
-    after = {4: first, 5: first + 0.01002, 6: first + 0.02004}  # each a round trip after the last
-    f = receiver_side_with_rtt(
-        0.0,
-        rtt_s=0.010,
-        lost=(4, 5, 6),
-        segments=120,
-        step_s=0.0005,
-        repair_after_by_segment=after,
-        sack_permitted=False,
-    )
-    _, _, d = analyze(f)
-    r = row_of(d, 0, 1)
+    # each a round trip after the last
+    r = row_of(analyze(newreno_hole_of_three(after_5_s=0.01002, after_6_s=0.02004, segments=120))[2], 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 0 and r["lost_segments"] == 3
 
@@ -668,19 +672,7 @@ def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_show
     """The same hole, but the repair of segment 5 comes a round trip late: new data the sender sent
     after the partial ACK that reached segment 5 arrived first, so its first repair was lost; the
     repair of 6, a round trip after 5's, is a first one."""
-    first = 0.01102
-    after = {4: first, 5: first + 0.02002, 6: first + 0.03004}
-    f = receiver_side_with_rtt(
-        0.0,
-        rtt_s=0.010,
-        lost=(4, 5, 6),
-        segments=160,
-        step_s=0.0005,
-        repair_after_by_segment=after,
-        sack_permitted=False,
-    )
-    _, _, d = analyze(f)
-    r = row_of(d, 0, 1)
+    r = row_of(analyze(newreno_hole_of_three(after_5_s=0.02002, after_6_s=0.03004, segments=160))[2], 0, 1)
     # segment 6's repair, sent when the ACK reached it, is a first one (not the rest of 5's)
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4
 
