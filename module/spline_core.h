@@ -220,9 +220,9 @@ enum spline_mode {
  * taken from a competitor's queue in START held Spline's share against CUBIC
  * with 0-20 ms of delay noise at worst 0.268 (simulator; 0.337 with the cap).
  */
-#define SPL_RATE_FLOOR_MAX_SHIFT 1U /* at most min_rtt >> 1 above min_rtt */
+#define SPL_RATE_FLOOR_MAX_SHIFT 1U   /* at most min_rtt >> 1 above min_rtt */
 #define SPL_RATE_FLOOR_MS_MAX	 255U /* u8, ms */
-#define SPL_START_GROWTH_NUM	 5U /* a round grew: bw x 4 >= previous x 5 */
+#define SPL_START_GROWTH_NUM	 5U   /* a round grew: bw x 4 >= previous x 5 */
 #define SPL_START_GROWTH_DEN	 4U
 
 /* A queue that has stood this many rounds in a row is not the flow's own:
@@ -755,8 +755,9 @@ static inline void spline_update_bw(struct spline_state *s, const struct spline_
 			s->bw_prev_bytes_per_sec = s->bw_cur_bytes_per_sec;
 			s->bw_cur_bytes_per_sec = 0;
 		}
-	} else if (round_start && s->mode != SPL_DRAIN_PROBE && s->loss_cnt <= SPL_LOSS_CNT_BACKOFF &&
-	    ++s->bw_win_rounds >= SPL_BW_HALF_WIN_ROUNDS) {
+	} else if (round_start && s->mode != SPL_DRAIN_PROBE &&
+		   s->loss_cnt <= SPL_LOSS_CNT_BACKOFF &&
+		   ++s->bw_win_rounds >= SPL_BW_HALF_WIN_ROUNDS) {
 		s->bw_win_rounds = 0;
 		if (s->bw_cur_bytes_per_sec) {
 			s->bw_prev_bytes_per_sec = s->bw_cur_bytes_per_sec;
