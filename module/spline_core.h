@@ -214,11 +214,12 @@ enum spline_mode {
  * at the flow's rate (in flight at least bw x that floor, outside START and
  * the drain) lower it when their floor is lower: a buffer-filling flow's
  * queue that START took for the path's (CUBIC's sawtooth) leaves it at
- * CUBIC's next backoff. The floor is then min_rtt + this: what the standing
- * queue (the band, congestion, the foreign queue), the model RTT and START's
- * cap are read against. At most half of min_rtt above it: a larger share
- * taken from a competitor's queue in START held Spline's share against CUBIC
- * with 0-20 ms of delay noise at worst 0.268 (simulator; 0.337 with the cap).
+ * CUBIC's next backoff (without this, Spline's share against CUBIC rose to
+ * 0.688 in the simulator). The floor is then min_rtt + this: what the
+ * standing queue (the band, congestion, the foreign queue), the model RTT and
+ * START's cap are read against. At most half of min_rtt above it: a bound on
+ * what a competitor's queue, or the flow's own in START's last growing round,
+ * can put into it.
  */
 #define SPL_RATE_FLOOR_MAX_SHIFT 1U   /* at most min_rtt >> 1 above min_rtt */
 #define SPL_RATE_FLOOR_MS_MAX	 255U /* u8, ms */
