@@ -119,11 +119,12 @@ enum spline_mode {
  * buffer every round (9% retransmissions on a loss-free path).
  */
 #define SPL_MODEL_CWND_GAIN 320
-/* START_PROBE window cap: 2 x bw x min_rtt. Below the BDP, delivery tracks the
- * window and the cap (two rounds of growth) never binds; once the pipe is
- * full it stops the step growth at one BDP of queue.
+/* START_PROBE's window cap is bw x (min_rtt + the path's floor at rate):
+ * 2 x bw x min_rtt where the floor does not rise with the rate. Below the BDP,
+ * delivery tracks the window and the cap (two rounds of growth) never binds;
+ * once the pipe is full it stops the step growth at one BDP of queue above
+ * the floor (spline_start_cwnd).
  */
-#define SPL_START_CWND_CAP_GAIN 512
 /* PROBE_BW pacing gain once the pipe is full (in flight >= bw x min_rtt): 1.25,
  * the window's own gain (stop 23). Paced at 2.15, a window-limited flow sends
  * whatever room an ACK opens at twice the bottleneck rate: after every gap in
@@ -201,6 +202,29 @@ enum spline_mode {
  * capped at this (a standing queue does not grow the window without bound).
  */
 #define SPL_MODEL_EXTRA_RTT_MAX_US 32000U
+
+/* The RTT floor that rises with the rate (item 25, stop 26). On a path whose
+ * delay grows with the send rate (jitter that keeps order: each packet waits
+ * for the slowest one ahead of it; VM, 10 Mbit/s, 200 +-50 ms: round minimum
+ * 163-175 ms for START's first packets, 228-245 ms at the link's rate) the
+ * floor at rate is not a queue: no drain empties it, and a window made of
+ * min_rtt cannot carry the rate. It is measured where it cannot be the flow's
+ * own queue: in START_PROBE rounds whose delivery still grew by a quarter
+ * (the pipe not full), the round's smallest RTT above min_rtt. Later rounds
+ * at the flow's rate (in flight at least bw x that floor, outside START and
+ * the drain) lower it when their floor is lower: a buffer-filling flow's
+ * queue that START took for the path's (CUBIC's sawtooth) leaves it at
+ * CUBIC's next backoff (without this, Spline's share against CUBIC rose to
+ * 0.688 in the simulator). The floor is then min_rtt + this: what the
+ * standing queue (the band, congestion, the foreign queue), the model RTT and
+ * START's cap are read against. At most half of min_rtt above it: a bound on
+ * what a competitor's queue, or the flow's own in START's last growing round,
+ * can put into it.
+ */
+#define SPL_RATE_FLOOR_MAX_SHIFT 1U   /* at most min_rtt >> 1 above min_rtt */
+#define SPL_RATE_FLOOR_MS_MAX	 255U /* u8, ms */
+#define SPL_START_GROWTH_NUM	 5U   /* a round grew: bw x 4 >= previous x 5 */
+#define SPL_START_GROWTH_DEN	 4U
 
 /* A queue that has stood this many rounds in a row is not the flow's own:
  * Spline keeps at most the band queued and drains below it within an epoch
@@ -302,6 +326,10 @@ enum spline_mode {
 #define SPL_F_REORDERING 0x08
 /* holding transmissions until repair_hold_end_ms */
 #define SPL_F_REPAIR_HOLD 0x10
+/* START_PROBE: the last round's delivery rate grew by a quarter or more over
+ * the round before (the pipe is not full yet: no queue of the flow's own)
+ */
+#define SPL_F_START_GROWING 0x80
 
 /* --- Repairs held past the reordering span (stop 22) ------------------------------------
  * A path that reorders (netem jitter, as Mininet builds it) makes a repair
@@ -378,6 +406,9 @@ struct spline_state {
 					* (saturating) */
 	u8 held_q8;		       /* the last round's time held, Q8 of its
 					* smoothed RTT, at most 128 (one half) */
+	u8 rate_floor_ms;	       /* the RTT floor the path shows at the
+					* flow's rate, ms above min_rtt (0: none;
+					* spline_floor_rtt_us) */
 };
 
 /* Everything spline_on_ack() needs from one ACK, with units. */
@@ -489,12 +520,49 @@ static inline u32 spline_stability_q8(const struct spline_state *s)
 	return spl_min_u32((num << SPL_UNIT_SHIFT) / den, SPL_TF_MAX);
 }
 
-/* Standing queue in us: the last round's smallest RTT sample above min_rtt. */
+/* The path's RTT floor at the flow's rate, us: min_rtt plus the rate floor
+ * (item 25), at most SPL_RATE_FLOOR_MAX_SHIFT's share of min_rtt above it.
+ */
+static inline u32 spline_floor_rtt_us(const struct spline_state *s)
+{
+	return s->min_rtt_us + spl_min_u32((u32)s->rate_floor_ms * SPL_USEC_PER_MSEC,
+					   s->min_rtt_us >> SPL_RATE_FLOOR_MAX_SHIFT);
+}
+
+/* The rate floor from the last round's floor (queue_rtt_us), ms above min_rtt. */
+static inline void spline_measure_rate_floor(struct spline_state *s)
+{
+	u32 excess_us = s->queue_rtt_us > s->min_rtt_us ? s->queue_rtt_us - s->min_rtt_us : 0;
+
+	s->rate_floor_ms = (u8)spl_min_u32((u32)SPL_DIV_U64(excess_us, SPL_USEC_PER_MSEC),
+					   SPL_RATE_FLOOR_MS_MAX);
+}
+
+/* A new min_rtt (a lower sample, or a drain's re-measurement): the rate floor
+ * stays the RTT it was measured at. A packet sent after a gap sees the path's
+ * bare delay and lowers min_rtt; the floor at rate does not move with it.
+ */
+static inline void spline_set_min_rtt(struct spline_state *s, u32 min_rtt_us)
+{
+	u32 floor_us = s->min_rtt_us + (u32)s->rate_floor_ms * SPL_USEC_PER_MSEC;
+	u32 excess_ms = 0;
+
+	if (s->rate_floor_ms && floor_us > min_rtt_us)
+		excess_ms = (u32)SPL_DIV_U64(floor_us - min_rtt_us, SPL_USEC_PER_MSEC);
+	s->rate_floor_ms = (u8)spl_min_u32(excess_ms, SPL_RATE_FLOOR_MS_MAX);
+	s->min_rtt_us = min_rtt_us;
+}
+
+/* Standing queue in us: the last round's smallest RTT sample above the path's
+ * floor at the flow's rate (min_rtt where the floor does not rise with it).
+ */
 static inline u32 spline_queue_us(const struct spline_state *s)
 {
-	if (!s->queue_rtt_us || s->queue_rtt_us <= s->min_rtt_us)
+	u32 floor_us = spline_floor_rtt_us(s);
+
+	if (!s->queue_rtt_us || s->queue_rtt_us <= floor_us)
 		return 0;
-	return s->queue_rtt_us - s->min_rtt_us;
+	return s->queue_rtt_us - floor_us;
 }
 
 /* Queue the flow tolerates before it calls a round congested, us (the band):
@@ -675,8 +743,22 @@ static inline void spline_update_bw(struct spline_state *s, const struct spline_
 	u64 sample;
 	u32 pkts;
 
-	if (round_start && s->mode != SPL_DRAIN_PROBE && s->loss_cnt <= SPL_LOSS_CNT_BACKOFF &&
-	    ++s->bw_win_rounds >= SPL_BW_HALF_WIN_ROUNDS) {
+	/* START_PROBE: half-windows of one round, and did the round that ended
+	 * deliver a quarter more than the one before?
+	 */
+	if (round_start && s->mode == SPL_START_PROBE) {
+		if ((u64)s->bw_cur_bytes_per_sec * SPL_START_GROWTH_DEN >=
+		    (u64)s->bw_prev_bytes_per_sec * SPL_START_GROWTH_NUM)
+			s->flags |= SPL_F_START_GROWING;
+		else
+			s->flags &= ~SPL_F_START_GROWING;
+		if (s->bw_cur_bytes_per_sec) {
+			s->bw_prev_bytes_per_sec = s->bw_cur_bytes_per_sec;
+			s->bw_cur_bytes_per_sec = 0;
+		}
+	} else if (round_start && s->mode != SPL_DRAIN_PROBE &&
+		   s->loss_cnt <= SPL_LOSS_CNT_BACKOFF &&
+		   ++s->bw_win_rounds >= SPL_BW_HALF_WIN_ROUNDS) {
 		s->bw_win_rounds = 0;
 		if (s->bw_cur_bytes_per_sec) {
 			s->bw_prev_bytes_per_sec = s->bw_cur_bytes_per_sec;
@@ -713,7 +795,7 @@ static inline void spline_update_min_rtt(struct spline_state *s, const struct sp
 		s->probe_min_rtt_us = spl_min_u32(s->probe_min_rtt_us, rtt_us);
 	expired = s->min_rtt_us && (u32)(now_ms - s->min_rtt_stamp_ms) > SPL_MIN_RTT_WIN_MS;
 	if (!s->min_rtt_us || rtt_us <= s->min_rtt_us) {
-		s->min_rtt_us = rtt_us;
+		spline_set_min_rtt(s, rtt_us);
 		s->min_rtt_stamp_ms = now_ms;
 	} else if (expired) {
 		s->min_rtt_stamp_ms = now_ms;
@@ -726,6 +808,26 @@ static inline void spline_update_min_rtt(struct spline_state *s, const struct sp
 			s->probe_min_rtt_us = rtt_us;
 		}
 	}
+}
+
+/* At a round start, the round's floor just taken (see SPL_RATE_FLOOR_MAX_SHIFT):
+ * measured in a START round whose delivery grew, lowered by a lower floor at
+ * the flow's rate later.
+ */
+static inline void spline_update_rate_floor(struct spline_state *s, const struct spline_ack *a)
+{
+	u32 floor_us = spline_floor_rtt_us(s);
+
+	if (s->mode == SPL_START_PROBE) {
+		if (s->flags & SPL_F_START_GROWING)
+			spline_measure_rate_floor(s);
+		return;
+	}
+	if (s->mode == SPL_DRAIN_PROBE || s->queue_rtt_us >= floor_us)
+		return;
+	if (a->in_flight_pkts >= spline_bdp_pkts(spline_bw_bytes_per_sec(s), floor_us, SPL_UNIT,
+						 a->mss_bytes ? a->mss_bytes : 1))
+		spline_measure_rate_floor(s);
 }
 
 /* Is this ACK stable (no standing queue beyond the band, the queue not
@@ -759,6 +861,7 @@ static inline void spline_classify_ack(struct spline_state *s, const struct spli
 			s->flags |= SPL_F_QUEUE_RISING;
 		s->queue_rtt_us = s->round_min_rtt_us;
 		s->round_min_rtt_us = 0;
+		spline_update_rate_floor(s, a);
 		if (!spline_congested(s))
 			s->congested_rounds = 0;
 		else if (spline_queue_us(s) > 2 * spline_queue_band_us(s) &&
@@ -941,7 +1044,7 @@ static inline void spline_update_mode(struct spline_state *s, const struct splin
 			s->mode = SPL_PROBE_RTT;
 			if (s->flags & SPL_F_MIN_RTT_PROBE) {
 				if (s->probe_min_rtt_us != SPL_PROBE_MIN_RTT_NONE)
-					s->min_rtt_us = s->probe_min_rtt_us;
+					spline_set_min_rtt(s, s->probe_min_rtt_us);
 				s->flags &= ~SPL_F_MIN_RTT_PROBE;
 			}
 		}
@@ -987,7 +1090,9 @@ static inline void spline_account_ack(struct spline_state *s, const struct splin
 
 /* --- Window and pacing ----------------------------------------------------------------- */
 
-/* RTT for the model window ("between min_rtt and curr_rtt"): min_rtt plus
+/* RTT for the model window ("between min_rtt and curr_rtt"): the path's
+ * floor at the flow's rate (min_rtt where it does not rise with the rate,
+ * item 25; min_rtt itself in DRAIN_PROBE) plus
  * half of what the smoothed RTT shows above the last round's smallest sample
  * (the jitter: with samples spread, in flight = rate x mean RTT), at most
  * 32 ms and at most min_rtt itself; in DRAIN_PROBE min_rtt itself. The
@@ -1007,27 +1112,31 @@ static inline void spline_account_ack(struct spline_state *s, const struct splin
 static inline u32 spline_model_rtt_us(const struct spline_state *s, const struct spline_ack *a)
 {
 	u32 extra_us = 0;
-
-	u32 floor_us = spl_max_u32(s->queue_rtt_us, s->min_rtt_us);
+	u32 base_us = s->mode == SPL_DRAIN_PROBE ? s->min_rtt_us : spline_floor_rtt_us(s);
+	u32 floor_us = spl_max_u32(s->queue_rtt_us, base_us);
 
 	if (s->mode != SPL_DRAIN_PROBE && a->srtt_us > floor_us)
 		extra_us = (a->srtt_us - floor_us) >> 1;
 	extra_us = spl_min_u32(extra_us, SPL_MODEL_EXTRA_RTT_MAX_US);
 	if (spline_queue_foreign(s))
 		extra_us += spl_min_u32(spline_queue_us(s), s->min_rtt_us);
-	return s->min_rtt_us + spl_min_u32(extra_us, s->min_rtt_us);
+	return base_us + spl_min_u32(extra_us, s->min_rtt_us);
 }
 
 /* START_PROBE: a fixed step per ACK, capped (once the model exists) at
- * 2 x the BDP so that the 20-round first epoch cannot overshoot without
- * bound: while the window is below the BDP the delivery rate tracks the
- * window and the cap does not bind.
+ * bw x (min_rtt + the floor at rate), 2 x the BDP where the floor does not
+ * rise with the rate, so that the 20-round first epoch cannot overshoot
+ * without bound: while the window is below the BDP the delivery rate tracks
+ * the window and the cap does not bind. Where the floor rises with the rate
+ * 2 x bw x min_rtt bound early: with the RTT at ~1.5 x min_rtt the window grew
+ * ~1.3x a round (simulator, 10 Mbit/s 200 +-50 ms in order: 0.6, 2.2 and
+ * 7.1 Mbit/s in seconds 1-3; VM 0.4-0.7, 1.5-2.3, 3.2-4.9).
  */
 static inline u32 spline_start_cwnd(struct spline_state *s, u32 mss_bytes)
 {
 	u32 cwnd = s->curr_cwnd_pkts + SPL_START_STEP_PKTS;
-	u32 cap = spline_bdp_pkts(spline_bw_bytes_per_sec(s), s->min_rtt_us,
-				  SPL_START_CWND_CAP_GAIN, mss_bytes);
+	u32 cap = spline_bdp_pkts(spline_bw_bytes_per_sec(s),
+				  s->min_rtt_us + spline_floor_rtt_us(s), SPL_UNIT, mss_bytes);
 
 	if (cap)
 		cwnd = spl_min_u32(cwnd, spl_max_u32(cap, s->curr_cwnd_pkts));

@@ -75,6 +75,7 @@ def test_userspace_check_passes_every_scripted_scenario(tmp_path):
         "no overflow",
         "no division by zero",
         "repair hold",
+        "in-order jitter",
     ):
         assert f"PASS {scenario}" in out.stdout, f"no passing check for {scenario!r}"
 
@@ -107,6 +108,17 @@ def test_check_fails_when_probe_rtt_drops_the_additive_quantum(tmp_path):
     out = _check_with_core(tmp_path, broken)
     assert out.returncode != 0
     assert re.search(r"^FAIL spline vs cubic, 0-20 ms delay noise", out.stdout, re.M)
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="needs cc")
+def test_check_fails_when_the_core_reads_the_rtt_floor_at_rate_as_a_queue(tmp_path):
+    """With no room above min_rtt for the floor measured at rate (item 25), the in-order jitter
+    path's floor is a standing queue again: the simulated path collapses in a seed and both
+    in-order checks fail."""
+    out = _check_with_constant(tmp_path, "SPL_RATE_FLOOR_MAX_SHIFT", "1U", "31U")
+    assert out.returncode != 0
+    assert re.search(r"^FAIL in-order jitter: the floor at rate", out.stdout, re.M)
+    assert re.search(r"^FAIL in-order jitter, min_rtt under the floor", out.stdout, re.M)
 
 
 def _kernel_build_dir() -> str | None:
