@@ -62,7 +62,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, TypedDict
 
 from . import netns
 from .errors import TestbedError
@@ -186,7 +186,19 @@ def segments_from_buckets(counts: Dict[str, Tuple[int, int]], header_bytes: int,
     return segments
 
 
-def counted_segments(rules_text: str, transfer: Transfer) -> Dict[str, int]:
+class SegmentCounts(TypedDict):
+    """The hosts' own chain counts of one transfer (`TransferTruth`'s first fields)."""
+
+    sent_segments: int
+    arrived_segments: int
+    data_drop_packets: int
+    data_drop_segments: int
+    ack_drop_packets: int
+    sent_packets: int
+    arrived_packets: int
+
+
+def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
     """`TransferTruth`'s counts from the hosts' own chains, read from their listings
     (`rules_text`, as a record keeps them, so a record's truth can be read again)."""
     header = data_header_bytes(transfer.family, transfer.sender_timestamps)

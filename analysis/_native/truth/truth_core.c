@@ -1879,7 +1879,8 @@ static void repair_overtakes(pass *ps, int64_t d, int64_t i, int64_t lo) {
  * sent at once, as TSO does, shares). */
 static int repair_burst_after(const pass *ps, int64_t d, int64_t i) {
     const direction_state *s = &ps->dirs[d];
-    return sack_off(ps->in, d) && ps->in->has_ts[i] && s->last_repair_has_ts && ps->in->tsval[i] != s->last_repair_tsval;
+    return sack_off(ps->in, d) && ps->in->has_ts[i] && s->last_repair_has_ts &&
+           ps->in->tsval[i] != s->last_repair_tsval;
 }
 
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
@@ -2008,8 +2009,8 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             /* the hole segments it filled (fill_segs), less those a timeout's sweep first repaired */
             int64_t unswept = rseg - first_repairs < fill_segs ? rseg - first_repairs : fill_segs;
             int64_t shown = skipped || sacked_past || marked ? fill_segs : unswept;
-            S[S_LOST_REPAIRS] += repairs_lost_in_fill(timeouts, repairs_overtaken_shown(s, &filled_hole, now), shown,
-                                                      timer_resend);
+            S[S_LOST_REPAIRS] +=
+                repairs_lost_in_fill(timeouts, repairs_overtaken_shown(s, &filled_hole, now), shown, timer_resend);
         } else {
             s->sweep_end = hi;
             s->sweep_ns = now;
@@ -2297,7 +2298,8 @@ static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wai
     int64_t due_ns = -1;
     for (int j = 0; j < n; j++) {
         hole *h = &s->holes[j];
-        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns && (!lowest_only || s->repair_lost_below > h->lo)) {
+        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns &&
+            (!lowest_only || s->repair_lost_below > h->lo)) {
             h->repairs_overtaken++;
             h->generation_ns = now;
         }
@@ -2360,7 +2362,7 @@ static void on_data_after_known_holes(pass *ps, int64_t d, int64_t i) {
         if (known_hi <= s->repair_lost_below) break;
         s->repair_lost_below = known_hi;
         s->holes[j].known_lost_ns = in->ts_ns[i]; /* with the data that showed it */
-        if (lowest_only) { /* the repairs counted from here on are of this segment */
+        if (lowest_only) {                        /* the repairs counted from here on are of this segment */
             s->holes[j].repairs_overtaken = 0;
             s->holes[j].generation_ns = s->holes[j].created_ns;
             if (s->generation_due_ns < 0 || s->holes[j].created_ns < s->generation_due_ns)
