@@ -262,13 +262,18 @@ def _pieces_in_wholes(
     # (one TSval group) resends the same bytes in other pieces after a timeout, and a resend
     # that was captured later, or starts higher inside the original, is found first; the piece
     # then belongs to an earlier whole that holds it
-    for j in np.flatnonzero(~ok & (at > 0)):
-        for k in range(at[j] - 1, max(at[j] - _PIECE_LOOKBACK, -1), -1):
-            if whole_key[k] >> 32 != piece_key[j] >> 32:
-                break
-            if holds(whole_rows[k : k + 1], piece_rows[j : j + 1])[0]:
-                cand[j], ok[j] = whole_rows[k], True
-                break
+    # (one step back at a time for all such pieces at once, nearest first)
+    todo = np.flatnonzero(~ok & (at > 0))
+    for back in range(1, _PIECE_LOOKBACK):
+        k = at[todo] - back
+        same = k >= 0
+        same[same] = (whole_key[k[same]] >> 32) == (piece_key[todo[same]] >> 32)
+        todo, k = todo[same], k[same]
+        if len(todo) == 0:
+            break
+        hit = holds(whole_rows[k], piece_rows[todo])
+        cand[todo[hit]], ok[todo[hit]] = whole_rows[k[hit]], True
+        todo = todo[~hit]
     return cand[ok].astype(np.int64), piece_rows[ok].astype(np.int64)
 
 
