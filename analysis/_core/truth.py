@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional
 import numpy as np
 
 from .. import _truth
-from .columns import TCP_SYN
+from .columns import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
 from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots
 from .rtt import rtt_stats
 
@@ -650,8 +650,13 @@ def analyze_directions(
     # once it knew of the hole, or later than a retransmission timeout
     holes_seen = table["hole_fill_retransmissions"] + (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
     hole_based = holes_seen + table["lost_repairs"]
-    # IDs missing from the capture, less those the peer ACKed
-    id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"], 0)
+    # IDs missing from the capture, less those the peer ACKed, less the capture's other drops
+    # its own counter shows (copies of data it holds in another copy: _capture_drops_elsewhere)
+    elsewhere = _capture_drops_elsewhere(
+        capture_drops, packets, slot, id64, vantage, id_per_packet, stats, id_count, data_slots, mss
+    )
+    table["capture_drops_elsewhere"] = elsewhere[data_slots]
+    id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"] - elsewhere[data_slots], 0)
     # IDs number every packet, pure ACKs too: they count data loss where data dominates
     ids_count_data = table["ip_id_per_packet"] & (table["data_packets"] >= IP_ID_DATA_FRACTION * table["packets"])
     table["hole_lost_segments"] = hole_based.astype(np.int64)
@@ -781,6 +786,140 @@ def analyze_directions(
         row_of_slot=row_of_slot,
         capture_drops=capture_drops,
     )
+
+
+def _capture_drops_elsewhere(
+    capture_drops: Optional[Dict[str, Any]],
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    id64: np.ndarray,
+    vantage: np.ndarray,
+    id_per_packet: np.ndarray,
+    stats: np.ndarray,
+    id_count: Optional[np.ndarray],
+    data_slots: np.ndarray,
+    mss: np.ndarray,
+) -> np.ndarray:
+    """Per slot: the packets the capture itself dropped whose data it holds in another copy
+    (a repeat of data that arrived twice, or its first copy), by the capture's own counter.
+
+    tcpdump counts every packet it failed to store (the kernel-drop counter). Of the capture
+    host's own packets (ACKs at a receiver) none is lost before the capture: their IP-ID gaps
+    are exactly the capture's drops of them. The rest of the counter are packets coming in
+    that the capture dropped: of a data direction, those of data it never saw (the capture
+    gaps the peer ACKed, and the segments the peer ACKed past the last data captured, whose
+    IDs lie past the last one seen) and those of data it holds in another copy. The latter
+    leave an IP-ID gap that no sequence gap shows; they are what remains of the counter,
+    shared among the incoming data directions by their capture gaps (one direction: exact).
+    Zeros where the counter cannot be read so (_counter_readable)."""
+    n_slots = len(id_per_packet)
+    none = np.zeros(n_slots, dtype=np.int64)
+    kernel = (capture_drops or {}).get("kernel")
+    if not kernel or n_slots == 0:
+        return none
+    col = STAT_INDEX
+    present = np.flatnonzero(stats[:, col["packets"]] > 0)
+    own = (vantage[present] == "sender") | (vantage[present ^ 1] == "receiver")
+    incoming = (vantage[present] == "receiver") | (vantage[present ^ 1] == "sender")
+    is_data = np.zeros(n_slots, dtype=bool)
+    is_data[data_slots] = True
+    in_data = present[incoming & is_data[present]]
+    if len(in_data) == 0 or not _counter_readable(packets, slot, present, own, incoming, in_data, id_per_packet, stats):
+        return none
+    gaps = _ip_id_gaps(id64, id_count, slot, present, n_slots)
+    incoming_drops = int(kernel) - int(gaps[present[own]].sum())
+    unseen = stats[in_data, col["capture_gaps"]]
+    explained = unseen.sum() + _acked_past_capture(packets, slot, in_data, mss).sum()
+    remainder = incoming_drops - int(explained) - int(gaps[present[incoming & ~is_data[present]]].sum())
+    if incoming_drops < 0 or remainder <= 0:
+        return none
+    # shared by the capture gaps (the capture's drops of each direction), whole packets
+    weights = unseen.astype(np.float64) if unseen.sum() > 0 else np.ones(len(in_data))
+    share = np.floor(remainder * weights / weights.sum()).astype(np.int64)
+    share[int(np.argmax(weights))] += remainder - int(share.sum())
+    out = none.copy()
+    out[in_data] = np.minimum(share, np.maximum(gaps[in_data] - unseen, 0))
+    return out
+
+
+def _counter_readable(
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    present: np.ndarray,
+    own: np.ndarray,
+    incoming: np.ndarray,
+    in_data: np.ndarray,
+    id_per_packet: np.ndarray,
+    stats: np.ndarray,
+) -> bool:
+    """Whether the kernel-drop counter counts only drops that IP-ID gaps or the receiver's ACKs
+    place: every packet of the file belongs to a direction whose sender numbers its packets
+    one by one, each direction is the host's own (`own`) or incoming, no incoming frame holds
+    several segments (a dropped GRO frame is one count and several IDs), and every connection
+    opens (SYN) and ends (_ends_in_file) in the file: drops before a direction's first ID seen
+    or after its last leave no gap (an incoming data direction's last data is read from the
+    ACKs: _acked_past_capture)."""
+    n_slots = len(id_per_packet)
+    if (slot < 0).any() or not (id_per_packet[present].all() and (own ^ incoming).all()):
+        return False
+    if stats[present[incoming], STAT_INDEX["super_segment_frames"]].any():
+        return False
+    syn = (np.asarray(packets["tcp_flags"]) & TCP_SYN) != 0
+    opened = np.bincount(slot[syn] >> 1, minlength=n_slots // 2) > 0
+    ends = _ends_in_file(packets, slot, n_slots)
+    ends[in_data] = True
+    return bool(opened[present >> 1].all() and ends[present].all())
+
+
+def _ends_in_file(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot: its last packet in the file is its last of the connection: its FIN or RST, or
+    a bare ACK sent once the peer's FIN or RST was captured (the close's last ACK). Anything
+    else, and what it sent after may be among a capture's counted drops with no ID gap."""
+    flags = np.asarray(packets["tcp_flags"])
+    ts = np.asarray(packets["ts_ns"], dtype=np.int64)
+    payload = np.asarray(packets["tcp_payload_len"])
+    valid = np.flatnonzero(slot >= 0)
+    last = np.full(n_slots, -1, dtype=np.int64)
+    np.maximum.at(last, slot[valid], valid)
+    closing = valid[(flags[valid] & (TCP_FIN | TCP_RST)) != 0]
+    first_close_ns = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_close_ns, slot[closing], ts[closing])
+    has = last >= 0
+    at = np.maximum(last, 0)
+    own_close = has & ((flags[at] & (TCP_FIN | TCP_RST)) != 0)
+    peer_closed_before = first_close_ns[np.arange(n_slots) ^ 1] <= ts[at]
+    last_ack = has & (payload[at] == 0) & ((flags[at] & TCP_ACK) != 0) & ((flags[at] & TCP_SYN) == 0)
+    return own_close | (last_ack & peer_closed_before)
+
+
+# the newest data packets of a direction among which its highest sequence end is looked for
+TAIL_DATA_PACKETS = 1024
+
+
+def _acked_past_capture(
+    packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, mss: np.ndarray
+) -> np.ndarray:
+    """Per slot of `slots`: segments its peer's last ACK covered past the highest data the
+    capture holds (the tail the capture dropped, ACKed by the receiver; 0 when none)."""
+    out = np.zeros(len(slots), dtype=np.int64)
+    payload = np.asarray(packets["tcp_payload_len"]).astype(np.int64)
+    seq = np.asarray(packets["seq"]).astype(np.int64)
+    ack = np.asarray(packets["ack"]).astype(np.int64)
+    flags = np.asarray(packets["tcp_flags"])
+    for r, s in enumerate(slots.tolist()):
+        data = np.flatnonzero((slot == s) & (payload > 0))[-TAIL_DATA_PACKETS:]
+        acks = np.flatnonzero((slot == (s ^ 1)) & ((flags & TCP_ACK) != 0))
+        if len(data) == 0 or len(acks) == 0 or mss[s] <= 0:
+            continue
+        ends = seq[data] + payload[data]
+        # sequence ends relative to the last one, as signed 32-bit distances
+        ahead = ((ends - ends[-1] + (1 << 31)) % (1 << 32)) - (1 << 31)
+        highest = ends[-1] + int(ahead.max())
+        past = ((ack[acks[-1]] - highest + (1 << 31)) % (1 << 32)) - (1 << 31)
+        # less the FIN's one sequence number, when the ACK covers one
+        if past > 1:
+            out[r] = (past - 1 + mss[s] - 1) // mss[s]
+    return out
 
 
 def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np.ndarray:
