@@ -764,19 +764,29 @@ def test_on_a_path_that_reordered_new_data_ahead_of_a_repair_by_more_than_it_reo
 
 
 def short_path_receiver(
-    repair_after_s: dict, rtt_s: float = 0.0005, step_s: float = 0.0001, segments: int = 220
+    repair_after_s: dict,
+    rtt_s: float = 0.0005,
+    step_s: float = 0.0001,
+    segments: int = 220,
+    pause: Tuple[int, float] = (0, 0.0),
 ) -> Flow:
     """At the receiver a of a sub-millisecond path (IPv4 IDs random): b's segments arrive
     `step_s` apart, those in `repair_after_s` are lost and their repair arrives that long after
     the segment that revealed the hole. a ACKs each arrival at once with SACK blocks, its TSval
     ticking once a millisecond as Linux's does; each data segment echoes a's newest ACK sent at
-    least `rtt_s` before it arrived (the ACK the sender had heard when it sent it)."""
+    least `rtt_s` before it arrived (the ACK the sender had heard when it sent it). `pause`
+    (segment, seconds): the segments after that one come that much later (a sender the host
+    kept waiting)."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng = 1001, np.random.default_rng(11)
     start = t + 0.01
-    arrivals = [(k, start + step_s * k) for k in range(segments) if k not in repair_after_s]
-    arrivals += [(k, start + step_s * (k + 1) + after) for k, after in repair_after_s.items()]
+
+    def turn(k: int) -> float:
+        return start + step_s * k + (pause[1] if pause[1] > 0 and k > pause[0] else 0.0)
+
+    arrivals = [(k, turn(k)) for k in range(segments) if k not in repair_after_s]
+    arrivals += [(k, turn(k + 1) + after) for k, after in repair_after_s.items()]
     acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: List[Tuple[int, int]] = []
     for n, (k, when) in enumerate(sorted(arrivals, key=lambda a: a[1])):
@@ -871,6 +881,21 @@ def test_a_repair_that_echoes_an_ack_older_than_any_that_could_show_a_first_repa
     _, _, d = analyze(short_path_receiver({**QUEUED_FIRST_REPAIRS, 300: repair_after_s}, rtt_s=0.004, segments=400))
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 6 + lost_repairs
+
+
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.009, 0), (0.012, 1)])
+def test_a_repair_that_echoes_no_ack_sent_since_the_sender_paused_is_the_first(repair_after_s, lost_repairs):
+    """The sender pauses 5.5 ms a little after the last hole opens (the host kept it waiting),
+    so the receiver sends no ACK in that time. The repair comes after new data sent past the
+    pause, echoing the ACK from before it: the receiver's newest TSval when that data arrived
+    (the same ACK) does not tell it from a second repair, but the receiver's next ACK, the first
+    a lost first repair could have been heard from, is newer. From a round trip after that data
+    it is a second repair."""
+    flow = short_path_receiver(
+        {**QUEUED_FIRST_REPAIRS, 300: repair_after_s}, rtt_s=0.004, segments=400, pause=(312, 0.0055)
+    )
+    r = row_of(analyze(flow)[2], 0, 1)
     assert r["retransmissions"] == 6 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 6 + lost_repairs
 
 

@@ -1745,21 +1745,41 @@ static int peer_tsval_as_of(const direction_state *p, int64_t at_ns, uint32_t *t
     return 1;
 }
 
+/* The TSval of the peer's first packet this capture saw at or after at_ns (*tsval): one it was
+ * still sending then, or the next; 0 when it sent none that late (as far as the ring holds). */
+static int peer_tsval_from(const direction_state *p, int64_t at_ns, uint32_t *tsval) {
+    const sent_tsval_ring *r = &p->tsvals_sent;
+    int lo = 0, hi = r->len; /* first sent times rise with the values: the first after at_ns */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->at[(r->head + mid) % SENT_TSVAL_RING].first_ns < at_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && r->at[(r->head + lo - 1) % SENT_TSVAL_RING].last_ns >= at_ns) lo--;
+    if (lo == r->len) return 0;
+    *tsval = r->at[(r->head + lo) % SENT_TSVAL_RING].tsval;
+    return 1;
+}
+
 /* Downstream, the repair in packet i of the hole h: whether it left before the sender can have
  * heard that an earlier repair of it was lost. Short of a timeout, a sender repairs a hole on an
  * ACK the receiver sent once the hole was open (the hole opened after no repair: one sent before
  * can tell a RACK sender of it), so data it sent after a first repair echoes a TSval no older
  * than the receiver's newest when the hole opened; it hears that first repair lost from an ACK
  * of such data (RACK, RFC 8985), which the receiver sent after the first of that data arrived
- * (echoed_after_ns). A repair whose TSecr echoes a TSval older than the newest the receiver had
- * sent by then is a first repair, however late after new data: a RACK timer that waits a clock
- * tick (4 ms at HZ=250) past a round trip shorter than that, or a sender the host kept waiting.
- * Reads the receiver's clock against arrivals here, as repair_left_unheard does. */
+ * (echoed_after_ns). A repair whose TSecr echoes a TSval older than the receiver's first packet
+ * seen from then on carried (or, when none was seen yet, its newest before) is a first repair,
+ * however late after new data: a RACK timer that waits a clock tick (4 ms at HZ=250) past a
+ * round trip shorter than that, or a sender the host kept waiting. Reads the receiver's clock
+ * against arrivals here, as repair_left_unheard does. */
 static int repair_left_before_heard(const pass *ps, int64_t d, int64_t i, const hole *h) {
     const truth_input *in = ps->in;
     uint32_t heard;
+    const direction_state *p = &ps->dirs[d ^ 1];
     if (!in->has_ts[i] || in->tsecr[i] == 0 || h->after_repair || h->echoed_after_ns < 0 ||
-        !peer_tsval_as_of(&ps->dirs[d ^ 1], h->echoed_after_ns, &heard))
+        !(peer_tsval_from(p, h->echoed_after_ns, &heard) || peer_tsval_as_of(p, h->echoed_after_ns, &heard)))
         return 0;
     return (int32_t)(in->tsecr[i] - heard) < 0;
 }
