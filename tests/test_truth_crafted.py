@@ -899,6 +899,18 @@ def test_a_repair_that_echoes_no_ack_sent_since_the_sender_paused_is_the_first(r
     assert r["retransmissions"] == 6 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 6 + lost_repairs
 
 
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.006, 0), (0.012, 1)])
+def test_a_hole_opened_just_after_a_repair_reads_the_echo_from_the_data_below_it(repair_after_s, lost_repairs):
+    """A repair of lower data arrives 0.2 ms before the last hole opens: its ACK can have told a
+    RACK sender of the hole (the repair left after the hole's data) before any ACK of the data
+    above it, so the sender can have heard of the hole from when the data just below it arrived.
+    A repair 1.5 round trips after the hole echoes an ACK older than any that could show a first
+    repair lost, reckoned from then: the first, held back. Three round trips after, a second."""
+    repairs = {**QUEUED_FIRST_REPAIRS, 295: 0.0003, 300: repair_after_s}
+    r = row_of(analyze(short_path_receiver(repairs, rtt_s=0.004, segments=400))[2], 0, 1)
+    assert r["retransmissions"] == 7 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 7 + lost_repairs
+
+
 def test_after_data_received_twice_the_senders_marking_is_no_evidence_of_a_lost_repair():
     """Data received twice (a spurious repair, which the receiver D-SACKs) can make a sender
     undo a recovery and widen its reordering window (Linux's reord_seen): it may then send new

@@ -227,9 +227,11 @@ typedef struct {
     /* the peer's duplicate ACKs at it while it is the lowest, and when the DupThresh-th left
      * (-1: not yet): without SACK a sender knows of a hole only from those */
     int64_t dupacks, dupthresh_ns;
-    /* the newest TSval the peer had sent when it opened (opened_echo_known: one was seen), and
-     * when data first arrived whose TSecr echoes that or a newer one (-1: not yet): the first
-     * data that can have left after the sender heard of the hole (repair_left_before_heard) */
+    /* the newest TSval the peer had sent when the sender can first have heard of it (its
+     * opening; after a repair, the arrival of the data just below it) (opened_echo_known: one
+     * was seen), and when data first arrived whose TSecr echoes that or a newer one (-1: not
+     * yet): the first data that can have left after the sender heard of the hole
+     * (repair_left_before_heard) */
     uint32_t opened_echo;
     int opened_echo_known;
     int64_t echoed_after_ns;
@@ -396,6 +398,8 @@ typedef struct {
     int64_t repair_seen_ns;
     uint32_t repair_seen_tsval, hi_end_tsval;
     int repair_seen_has_ts, hi_end_has_ts;
+    /* downstream: when the data that last raised the highest sequence seen arrived */
+    int64_t hi_end_ns;
     /* when the capture saw the peer's latest ACKs, distinct times in order (a ring) */
     int64_t peer_acks_ns[PEER_ACKS_RECENT];
     int peer_acks_next, peer_acks_len;
@@ -1427,8 +1431,13 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
          * here (a capture one hop away) or data the capture missed */
         S[S_FORWARD_JUMPS]++;
         int64_t id = ps->out->id64[i];
+        /* the sender hears of the hole from an ACK sent once it opened; after a repair, also from
+         * that repair's (RACK: it can have left after the hole's data), which arrived after the
+         * data just below the hole did (the hole's data left after that, the repair after it) */
+        int after_repair = opened_after_repair(s, now);
+        int64_t heard_from_ns = after_repair ? ns_before(s->hi_end_ns, reorder_extent_ns(s)) : now;
         uint32_t opened_echo = 0;
-        int opened_echo_known = peer_tsval_as_of(&ps->dirs[d ^ 1], now, &opened_echo);
+        int opened_echo_known = peer_tsval_as_of(&ps->dirs[d ^ 1], heard_from_ns, &opened_echo);
         hole h = {s->hi_end,
                   lo,
                   now,
@@ -1436,7 +1445,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
                   in->tsval[i],
                   in->has_ts[i] ? 1 : 0,
                   lo - s->hi_end,
-                  opened_after_repair(s, now),
+                  after_repair,
                   -1,
                   now,
                   0,
@@ -1455,6 +1464,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     s->hi_end = hi;
     s->hi_end_tsval = in->tsval[i];
     s->hi_end_has_ts = in->has_ts[i];
+    s->hi_end_ns = now;
     if (in->mode[d] == TRUTH_MODE_SENDER) {
         if (s->rtt == NULL) s->rtt = malloc(sizeof(rtt_entry) * RTT_RING);
         if (s->rtt == NULL) {
@@ -1765,11 +1775,11 @@ static int peer_tsval_from(const direction_state *p, int64_t at_ns, uint32_t *ts
 
 /* Downstream, the repair in packet i of the hole h: whether it left before the sender can have
  * heard that an earlier repair of it was lost. Short of a timeout, a sender repairs a hole on an
- * ACK the receiver sent once the hole was open (the hole opened after no repair: one sent before
- * can tell a RACK sender of it), so data it sent after a first repair echoes a TSval no older
- * than the receiver's newest when the hole opened; it hears that first repair lost from an ACK
- * of such data (RACK, RFC 8985), which the receiver sent after the first of that data arrived
- * (echoed_after_ns). A repair whose TSecr echoes a TSval older than the receiver's first packet
+ * ACK the receiver sent once the hole was open (or, a repair of lower data having passed just
+ * before, once the data below it arrived), so data it sent after a first repair echoes a TSval
+ * no older than the receiver's newest then (opened_echo); it hears that first repair lost from
+ * an ACK of such data (RACK, RFC 8985), which the receiver sent after the first of that data
+ * arrived (echoed_after_ns). A repair whose TSecr echoes a TSval older than the receiver's first packet
  * seen from then on carried (or, when none was seen yet, its newest before) is a first repair,
  * however late after new data: a RACK timer that waits a clock tick (4 ms at HZ=250) past a
  * round trip shorter than that, or a sender the host kept waiting. Reads the receiver's clock
@@ -1778,7 +1788,7 @@ static int repair_left_before_heard(const pass *ps, int64_t d, int64_t i, const 
     const truth_input *in = ps->in;
     uint32_t heard;
     const direction_state *p = &ps->dirs[d ^ 1];
-    if (!in->has_ts[i] || in->tsecr[i] == 0 || h->after_repair || h->echoed_after_ns < 0 ||
+    if (!in->has_ts[i] || in->tsecr[i] == 0 || h->echoed_after_ns < 0 ||
         !(peer_tsval_from(p, h->echoed_after_ns, &heard) || peer_tsval_as_of(p, h->echoed_after_ns, &heard)))
         return 0;
     return (int32_t)(in->tsecr[i] - heard) < 0;
@@ -1952,6 +1962,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     if (newpart > 0) {
         S[S_UNIQUE_BYTES] += newpart;
         s->hi_end = hi;
+        s->hi_end_ns = now;
     }
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
     int64_t hole_age_ns = -1, filled_bytes = 0;
