@@ -633,14 +633,18 @@ def test_repair_about_one_round_trip_after_the_hole_is_the_first_one():
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
 
 
-def test_new_data_sent_after_a_known_hole_while_it_stays_open_counts_its_lost_repair():
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.015, 0), (0.022, 1)])
+def test_new_data_sent_after_a_known_hole_while_it_stays_open_counts_its_lost_repair(repair_after_s, lost_repairs):
     """A sender repairs the holes it knows of before it sends new data. New data whose TSecr
     echoes an ACK sent well after the hole opened arrives while the hole is still open: the
-    hole's first repair was lost, though its second comes under two round trips after it."""
-    _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.015, rtt_s=0.010, segments=80, step_s=0.0005))
+    hole's first repair was lost, and a repair two round trips after the hole (when an ACK of
+    data sent after the first can have told the sender) is its second. One that comes sooner
+    echoes an ACK sent before any such: the first repair, held back, not a lost one."""
+    flow = receiver_side_with_rtt(repair_after_s=repair_after_s, rtt_s=0.010, segments=80, step_s=0.0005)
+    _, _, d = analyze(flow)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
-    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 1 + lost_repairs
 
 
 def newreno_hole_of_three(after_5_s: float, after_6_s: float, segments: int) -> Flow:
@@ -677,13 +681,15 @@ def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_show
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4
 
 
-@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.015, 1), (0.030, 2), (0.045, 3)])
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.022, 1), (0.030, 2), (0.045, 3)])
 def test_each_round_trip_new_data_overtakes_a_holes_repair_counts_one_more_lost_repair(repair_after_s, lost_repairs):
     """At a full queue a hole's repairs are dropped again and again. The receiver SACKs new
     data sent after each lost repair, the sender marks that repair lost and sends the next
     before any new data: each time new data that left after the sender heard the hole was
     still open (a round trip and a reordering window after the last such data) arrives while it
-    stays open, one more repair was lost, well before any retransmission timeout."""
+    stays open, one more repair was lost, well before any retransmission timeout. (The n-th
+    repair comes n round trips or more after the hole: each waits for an ACK of data sent after
+    the one before.)"""
     flow = receiver_side_with_rtt(repair_after_s=repair_after_s, rtt_s=0.010, segments=140, step_s=0.0005)
     _, _, d = analyze(flow)
     r = row_of(d, 0, 1)
@@ -758,19 +764,29 @@ def test_on_a_path_that_reordered_new_data_ahead_of_a_repair_by_more_than_it_reo
 
 
 def short_path_receiver(
-    repair_after_s: dict, rtt_s: float = 0.0005, step_s: float = 0.0001, segments: int = 220
+    repair_after_s: dict,
+    rtt_s: float = 0.0005,
+    step_s: float = 0.0001,
+    segments: int = 220,
+    pause: Tuple[int, float] = (0, 0.0),
 ) -> Flow:
     """At the receiver a of a sub-millisecond path (IPv4 IDs random): b's segments arrive
     `step_s` apart, those in `repair_after_s` are lost and their repair arrives that long after
     the segment that revealed the hole. a ACKs each arrival at once with SACK blocks, its TSval
     ticking once a millisecond as Linux's does; each data segment echoes a's newest ACK sent at
-    least `rtt_s` before it arrived (the ACK the sender had heard when it sent it)."""
+    least `rtt_s` before it arrived (the ACK the sender had heard when it sent it). `pause`
+    (segment, seconds): the segments after that one come that much later (a sender the host
+    kept waiting)."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng = 1001, np.random.default_rng(11)
     start = t + 0.01
-    arrivals = [(k, start + step_s * k) for k in range(segments) if k not in repair_after_s]
-    arrivals += [(k, start + step_s * (k + 1) + after) for k, after in repair_after_s.items()]
+
+    def turn(k: int) -> float:
+        return start + step_s * k + (pause[1] if pause[1] > 0 and k > pause[0] else 0.0)
+
+    arrivals = [(k, turn(k)) for k in range(segments) if k not in repair_after_s]
+    arrivals += [(k, turn(k + 1) + after) for k, after in repair_after_s.items()]
     acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: List[Tuple[int, int]] = []
     for n, (k, when) in enumerate(sorted(arrivals, key=lambda a: a[1])):
@@ -844,6 +860,55 @@ def test_a_repair_under_two_round_trips_after_its_hole_is_the_first_one_whatever
     _, _, d = analyze(short_path_receiver({200: 0.0009}))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 1 and r["lost_repairs"] == 0 and r["lost_segments"] == 1
+
+
+# Holes on a path whose round trip a queue makes 4 ms, each first repair arriving a round trip
+# and a little after it opened: the sender's habit.
+QUEUED_FIRST_REPAIRS = {19: 0.0042, 59: 0.0043, 99: 0.0042, 139: 0.0043, 179: 0.0042}
+
+
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.006, 0), (0.0095, 1)])
+def test_a_repair_that_echoes_an_ack_older_than_any_that_could_show_a_first_repair_lost_is_the_first(
+    repair_after_s, lost_repairs
+):
+    """The last hole's repair comes 1.5 round trips after it opened, after new data that echoed
+    SACKs far above it, later than this sender's first repairs: by those signs a second repair.
+    But a first repair lost shows only in an ACK of data sent after it, which the receiver sent
+    after the first data that echoed the hole arrived, a round trip after it opened; this
+    repair's TSecr echoes an older ACK, so it is the first, held back (a RACK timer a clock tick
+    long, a busy host). Two round trips and more after the hole, it echoes such an ACK and
+    counts its lost repair."""
+    _, _, d = analyze(short_path_receiver({**QUEUED_FIRST_REPAIRS, 300: repair_after_s}, rtt_s=0.004, segments=400))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 6 + lost_repairs
+
+
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.009, 0), (0.012, 1)])
+def test_a_repair_that_echoes_no_ack_sent_since_the_sender_paused_is_the_first(repair_after_s, lost_repairs):
+    """The sender pauses 5.5 ms a little after the last hole opens (the host kept it waiting),
+    so the receiver sends no ACK in that time. The repair comes after new data sent past the
+    pause, echoing the ACK from before it: the receiver's newest TSval when that data arrived
+    (the same ACK) does not tell it from a second repair, but the receiver's next ACK, the first
+    a lost first repair could have been heard from, is newer. From a round trip after that data
+    it is a second repair."""
+    flow = short_path_receiver(
+        {**QUEUED_FIRST_REPAIRS, 300: repair_after_s}, rtt_s=0.004, segments=400, pause=(312, 0.0055)
+    )
+    r = row_of(analyze(flow)[2], 0, 1)
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 6 + lost_repairs
+
+
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.006, 0), (0.012, 1)])
+def test_a_hole_opened_just_after_a_repair_reads_the_echo_from_the_data_below_it(repair_after_s, lost_repairs):
+    """A repair of lower data arrives 0.2 ms before the last hole opens: its ACK can have told a
+    RACK sender of the hole (the repair left after the hole's data) before any ACK of the data
+    above it, so the sender can have heard of the hole from when the data just below it arrived.
+    A repair 1.5 round trips after the hole echoes an ACK older than any that could show a first
+    repair lost, reckoned from then: the first, held back. Three round trips after, a second."""
+    repairs = {**QUEUED_FIRST_REPAIRS, 295: 0.0003, 300: repair_after_s}
+    r = row_of(analyze(short_path_receiver(repairs, rtt_s=0.004, segments=400))[2], 0, 1)
+    assert r["retransmissions"] == 7 and r["lost_repairs"] == lost_repairs and r["lost_segments"] == 7 + lost_repairs
 
 
 def test_after_data_received_twice_the_senders_marking_is_no_evidence_of_a_lost_repair():

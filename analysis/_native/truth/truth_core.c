@@ -131,6 +131,9 @@
 /* What new data's TSecr showed the sender had heard, as it rose (entries: arrival time and
  * the values): read back as it stood one reordering extent before a repair. */
 #define ECHOED_RECENT 64
+/* Open holes, newest first, a data packet with a newer TSecr marks as echoed at most (a capture
+ * whose holes outnumber this had few echoes: the rest stay undecided). */
+#define ECHO_MARK_SCAN 64
 /* A payload-less segment whose IP ID is this far (IDs) from the counter's highest value
  * did not come from the socket's counter: a Linux socket numbers every segment it sends
  * one by one, so a pure ACK or FIN lands within a few IDs of the data around it. */
@@ -224,6 +227,14 @@ typedef struct {
     /* the peer's duplicate ACKs at it while it is the lowest, and when the DupThresh-th left
      * (-1: not yet): without SACK a sender knows of a hole only from those */
     int64_t dupacks, dupthresh_ns;
+    /* the newest TSval the peer had sent when the sender can first have heard of it (its
+     * opening; after a repair, the arrival of the data just below it) (opened_echo_known: one
+     * was seen), and when data first arrived whose TSecr echoes that or a newer one (-1: not
+     * yet): the first data that can have left after the sender heard of the hole
+     * (repair_left_before_heard) */
+    uint32_t opened_echo;
+    int opened_echo_known;
+    int64_t echoed_after_ns;
 } hole;
 typedef struct {
     int64_t end, ts_ns;
@@ -325,6 +336,9 @@ typedef struct {
     int64_t reorder_lag_ns[REORDER_LAGS_RECENT];
     int reorder_lag_next, reorder_lag_len;
     int sender_saw_reordering;
+    /* the newest TSecr this direction's data carried so far (data_tsecr_known: one was seen) */
+    uint32_t data_tsecr;
+    int data_tsecr_known;
     /* echoed_reported_hi and echoed_marked_hi as each rise arrived (ECHOED_RECENT, a ring) */
     int64_t echoed_ns[ECHOED_RECENT], echoed_reported_at[ECHOED_RECENT], echoed_marked_at[ECHOED_RECENT];
     int echoed_next, echoed_len;
@@ -384,6 +398,8 @@ typedef struct {
     int64_t repair_seen_ns;
     uint32_t repair_seen_tsval, hi_end_tsval;
     int repair_seen_has_ts, hi_end_has_ts;
+    /* downstream: when the data that last raised the highest sequence seen arrived */
+    int64_t hi_end_ns;
     /* when the capture saw the peer's latest ACKs, distinct times in order (a ring) */
     int64_t peer_acks_ns[PEER_ACKS_RECENT];
     int peer_acks_next, peer_acks_len;
@@ -1392,6 +1408,7 @@ static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wai
                               int lowest_only);
 static int64_t recent_rtt_max_ns(const direction_state *s);
 static void on_data_above_holes(pass *ps, int64_t d, int64_t lo, int64_t hi, int opened, int first);
+static int peer_tsval_as_of(const direction_state *p, int64_t at_ns, uint32_t *tsval);
 
 /* Downstream, a hole opening now: whether a repair passed here within the longest recent round
  * trip before, unless its TSval is older than the data just below the hole (it left before the
@@ -1414,6 +1431,13 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
          * here (a capture one hop away) or data the capture missed */
         S[S_FORWARD_JUMPS]++;
         int64_t id = ps->out->id64[i];
+        /* the sender hears of the hole from an ACK sent once it opened; after a repair, also from
+         * that repair's (RACK: it can have left after the hole's data), which arrived after the
+         * data just below the hole did (the hole's data left after that, the repair after it) */
+        int after_repair = opened_after_repair(s, now);
+        int64_t heard_from_ns = after_repair ? ns_before(s->hi_end_ns, reorder_extent_ns(s)) : now;
+        uint32_t opened_echo = 0;
+        int opened_echo_known = peer_tsval_as_of(&ps->dirs[d ^ 1], heard_from_ns, &opened_echo);
         hole h = {s->hi_end,
                   lo,
                   now,
@@ -1421,12 +1445,15 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
                   in->tsval[i],
                   in->has_ts[i] ? 1 : 0,
                   lo - s->hi_end,
-                  opened_after_repair(s, now),
+                  after_repair,
                   -1,
                   now,
                   0,
                   s->nholes == 0 ? now : -1,
                   0,
+                  -1,
+                  opened_echo,
+                  opened_echo_known,
                   -1};
         holes_append(ps, s, h);
         if (s->generation_due_ns < 0 || now < s->generation_due_ns) s->generation_due_ns = now;
@@ -1437,6 +1464,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     s->hi_end = hi;
     s->hi_end_tsval = in->tsval[i];
     s->hi_end_has_ts = in->has_ts[i];
+    s->hi_end_ns = now;
     if (in->mode[d] == TRUTH_MODE_SENDER) {
         if (s->rtt == NULL) s->rtt = malloc(sizeof(rtt_entry) * RTT_RING);
         if (s->rtt == NULL) {
@@ -1727,6 +1755,45 @@ static int peer_tsval_as_of(const direction_state *p, int64_t at_ns, uint32_t *t
     return 1;
 }
 
+/* The TSval of the peer's first packet this capture saw at or after at_ns (*tsval): one it was
+ * still sending then, or the next; 0 when it sent none that late (as far as the ring holds). */
+static int peer_tsval_from(const direction_state *p, int64_t at_ns, uint32_t *tsval) {
+    const sent_tsval_ring *r = &p->tsvals_sent;
+    int lo = 0, hi = r->len; /* first sent times rise with the values: the first after at_ns */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->at[(r->head + mid) % SENT_TSVAL_RING].first_ns < at_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && r->at[(r->head + lo - 1) % SENT_TSVAL_RING].last_ns >= at_ns) lo--;
+    if (lo == r->len) return 0;
+    *tsval = r->at[(r->head + lo) % SENT_TSVAL_RING].tsval;
+    return 1;
+}
+
+/* Downstream, the repair in packet i of the hole h: whether it left before the sender can have
+ * heard that an earlier repair of it was lost. Short of a timeout, a sender repairs a hole on an
+ * ACK the receiver sent once the hole was open (or, a repair of lower data having passed just
+ * before, once the data below it arrived), so data it sent after a first repair echoes a TSval
+ * no older than the receiver's newest then (opened_echo); it hears that first repair lost from
+ * an ACK of such data (RACK, RFC 8985), which the receiver sent after the first of that data
+ * arrived (echoed_after_ns). A repair whose TSecr echoes a TSval older than the receiver's first packet
+ * seen from then on carried (or, when none was seen yet, its newest before) is a first repair,
+ * however late after new data: a RACK timer that waits a clock tick (4 ms at HZ=250) past a
+ * round trip shorter than that, or a sender the host kept waiting. Reads the receiver's clock
+ * against arrivals here, as repair_left_unheard does. */
+static int repair_left_before_heard(const pass *ps, int64_t d, int64_t i, const hole *h) {
+    const truth_input *in = ps->in;
+    uint32_t heard;
+    const direction_state *p = &ps->dirs[d ^ 1];
+    if (!in->has_ts[i] || in->tsecr[i] == 0 || h->echoed_after_ns < 0 ||
+        !(peer_tsval_from(p, h->echoed_after_ns, &heard) || peer_tsval_as_of(p, h->echoed_after_ns, &heard)))
+        return 0;
+    return (int32_t)(in->tsecr[i] - heard) < 0;
+}
+
 /* Downstream, a repair [lo, ...) of packet i filling a hole, idle_ns after the direction last
  * moved: whether it belongs to the sender's sweep of first repairs by what the sender had heard.
  * The sender repairs the holes it marked in sequence order (repair_sweep_continues), so the first
@@ -1895,6 +1962,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     if (newpart > 0) {
         S[S_UNIQUE_BYTES] += newpart;
         s->hi_end = hi;
+        s->hi_end_ns = now;
     }
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
     int64_t hole_age_ns = -1, filled_bytes = 0;
@@ -1991,12 +2059,16 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int late = timeouts > 0;
         /* the rest of a late repair (a burst of segments, as TSO sends them) is late too */
         int continues = s->last_repair_lost && lo == s->last_repair_end && !repair_burst_after(ps, d, i);
+        /* the three signs below take new data sent once the sender had heard of the hole as sent
+         * after its first repair: not so where this repair left before any ACK that could show
+         * one lost */
+        int first_by_echo = repair_left_before_heard(ps, d, i, &filled_hole);
         /* new data sent after this hole's first repair arrived while it was still open */
-        int overtaken =
-            lo < s->repair_lost_below && (filled_hole.known_lost_ns < 0 || now < filled_hole.known_lost_ns ||
-                                          ns_before(now, reorder_extent_ns(s)) >= filled_hole.known_lost_ns);
-        int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
-        int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now);
+        int overtaken = !first_by_echo && lo < s->repair_lost_below &&
+                        (filled_hole.known_lost_ns < 0 || now < filled_hole.known_lost_ns ||
+                         ns_before(now, reorder_extent_ns(s)) >= filled_hole.known_lost_ns);
+        int marked = !first_by_echo && repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
+        int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now) && !first_by_echo;
         /* a first repair of the sender's sweep: none of the signs above counts */
         int sweep = !skipped && (repair_sweep_continues(ps, d, i, lo) || repair_left_unheard(ps, d, i, lo, idle_ns));
         /* a timeout's sweep: lateness and overtaking show nothing of the segments it first repaired */
@@ -2161,6 +2233,26 @@ static void on_data_echo(pass *ps, int64_t d, int64_t i, int64_t hi) {
     }
 }
 
+/* Downstream, data of packet i with a TSecr newer than any before: the open holes whose opening
+ * TSval it echoes (or a newer one) have their first data that can have left after the sender
+ * heard of them (echoed_after_ns). Holes open in sequence order, each echo no older than the one
+ * below it, so the newest are looked at first, down to one already marked (at most
+ * ECHO_MARK_SCAN: a hole further down stays unmarked, and undecided). */
+static void on_data_tsecr(pass *ps, int64_t d, int64_t i) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    if (in->mode[d] == TRUTH_MODE_SENDER || !in->has_ts[i] || in->tsecr[i] == 0) return;
+    uint32_t tsecr = in->tsecr[i];
+    if (s->data_tsecr_known && (int32_t)(tsecr - s->data_tsecr) <= 0) return;
+    s->data_tsecr = tsecr;
+    s->data_tsecr_known = 1;
+    for (int j = s->nholes - 1, seen = 0; j >= 0 && seen < ECHO_MARK_SCAN; j--, seen++) {
+        hole *h = &s->holes[j];
+        if (h->echoed_after_ns >= 0) break;
+        if (!h->opened_echo_known || (int32_t)(tsecr - h->opened_echo) >= 0) h->echoed_after_ns = in->ts_ns[i];
+    }
+}
+
 /* This packet as data of its direction. */
 static void on_data(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -2189,6 +2281,7 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     s->last_tx_ns = now;
     s->last_tx_len = len;
     on_paws_check(ps, d, i, lo, hi);
+    on_data_tsecr(ps, d, i);
 
     if (lo >= s->hi_end) {
         on_data_echo(ps, d, i, hi);
