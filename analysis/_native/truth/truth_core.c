@@ -222,6 +222,7 @@ typedef struct {
     int repeat_head, repeat_len;
     lost_copy lost[LOST_COPIES_RECENT]; /* first copies labelled lost, not yet matched (a ring) */
     int lost_head, lost_len;
+    int64_t repeats_seen, repeats_matched; /* the peer's repeats, and those a lost copy took */
 } reordering;
 
 /* One segment (or super-segment) as first sent, and what became of its first copy. */
@@ -1011,6 +1012,7 @@ static int repeat_answers(const direction_state *s, int64_t first_ns, int64_t re
 static void lost_copy_arrived(pass *ps, int64_t d, const lost_copy *c) {
     direction_state *s = &ps->dirs[d];
     s->first_copy_lost--;
+    s->ro->repeats_matched++;
     int64_t k = sb_index(s, c->lo);
     if (k < s->sb_len && s->sb[k].lo == c->lo) s->sb[k].verdict = VERDICT_DELIVERED;
     sent_segment e = {c->lo, c->hi, c->first_ns, c->first_ns, 0, 2, 1, 0, VERDICT_DELIVERED};
@@ -1185,6 +1187,13 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     }
     reordering_survival(s, late);
     while (s->awaiting_len > 0) awaiting_retire(ps, d, rate, late);
+    /* A copy labelled lost that arrived behind its repair was answered, by a D-SACK or, when
+     * the receiver discarded it, by a repeat of its previous ACK: the estimate takes back no
+     * more copies than repeats no copy took (none: it takes back nothing) */
+    if (s->ro != NULL) {
+        double repeats_left = (double)(s->ro->repeats_seen - s->ro->repeats_matched);
+        if (s->lost_inferred_correction < -repeats_left) s->lost_inferred_correction = -repeats_left;
+    }
     /* copies not needed and not shown to have arrived (a D-SACK shows one) */
     int64_t *S = stats_of(ps, d);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
@@ -1391,8 +1400,10 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
         /* on a connection that uses SACK, read whole (a cut option repeats nothing) */
         int sack_on = in->sack_negotiated[d ^ 1] == TRUTH_SACK_ON || p->sack_read;
         if (duplicate && !first && sack_on && !(in->decode_flags[i] & TRUTH_DECODE_TRUNCATED) &&
-            repeats_last_ack(&p->ro->last_ack, in, i, a, L, R, nb))
+            repeats_last_ack(&p->ro->last_ack, in, i, a, L, R, nb)) {
+            p->ro->repeats_seen++;
             peer_repeat(ps, d ^ 1, now);
+        }
         note_last_ack(&p->ro->last_ack, in, i, a, L, R, nb);
     }
     if (nb == 0 && duplicate && p->hi_end > a && bare_dupack_reports(ps, d ^ 1, i, a, &newest_sent_ns)) news = 1;
