@@ -530,3 +530,39 @@ def test_fill_a_round_trip_after_the_receiver_reported_its_hole_is_a_repair():
 def test_fill_after_a_repair_that_left_later_than_its_data_is_a_repair():
     r = receiver_capture_of_two_late_originals(ack_before_fill=False, repair_before=True)
     assert r["reordered_segments"] == 0 and r["retransmissions"] == 3 and r["lost_segments"] == 3
+
+
+def busy_host_transfer(late_segments: Sequence[int], drop_every: int = 50) -> Transfer:
+    """An in-order path of 1 ms (a segment every 0.1 ms, one first copy in `drop_every`
+    dropped) on which a busy host's backlog holds the listed first copies 5 ms: each is
+    retransmitted (RACK, 0.3 ms) and arrives after its repair, and the receiver discards it
+    by PAWS with a duplicate ACK that repeats its previous one (no D-SACK)."""
+    dropped = {(k, 0) for k in range(25, 2000, drop_every)}
+    late = {(k, 0): 0.005 for k in late_segments if (k, 0) not in dropped}
+    return Transfer(
+        segments=2000, gap_s=0.0001, base_s=0.001, dropped=dropped, late_copies=late, reorder_window_s=0.0003
+    )
+
+
+def test_first_copies_a_busy_host_held_behind_their_repair_are_not_lost_at_the_sender():
+    """Issue 8's senders on a loaded host: no report ever shows reordering (the late copies
+    are discarded unreported), so every repair of a held copy counted as a loss (50 for 40
+    drops). Each repeated ACK shows one first copy arrived."""
+    out = simulate(busy_host_transfer(range(110, 2000, 190)))
+    r = sender_row(out)
+    assert out.network_drops == 40 and out.paws_discards == 10 and out.retransmissions == 50
+    assert r["retransmissions"] == 50 and r["spurious_retransmissions"] == 10
+    assert r["lost_segments"] == 40 and r["lost_inferred"] == 0
+
+
+def test_a_repeated_ack_before_a_first_copy_left_does_not_make_its_loss_an_arrival():
+    """The receiver's fifth ACK of data twice (a repeat no late copy caused, 0.5 ms into the
+    transfer) and no late copy after: the first drop left 2 ms later, and the 40 drops stay lost."""
+    out = simulate(busy_host_transfer(()))
+    rows = out.flow.rows
+    first_data = next(i for i, row in enumerate(rows) if row["d"] == 1 and row["len"] > 0)
+    k = [i for i, row in enumerate(rows) if i > first_data and row["d"] == 0][4]
+    rows.insert(k + 1, dict(rows[k], t=rows[k]["t"] + 1e-6))
+    r = sender_row(out)
+    assert out.network_drops == 40 and out.retransmissions == 40
+    assert r["lost_segments"] == 40 and r["spurious_retransmissions"] == 0
