@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ._core.columns import DECODE_IN_ICMP_ERROR
+from ._core.columns import DECODE_IN_ICMP_ERROR, DECODE_TRUNCATED
 from ._core.integrity import codes_by_direction
 from ._core.transfer import transfer_of
 from .schema import DIRECTION_CSV, DIRECTION_TABLE_KEYS, SCHEMA_VERSION
@@ -228,11 +228,15 @@ def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> L
     stamped &= np.asarray(analysis.packets["opt_has_ts"]).astype(bool)
     stamped_counts = np.bincount(slots[stamped]) if stamped.any() else np.zeros(0, np.int64)
     slot_stamped_data = {int(k): int(v) for k, v in enumerate(stamped_counts)}
+    cut = (slots >= 0) & (np.asarray(analysis.packets["tcp_payload_len"]) > 0)
+    cut &= (np.asarray(analysis.packets["decode_flags"]) & DECODE_TRUNCATED) != 0
+    cut_counts = np.bincount(slots[cut]) if cut.any() else np.zeros(0, np.int64)
+    slot_cut_data = {int(k): int(v) for k, v in enumerate(cut_counts)}
     return (
         integrity.decode_warnings(analysis.capture.warnings)
         + integrity.file_warnings(analysis.packets, analysis.capture.capture_drops)
         + integrity.direction_warnings(records, slot_packets)
-        + integrity.hole_count_warnings(records, slot_stamped_data)
+        + integrity.hole_count_warnings(records, slot_stamped_data, slot_cut_data)
     )
 
 

@@ -203,3 +203,14 @@ def test_no_timestamps_is_raised_below_the_sender_only_where_holes_count_the_los
         (4, "no_timestamps"),
     ]
     assert warnings[0]["lost_segments"] == 42 and "42" in warnings[0]["message"]
+
+
+def test_no_timestamps_names_the_snaplen_where_it_cut_the_data_frames_options():
+    """The same hole count without timestamps: the sender's stack sent none, or the capture kept
+    none (its data frames end before their options); the cause decides the fix."""
+    record = direction(vantage="receiver", loss_method="holes", hole_lost_segments=40, lost_segments=42)
+    on_the_wire = integrity.hole_count_warnings([record], {}, {})
+    cut = integrity.hole_count_warnings([record], {}, {0: 2_000})
+    assert [w["code"] for w in on_the_wire] == [w["code"] for w in cut] == ["no_timestamps"]
+    assert "no TCP timestamps" in on_the_wire[0]["message"] and "cut_data_frames" not in on_the_wire[0]
+    assert cut[0]["cut_data_frames"] == 2_000 and "snaplen cut the options of 2,000 data frames" in cut[0]["message"]

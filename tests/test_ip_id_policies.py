@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import struct
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -129,3 +129,93 @@ def test_ip_id_loss_that_the_sequence_holes_contradict_is_replaced_and_warned(ca
     drops = truth["data_direction_drops"]
     assert abs(direction["lost_segments"] - drops) <= RECEIVER_TOLERANCE * drops, (direction["lost_segments"], drops)
     assert [w["code"] for w in document["warnings"]] == ["ip_id_contradicted", "loss_floor"]
+
+
+def with_ip_ids(pcap: bytes, data_sender: str, ids: Sequence[int]) -> bytes:
+    """The Ethernet pcap `pcap` with the i-th IPv4 packet from `data_sender` given ids[i] (the
+    IP checksum recomputed)."""
+    raw = bytearray(pcap)
+    sender = bytes(int(part) for part in data_sender.split("."))
+    offset, index = 24, 0
+    while offset + 16 <= len(raw):
+        captured = struct.unpack_from("<I", raw, offset + 8)[0]
+        ip = offset + 16 + ETHERNET_HEADER_BYTES
+        if raw[ip - 2 : ip] == b"\x08\x00" and raw[ip + 12 : ip + 16] == sender:
+            header_bytes = (raw[ip] & 0x0F) * 4
+            struct.pack_into("!HH", raw, ip + 4, ids[index] & 0xFFFF, struct.unpack_from("!H", raw, ip + 6)[0])
+            struct.pack_into("!H", raw, ip + 10, 0)
+            total = sum(struct.unpack_from(f"!{header_bytes // 2}H", raw, ip))
+            while total >> 16:
+                total = (total & 0xFFFF) + (total >> 16)
+            struct.pack_into("!H", raw, ip + 10, ~total & 0xFFFF)
+            index += 1
+        offset += 16 + captured
+    return bytes(raw)
+
+
+def lossy_download(lost_every: int, segments: int = 80) -> Tuple[bytes, int]:
+    """A download captured at the receiver, the server numbering its packets per connection
+    (one ID each, as Linux does) and losing every `lost_every`-th first copy before the
+    capture; each is repaired a round trip (10 ms) later and arrives. Segments are 1 ms apart,
+    each ACKed at once with the out-of-order data SACKed. Returns the pcap and the lost count."""
+    from tcpcraft import Conversation
+
+    conv = Conversation(client_addr="10.0.0.1", server_addr="10.0.0.2")
+    conv.client(0, flags="S", at_ms=0.0, mss=1012, wscale=7, sack_permitted=True, timestamps=(1, 0))
+    conv.server(0, ack=1, flags="S", at_ms=10.0, mss=1012, wscale=7, sack_permitted=True, timestamps=(10, 1))
+    conv.client(1, ack=1, at_ms=10.05, timestamps=(10, 10))
+    lost = {k for k in range(segments) if k % lost_every == 1}
+    # the server's sends in time order: every first copy, then each lost one's repair
+    sends = sorted([(20.0 + k, k, False) for k in range(segments)] + [(30.0 + k, k, True) for k in lost])
+    received: set = set()
+    arriving_ids = []
+    for send_id, (t, k, repair) in enumerate(sends, start=1):
+        if k in lost and not repair:
+            continue
+        conv.server(1 + 1000 * k, ack=1, length=1000, at_ms=t, timestamps=(int(t), int(t) - 10))
+        arriving_ids.append(send_id)
+        received.add(k)
+        cumulative = next(j for j in range(segments + 1) if j not in received)
+        above = sorted(j for j in received if j > cumulative)
+        blocks = []
+        for j in above:
+            if blocks and blocks[-1][1] == j:
+                blocks[-1][1] = j + 1
+            else:
+                blocks.append([j, j + 1])
+        sack = [(conv.server_isn + 1 + 1000 * a, conv.server_isn + 1 + 1000 * b) for a, b in blocks[-3:]]
+        conv.client(1, ack=1 + 1000 * cumulative, at_ms=t + 0.05, sack=sack, timestamps=(int(t), int(t)))
+    ids = [1] + [1 + i for i in arriving_ids]  # the SYN/ACK, then the data
+    return with_ip_ids(conv.pcap(), "10.0.0.2", ids), len(lost)
+
+
+@pytest.mark.parametrize("lost_every", [4, 10], ids=["25pct-lost", "10pct-lost"])
+def test_per_connection_ids_below_heavy_loss_still_count_it(lost_every, tmp_path):
+    """At 25% loss before the capture only 3 steps of 4 are of one (the per-connection test asks
+    for 80%): the counter still rises at every step and the IDs it skipped are the holes, so the
+    IDs count the loss and no warning calls them shared."""
+    capture = tmp_path / "download.pcap"
+    pcap, lost = lossy_download(lost_every)
+    capture.write_bytes(pcap)
+    document = analyze(capture).to_json()
+    direction = data_direction(document)
+
+    assert direction["vantage"] == "receiver"
+    assert direction["ip_id_policy"] == "per_connection"
+    assert direction["loss_method"] == "ip_id_gaps" and direction["lost_segments"] == lost
+    assert document["warnings"] == []
+
+
+def test_a_shared_counter_below_heavy_loss_is_still_shared(tmp_path):
+    """The same 25% loss with a second flow taking an ID between each two of this one's: the
+    IDs skipped are three times the holes, no per-connection counter's."""
+    capture = tmp_path / "download.pcap"
+    pcap, lost = lossy_download(4)
+    ids_every_other = [2 * i for i in range(200)]
+    capture.write_bytes(with_ip_ids(pcap, "10.0.0.2", ids_every_other))
+    document = analyze(capture).to_json()
+    direction = data_direction(document)
+
+    assert direction["ip_id_policy"] == "shared" and direction["loss_method"] == "holes"
+    assert direction["lost_segments"] == lost
+    assert [w["code"] for w in document["warnings"]] == ["ip_id_unusable", "loss_floor"]

@@ -148,3 +148,33 @@ def test_run_summary_reads_a_floor_loss_as_at_least_and_an_exact_one_as_is(lost_
     assert ("at least" in packet_loss) is (lost_segment >= 0), packet_loss
     side_by_side = format_side_by_side([report["summary"]])
     assert ("at least" in side_by_side) is (lost_segment >= 0), side_by_side
+
+
+def with_snaplen(pcap: bytes, snaplen_bytes: int) -> bytes:
+    """The classic pcap `pcap` as tcpdump -s `snaplen_bytes` would have written it: every frame
+    cut to that many bytes (its original length kept), the header's snaplen set."""
+    out, offset = [pcap[:16] + struct.pack("<I", snaplen_bytes) + pcap[20:24]], 24
+    while offset + PCAP_RECORD_HEADER_BYTES <= len(pcap):
+        seconds, fraction, captured, original = struct.unpack_from("<IIII", pcap, offset)
+        frame = pcap[offset + PCAP_RECORD_HEADER_BYTES : offset + PCAP_RECORD_HEADER_BYTES + captured]
+        offset += PCAP_RECORD_HEADER_BYTES + captured
+        kept = frame[:snaplen_bytes]
+        out.append(struct.pack("<IIII", seconds, fraction, len(kept), original) + kept)
+    return b"".join(out)
+
+
+def test_ipv6_capture_whose_snaplen_cut_the_timestamps_says_so_instead_of_a_floor(tmp_path):
+    """tcpdump -s 80 keeps Ethernet, IPv6 and 26 bytes of TCP: the timestamps option (bytes 20-32
+    of a Linux data segment's header) is cut, so the holes' count has no TSecr to find repairs
+    lost again; the warning names the snaplen as the cause, not the sender's stack."""
+    capture = tmp_path / "download-s80.pcap"
+    capture.write_bytes(with_snaplen(receiver_capture("fd00::1", "fd00::2", lost_segment=5).pcap(), 80))
+    document = analyze(capture).to_json()
+    direction = data_direction(document)
+
+    assert direction["loss_method"] == "holes" and direction["lost_segments"] == 1
+    by_code = {w["code"]: w for w in document["warnings"]}
+    assert sorted(by_code) == ["no_timestamps", "snaplen_short"], document["warnings"]
+    cut = by_code["no_timestamps"]
+    assert cut["cut_data_frames"] == direction["data_packets"] == 40
+    assert "snaplen cut the options of 40 data frames" in cut["message"], cut["message"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from spline_analysis.testbed.realhost import (
     parse_ss_info,
     segment_buckets,
     segments_from_buckets,
+    receiving_seconds,
     recounted_truth,
 )
 from spline_analysis.testbed.realhost_compare import compare_capture, delivery_rate_bps, relative_error
@@ -306,6 +308,54 @@ def test_iperf3_truth_takes_per_stream_retransmissions_and_receiver_bytes():
     assert (truth["tcpinfo_retransmissions"], truth["delivered_bytes"], truth["delivered_bps"]) == (7, 900, 3600.0)
 
 
+def _server_document(bytes_per_interval):
+    intervals = [
+        {"sum": {"start": 0.5 * i, "end": 0.5 * (i + 1), "bytes": size}} for i, size in enumerate(bytes_per_interval)
+    ]
+    return {"intervals": intervals}
+
+
+def test_receiving_seconds_leave_out_the_servers_idle_tail_waiting_for_the_end_of_test():
+    # the data stopped in the fourth interval; the end-of-test message came 1.5 s later
+    received = {"delivered_bytes": 3_500_000, "delivered_seconds": 3.5, "delivered_bps": 8e6}
+    trimmed = receiving_seconds(received, _server_document([1e6, 1e6, 1e6, 5e5, 0, 0, 0]))
+    assert trimmed["server_idle_tail_s"] == pytest.approx(1.5)
+    assert trimmed["delivered_seconds"] == pytest.approx(2.0)
+    assert trimmed["delivered_bps"] == pytest.approx(8 * 3_500_000 / 2.0)
+
+
+def test_a_records_truth_read_again_trims_the_servers_idle_tail_once(tmp_path):
+    """r10-gro-v6-p2-bbr-q5 (10 Mbit/s, 5 ms of queue): the client's end of test reached the
+    server 3.4 s after the last data, and iperf3's rate counted those seconds (6.75 Mbit/s for
+    the 9.2 the receiver took in). A record made before the trim is trimmed when read again,
+    one made after it is not trimmed twice."""
+    (transfer,) = matrix_from_document({"transfer": [{"name": "t", "family": 6}]}).transfers
+    (tmp_path / "server.json").write_text(json.dumps(_server_document([1e6, 1e6, 1e6, 5e5, 0, 0, 0])))
+    iperf3 = {
+        "qdisc_drops": 0,
+        "tcpinfo_retransmissions": 0,
+        "tcpinfo_per_stream": {},
+        "tcpinfo_at_close": {},
+        "delivered_bytes": 3_500_000,
+        "delivered_seconds": 3.5,
+        "delivered_bps": 8e6,
+        "sent_bytes": 3_500_000,
+        "cca_reported": "cubic",
+    }
+    counts = counted_segments(OLD_RECORD_LISTINGS, transfer)
+    record = {"rules_text": OLD_RECORD_LISTINGS, "run_dir": str(tmp_path), "truth": {**counts, **iperf3}}
+    truth = recounted_truth(record, transfer)
+    assert (truth["delivered_seconds"], truth["server_idle_tail_s"]) == (pytest.approx(2.0), pytest.approx(1.5))
+    again = recounted_truth({**record, "truth": truth}, transfer)
+    assert again["delivered_seconds"] == pytest.approx(2.0) and again["delivered_bps"] == pytest.approx(14e6)
+
+
+def test_receiving_seconds_keep_iperf3s_own_when_the_server_read_data_to_its_end():
+    received = {"delivered_bytes": 2_000_000, "delivered_seconds": 2.0, "delivered_bps": 8e6}
+    assert receiving_seconds(received, _server_document([5e5, 5e5, 5e5, 5e5])) == {"server_idle_tail_s": 0.0}
+    assert receiving_seconds(received, None) == {"server_idle_tail_s": 0.0}
+
+
 def test_expected_warnings_follow_the_capture_conditions():
     gro = Transfer(name="a", offloads="gro", data_loss=0.01)
     assert expected_warnings(gro, "receiver", 0) == ({"super_segments"}, {"paws_discards", "time_backwards"})
@@ -315,6 +365,9 @@ def test_expected_warnings_follow_the_capture_conditions():
     reorders = Transfer(name="r", offloads="gro", data_loss=0.01, delay_ms=25, jitter_ms=10, jitter_reorders=True)
     assert expected_warnings(reorders, "sender", 0) == (set(), {"loss_estimated", "time_backwards"})
     assert "loss_estimated" not in expected_warnings(reorders, "receiver", 0)[1]
+    # an unshaped path reorders as well (veths at several Gbit/s across CPUs); a shaped one keeps order
+    assert "loss_estimated" in expected_warnings(Transfer(name="u", rate_bps=0, data_loss=0.01), "sender", 0)[1]
+    assert "loss_estimated" not in expected_warnings(Transfer(name="s", data_loss=0.01), "sender", 0)[1]
     must, may = expected_warnings(gro, "router-any", 0)
     assert must == {"duplicate_frames", "forwarding_drops"}
     assert "time_backwards" in may, "-i any on a busy forwarding host writes frames out of time order"
@@ -341,6 +394,22 @@ def test_ipv6_loss_is_expected_to_be_called_a_floor_after_the_routers_drops_only
     no_timestamps = Transfer(name="nots", offloads="off", family=6, data_loss=0.02, sender_timestamps=False)
     must, may = expected_warnings(no_timestamps, "receiver", 0, 333)
     assert "no_timestamps" in must and "loss_floor" not in must | may
+
+
+def test_a_snaplen_that_cuts_the_timestamps_option_is_expected_to_read_as_no_timestamps():
+    # -s 80: Ethernet + IPv6 + 26 bytes of TCP, the option ends at 32 (s27-h8h's snap80 row:
+    # no_timestamps where loss_floor was required); -i any's 20-byte header cuts sooner
+    snap80 = Transfer(name="s80", offloads="gro", family=6, data_loss=0.01, snaplen_bytes=80)
+    assert not snap80.timestamps_seen_at("receiver") and not snap80.timestamps_seen_at("router-any")
+    must, may = expected_warnings(snap80, "receiver", 0, 134)
+    assert "no_timestamps" in must and "loss_floor" not in must | may
+    assert "no_timestamps" in expected_warnings(snap80, "router-any", 0, 134)[1]
+    # IPv4 keeps them at 80 on Ethernet (66 bytes) and with -i any (72); IPv6 at 86 on Ethernet
+    assert Transfer(name="v4", family=4, snaplen_bytes=80).timestamps_seen_at("receiver-any")
+    assert Transfer(name="v6", family=6, snaplen_bytes=86).timestamps_seen_at("receiver")
+    assert not Transfer(name="v6", family=6, snaplen_bytes=86).timestamps_seen_at("receiver-any")
+    must, may = expected_warnings(replace(snap80, snaplen_bytes=128), "receiver", 0, 134)
+    assert "loss_floor" in must and "no_timestamps" not in must | may
 
 
 def test_any_capture_point_may_write_frames_out_of_time_order_but_none_must():

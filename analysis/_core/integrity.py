@@ -182,7 +182,8 @@ WARNING_CODES: Sequence[WarningCode] = (
         "no_timestamps",
         "direction",
         "below the sender, a connection without TCP timestamps (Windows' default, or a "
-        "middlebox stripped them) whose loss is counted from sequence holes (IPv6, or IPv4 IDs "
+        "middlebox stripped them; or a snaplen that cut the data segments' TCP options, so the "
+        "capture holds none: `cut_data_frames`) whose loss is counted from sequence holes (IPv6, or IPv4 IDs "
         "that cannot count): a repair lost again leaves no hole of its own, and without the TSecr "
         "of the data after it only a repair that comes late or below a higher one shows it; and "
         "a first copy that arrives late (reordered on the way) looks like the repair of its hole "
@@ -190,7 +191,8 @@ WARNING_CODES: Sequence[WarningCode] = (
         "run a few percent low, or high on a path that reorders (IPv6 captures of the committed "
         "matrix with timestamps taken out: -3.5% to +9%)",
         "capture at the sender, whose count needs no timestamps; or turn them on at the sender "
-        "(`netsh int tcp set global timestamps=enabled` on Windows, `sysctl -w net.ipv4.tcp_timestamps=1`)",
+        "(`netsh int tcp set global timestamps=enabled` on Windows, `sysctl -w net.ipv4.tcp_timestamps=1`); "
+        "where the snaplen cut them, capture the whole TCP header (`tcpdump -s 128`)",
     ),
     WarningCode(
         "one_direction_missing",
@@ -431,8 +433,32 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
     return out
 
 
+def _no_timestamps_warning(d: Mapping[str, Any], cut_data_frames: int) -> Dict[str, Any]:
+    """`no_timestamps` for one direction: none on the wire, or none the capture kept (its
+    data frames end before their TCP options: a snaplen of 80 bytes holds Ethernet, IPv6 and
+    the TCP header's first 26 bytes, and the timestamps option ends at 32)."""
+    flow, where = _flow_and_where(d)
+    lost = int(d.get("lost_segments") or 0)
+    why = (
+        f"TCP timestamps unreadable (the snaplen cut the options of {cut_data_frames:,} data frames)"
+        if cut_data_frames
+        else "no TCP timestamps"
+    )
+    counts = {"cut_data_frames": cut_data_frames} if cut_data_frames else {}
+    return _warning(
+        "no_timestamps",
+        f"{flow}: {why}, loss from sequence holes: {lost:,} "
+        "segments lost may miss repairs lost again, or count late originals as repairs",
+        lost_segments=d.get("lost_segments"),
+        **counts,
+        **where,
+    )
+
+
 def hole_count_warnings(
-    records: Sequence[Mapping[str, Any]], slot_stamped_data: Mapping[int, int]
+    records: Sequence[Mapping[str, Any]],
+    slot_stamped_data: Mapping[int, int],
+    slot_cut_data: Optional[Mapping[int, int]] = None,
 ) -> List[Dict[str, Any]]:
     """What a loss count read from sequence holes below the sender is worth, per direction:
     without TCP timestamps `no_timestamps` (a repair lost again and a late original look alike,
@@ -440,7 +466,8 @@ def hole_count_warnings(
     drops do not settle it: the larger holes count stands when late originals inflate it);
     with them `loss_floor` where the holes found loss (`loss_is_floor`: at least that many).
     One or the other: without timestamps the count is no floor. `slot_stamped_data`: data
-    packets with timestamps per slot (stream * 2 + direction)."""
+    packets with timestamps per slot (stream * 2 + direction); `slot_cut_data`: data packets
+    whose headers the snaplen cut, per slot (their options, timestamps too, are unknown)."""
     out = []
     for d in records:
         slot = 2 * int(d["stream"]) + int(d["direction"])
@@ -451,15 +478,7 @@ def hole_count_warnings(
                 and d.get("loss_method") == "holes"
                 and int(d.get("hole_lost_segments") or 0) > 0
             ):
-                out.append(
-                    _warning(
-                        "no_timestamps",
-                        f"{flow}: no TCP timestamps, loss from sequence holes: {int(d.get('lost_segments') or 0):,} "
-                        "segments lost may miss repairs lost again, or count late originals as repairs",
-                        lost_segments=d.get("lost_segments"),
-                        **where,
-                    )
-                )
+                out.append(_no_timestamps_warning(d, int((slot_cut_data or {}).get(slot, 0))))
         elif loss_is_floor(d):
             out.append(
                 _warning(

@@ -68,7 +68,7 @@ from . import netns
 from .errors import TestbedError
 from .realhost_retransmissions import retransmission_truth
 from .realhost_spec import IP_HEADER_BYTES, MTU_BYTES, Transfer
-from .run import parse_tcpdump_counters, utc_now
+from .run import iperf3_receiver_intervals, parse_tcpdump_counters, read_json_document, utc_now
 
 SERVER_PORT = 5201
 CLIENT_PORT = 41001
@@ -85,6 +85,9 @@ LOSS_ENDS_BEFORE_TEST_END_S = 0.5  # the last flight is never dropped: see run_t
 # srtt + 4 rttvar, at least 200 ms) and the repair of a dropped repair to pass the router
 LOSS_ENDS_BEFORE_TEST_END_RTTS = 4.0
 CAPTURE_TAIL_S = 1.5  # > tcpdump's 1 s buffer timeout, so its last block is written
+# iperf3's server reports what it read this often: its idle tail (no data, waiting for the
+# client's end of test) is trimmed from its seconds to within one such interval
+SERVER_INTERVAL_S = 0.1
 
 ADDRESSES: Dict[int, Dict[str, Any]] = {
     4: {"sender": "10.72.1.1", "router_s": "10.72.1.2", "router_r": "10.72.2.2", "receiver": "10.72.2.1", "prefix": 24},
@@ -244,10 +247,11 @@ class TransferTruth:
     tcpinfo_per_stream: Dict[int, int]  # client port -> iperf3 retransmissions
     tcpinfo_at_close: Dict[int, Dict[str, int]]  # client port -> `ss -ti` as the socket was destroyed
     delivered_bytes: int  # iperf3 receiver, summed over streams
-    delivered_seconds: float
+    delivered_seconds: float  # iperf3's receiving seconds, less the server's idle tail
     delivered_bps: float
     sent_bytes: int
     cca_reported: Optional[str]
+    server_idle_tail_s: float = 0.0  # trimmed from iperf3's seconds: see server_idle_tail_s
     # each retransmission needed or spurious, from the router's two sides (None: no capture
     # there): `RetransmissionTruth.summary()` and the retransmitted copies
     retransmissions: Optional[Dict[str, Any]] = None
@@ -291,10 +295,14 @@ class TransferTruth:
 
 def recounted_truth(record: Dict[str, Any], transfer: Transfer) -> Dict[str, Any]:
     """A record's truth with its segment counts read again from the chains' listings it keeps
-    (records made before the buckets reached 64 KiB for every segment size read short)."""
+    (records made before the buckets reached 64 KiB for every segment size read short), and
+    the iperf3 server's idle tail left out of its receiving seconds where a record made before
+    that was trimmed still has the server's JSON (at the intervals it was made with)."""
     truth = record["truth"]
     fields = {field.name: truth[field.name] for field in dataclass_fields(TransferTruth) if field.name in truth}
     fields.update(counted_segments(record["rules_text"], transfer))
+    if "server_idle_tail_s" not in truth and record.get("run_dir"):
+        fields.update(receiving_seconds(fields, read_json_document(Path(record["run_dir"]) / "server.json")))
     fields["tcpinfo_at_close"] = {int(port): sample for port, sample in fields["tcpinfo_at_close"].items()}
     return {**truth, **TransferTruth(**fields).to_json()}
 
@@ -654,6 +662,36 @@ def iperf3_truth(document: Dict) -> Dict[str, Any]:
     }
 
 
+def server_idle_tail_s(server_document: Optional[Dict[str, Any]]) -> float:
+    """Seconds at the end of the iperf3 server's test in which it read nothing: the trailing
+    intervals of no bytes. The server's clock runs until the client's end-of-test message
+    reaches it over the control connection, which shares the bottleneck's queue: at a queue
+    that stays full (BBR at a few ms of queue) that message is dropped and waits out its own
+    retransmission timeouts (3.4 s after the last data in one run at 10 Mbit/s), while the
+    receiver had long stopped receiving."""
+    idle_s = 0.0
+    for start_s, end_s, size in reversed(iperf3_receiver_intervals(server_document or {})):
+        if size > 0:
+            break
+        idle_s += end_s - start_s
+    return idle_s
+
+
+def receiving_seconds(truth: Dict[str, Any], server_document: Optional[Dict[str, Any]]) -> Dict[str, float]:
+    """`delivered_seconds` (iperf3's receiving seconds less the server's idle tail) and the
+    rate over them; the tail as `server_idle_tail_s`."""
+    idle_s = server_idle_tail_s(server_document)
+    seconds = float(truth["delivered_seconds"])
+    if not 0 < idle_s < seconds:
+        return {"server_idle_tail_s": 0.0}
+    seconds -= idle_s
+    return {
+        "server_idle_tail_s": idle_s,
+        "delivered_seconds": seconds,
+        "delivered_bps": 8.0 * int(truth["delivered_bytes"]) / seconds,
+    }
+
+
 def write_meta(
     path: Path,
     vantage: str,
@@ -739,7 +777,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             )
         stack.enter_context(
             netns.process(
-                ["iperf3", "-s", "-1", "-p", str(SERVER_PORT), "-J"],
+                ["iperf3", "-s", "-1", "-p", str(SERVER_PORT), "-i", f"{SERVER_INTERVAL_S:g}", "-J"],
                 names["rcv"],
                 run_dir / "server.json",
                 run_dir / "server.stderr",
@@ -828,6 +866,8 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             addresses["receiver"],
         )
         captures[vantage] = CaptureRecord(vantage, str(folder / "trace.pcap"), transfer.buffer_at(vantage), counters)
+    received = iperf3_truth(document)
+    received.update(receiving_seconds(received, read_json_document(run_dir / "server.json")))
     truth = TransferTruth(
         **counted_segments("\n".join(listings), transfer),
         qdisc_drops=root_qdisc_drops(str(qdisc["text"])),
@@ -836,7 +876,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             for port, sample in parse_ss_info((run_dir / "ss-closed.txt").read_text(errors="replace")).items()
             if port in client_ports
         },
-        **iperf3_truth(document),
+        **received,
         **(
             router_retransmission_truth(
                 {vantage: Path(c.pcap) for vantage, c in captures.items()},
