@@ -596,6 +596,54 @@ def test_on_a_slow_path_a_repair_is_late_after_three_round_trips(repair_after_s,
     assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
 
 
+def timer_waits_early_in_a_transfer() -> Flow:
+    """At the receiver a, on a 1 ms path: b's segments 0-5 arrive, the last a round trip after
+    the first (one round trip sampled); then nothing for 215 ms (b's timer), and segment 6 comes
+    with 7 (lost) and 8 (the hole); the fast repair of 7 is lost too, and the timer resends it
+    205 ms after the hole opened. Segment 5 echoes a's ACK of segment 0, the data after a silence
+    (and 8, sent with 6) the ACK before it."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    base, first_s = 1001, t + 0.009
+    arrivals = [(k, first_s + 0.0002 * k) for k in range(6)]
+    arrivals += [(6, arrivals[-1][1] + 0.215), (8, arrivals[-1][1] + 0.2152)]
+    arrivals += [(7, arrivals[-1][1] + 0.205)]
+    acks: List[int] = []  # TSvals, in the order a sent them
+    received: set = set()
+    for n, (k, when) in enumerate(arrivals):
+        echo = {5: acks[0] if acks else 0, 6: acks[-1] if acks else 0, 7: acks[-1] if acks else 0}.get(k, 0)
+        if k == 8:
+            echo = acks[-2]
+        f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=61, tsval=1000 + round(when * 1000), tsecr=echo)
+        received.add(k)
+        in_order = 0
+        while in_order in received:
+            in_order += 1
+        above = [(base + j * MSS, base + (j + 1) * MSS) for j in sorted(received) if j > in_order]
+        acks.append(100 + n)
+        f.add(
+            when + 0.00001,
+            0,
+            5001,
+            base + in_order * MSS,
+            ttl=64,
+            tsval=100 + n,
+            tsecr=1000 + round(when * 1000),
+            sack=above,
+        )
+    return f
+
+
+def test_a_timers_wait_sampled_early_in_a_transfer_does_not_hide_a_late_repair():
+    """The sender's timer waits are not round trips of the path: with the two (215 and 205 ms) in
+    the recent round trips, whose median they made early in the transfer, the repair of 7 a
+    timeout after its hole opened read as a first one (three round trips of 205 ms allowed). Kept
+    out, the path's 1 ms round trip leaves the minimum RTO: the fast repair of 7 was lost."""
+    r = row_of(analyze(timer_waits_early_in_a_transfer())[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
 def test_every_segment_of_a_late_repair_burst_counts_as_a_lost_repair():
     """TSO repairs a hole of several segments in one burst; when that burst was lost, the
     next one arrives late, segment after segment: each is a lost repair, not just the first."""

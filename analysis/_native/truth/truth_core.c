@@ -2216,6 +2216,20 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     }
 }
 
+/* Whether data packet i of direction d, seen at the receiver or in path, came after a silence of
+ * a retransmission timeout or longer since the direction's data before it
+ * (timeout_silence_min_ns): its TSecr echoes an ACK that left before the silence, and the time
+ * since is the sender's timer, not the path's round trip. Such a sample stays out of the recent
+ * round trips the repair rules read (first_repair_within_ns): early in a transfer, before a few
+ * round trips were sampled, one was their median (seen: IPv6, three flows, a queue overflowing
+ * as they began: a 211 ms sample made a hole repaired at the timeout, 212 ms after it opened,
+ * a first repair, where the sender's capture shows its fast repair lost). Called before the
+ * packet updates the direction's state. */
+static int echo_after_timer_wait(const pass *ps, int64_t d, int64_t i) {
+    const direction_state *s = &ps->dirs[d];
+    return stats_of(ps, d)[S_DATA_PACKETS] > 0 && ps->in->ts_ns[i] - s->last_tx_ns >= timeout_silence_min_ns(ps, d);
+}
+
 /* Receiver-side RTT: the receiver's ACK TSval echoed in the data's TSecr. The sample
  * also keeps the data direction's minimum RTT, which tells a late original from a
  * retransmission where IP IDs and TSvals cannot (RTTs under the 1 ms TSval tick). */
@@ -2250,9 +2264,11 @@ static void on_timestamp_echo(pass *ps, int64_t d, int64_t i) {
                 ps->out->rtt_us[i] = (double)r / 1000.0;
                 ps->out->rtt_direction[i] = (int32_t)d;
                 if (s->min_rtt_ns < 0 || r < s->min_rtt_ns) s->min_rtt_ns = r;
-                s->recent_rtt_ns[s->recent_rtt_next] = r;
-                s->recent_rtt_next = (s->recent_rtt_next + 1) % RECENT_RTT_SAMPLES;
-                if (s->recent_rtt_len < RECENT_RTT_SAMPLES) s->recent_rtt_len++;
+                if (!echo_after_timer_wait(ps, d, i)) {
+                    s->recent_rtt_ns[s->recent_rtt_next] = r;
+                    s->recent_rtt_next = (s->recent_rtt_next + 1) % RECENT_RTT_SAMPLES;
+                    if (s->recent_rtt_len < RECENT_RTT_SAMPLES) s->recent_rtt_len++;
+                }
             }
             p->tsv_head = (p->tsv_head + 1) % TSVAL_RING;
             p->tsv_len--;
