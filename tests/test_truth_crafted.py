@@ -305,15 +305,16 @@ def receiver_side_arrivals(
 
 def test_a_repair_the_receivers_gro_joined_to_resends_of_data_it_had_fills_one_hole_segment():
     """Go-back-N after a timeout resends segments 3-5 back to back; the receiver had 4 and 5, and
-    its GRO joins the three into one packet: one segment of it filled a hole, one was lost."""
+    its GRO joins the three into one packet: one segment of it filled a hole, one was lost. (Two
+    duplicate ACKs, short of DupThresh: the timeout's resend is the first repair.)"""
     f = Flow(sack_permitted=False)
     t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
     base, rng = 1001, np.random.default_rng(5)
-    for k in [0, 1, 2, 4, 5, 6, 7]:
+    for k in [0, 1, 2, 4, 5]:
         f.add(t + 0.01 + 0.0001 * k, 1, base + k * MSS, 5001, length=MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
         f.add(t + 0.01 + 0.0001 * k + 0.00001, 0, 5001, base + min(k + 1, 3) * MSS, ttl=64)
     f.add(t + 0.25, 1, base + 3 * MSS, 5001, length=3 * MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
-    f.add(t + 0.25001, 0, 5001, base + 8 * MSS, ttl=64)
+    f.add(t + 0.25001, 0, 5001, base + 6 * MSS, ttl=64)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
@@ -723,6 +724,51 @@ def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_show
     r = row_of(analyze(newreno_hole_of_three(after_5_s=0.02002, after_6_s=0.03004, segments=160))[2], 0, 1)
     # segment 6's repair, sent when the ACK reached it, is a first one (not the rest of 5's)
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4
+
+
+def newreno_timer_resends(repair_4_after_s: float) -> Flow:
+    """Without SACK on a 1 ms path, segments 4 and 17 of 26 lost: 4's fast repair arrives
+    `repair_4_after_s` after its hole opened, and 17 is resent by the timer 210 ms after its
+    hole opened, after 8 duplicate ACKs at it (the last data: none sent after the sender heard
+    them)."""
+    return receiver_side_with_rtt(
+        0.0,
+        lost=(4, 17),
+        segments=26,
+        repair_after_by_segment={4: repair_4_after_s, 17: 0.210},
+        sack_permitted=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "repair_4_after_s, lost_repairs",
+    [
+        # new data (segment 16) arrived after 4's repair: it left after it, at or above the
+        # recovery's end, and 17 above it; its duplicate ACKs had it fast retransmitted
+        (0.00105, 1),
+        # 4's repair arrived just before the data that opened 17's hole: 17 may have been the first
+        # segment sent after the recovery began, where the sender holds it and waits for its timer
+        (0.00115, 0),
+    ],
+)
+def test_without_sack_a_timers_resend_of_a_hole_above_every_recovery_shows_its_fast_repair_lost(
+    repair_4_after_s, lost_repairs
+):
+    """Without SACK a sender knows of a hole from its DupThresh duplicate ACKs and resends it at
+    once; the timer resends it only when that repair was lost, unless the hole lies at the end of a
+    recovery begun before (RFC 6582's recover), which the sender holds until the timer."""
+    r = row_of(analyze(newreno_timer_resends(repair_4_after_s))[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 2 and r["lost_repairs"] == lost_repairs
+    assert r["lost_segments"] == 2 + lost_repairs
+
+
+def test_without_sack_a_timers_resend_after_a_lone_holes_duplicate_acks_shows_its_fast_repair_lost():
+    """The first hole of a transfer without SACK (no recovery before it), with 7 duplicate ACKs at
+    it (the last data), is resent by the timer 210 ms after it opened: its fast retransmit was
+    lost."""
+    r = row_of(analyze(receiver_side_with_rtt(0.210, segments=12, sack_permitted=False))[2], 0, 1)
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
 
 
 @pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.015, 1), (0.030, 2), (0.045, 3)])
