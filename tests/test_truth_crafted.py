@@ -305,15 +305,16 @@ def receiver_side_arrivals(
 
 def test_a_repair_the_receivers_gro_joined_to_resends_of_data_it_had_fills_one_hole_segment():
     """Go-back-N after a timeout resends segments 3-5 back to back; the receiver had 4 and 5, and
-    its GRO joins the three into one packet: one segment of it filled a hole, one was lost."""
+    its GRO joins the three into one packet: one segment of it filled a hole, one was lost. (Two
+    duplicate ACKs, short of DupThresh: the timeout's resend is the first repair.)"""
     f = Flow(sack_permitted=False)
     t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
     base, rng = 1001, np.random.default_rng(5)
-    for k in [0, 1, 2, 4, 5, 6, 7]:
+    for k in [0, 1, 2, 4, 5]:
         f.add(t + 0.01 + 0.0001 * k, 1, base + k * MSS, 5001, length=MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
         f.add(t + 0.01 + 0.0001 * k + 0.00001, 0, 5001, base + min(k + 1, 3) * MSS, ttl=64)
     f.add(t + 0.25, 1, base + 3 * MSS, 5001, length=3 * MSS, ttl=61, ip_id=int(rng.integers(0, 65536)))
-    f.add(t + 0.25001, 0, 5001, base + 8 * MSS, ttl=64)
+    f.add(t + 0.25001, 0, 5001, base + 6 * MSS, ttl=64)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
@@ -596,6 +597,54 @@ def test_on_a_slow_path_a_repair_is_late_after_three_round_trips(repair_after_s,
     assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
 
 
+def timer_waits_early_in_a_transfer() -> Flow:
+    """At the receiver a, on a 1 ms path: b's segments 0-5 arrive, the last a round trip after
+    the first (one round trip sampled); then nothing for 215 ms (b's timer), and segment 6 comes
+    with 7 (lost) and 8 (the hole); the fast repair of 7 is lost too, and the timer resends it
+    205 ms after the hole opened. Segment 5 echoes a's ACK of segment 0, the data after a silence
+    (and 8, sent with 6) the ACK before it."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    base, first_s = 1001, t + 0.009
+    arrivals = [(k, first_s + 0.0002 * k) for k in range(6)]
+    arrivals += [(6, arrivals[-1][1] + 0.215), (8, arrivals[-1][1] + 0.2152)]
+    arrivals += [(7, arrivals[-1][1] + 0.205)]
+    acks: List[int] = []  # TSvals, in the order a sent them
+    received: set = set()
+    for n, (k, when) in enumerate(arrivals):
+        echo = {5: acks[0] if acks else 0, 6: acks[-1] if acks else 0, 7: acks[-1] if acks else 0}.get(k, 0)
+        if k == 8:
+            echo = acks[-2]
+        f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=61, tsval=1000 + round(when * 1000), tsecr=echo)
+        received.add(k)
+        in_order = 0
+        while in_order in received:
+            in_order += 1
+        above = [(base + j * MSS, base + (j + 1) * MSS) for j in sorted(received) if j > in_order]
+        acks.append(100 + n)
+        f.add(
+            when + 0.00001,
+            0,
+            5001,
+            base + in_order * MSS,
+            ttl=64,
+            tsval=100 + n,
+            tsecr=1000 + round(when * 1000),
+            sack=above,
+        )
+    return f
+
+
+def test_a_timers_wait_sampled_early_in_a_transfer_does_not_hide_a_late_repair():
+    """The sender's timer waits are not round trips of the path: with the two (215 and 205 ms) in
+    the recent round trips, whose median they made early in the transfer, the repair of 7 a
+    timeout after its hole opened read as a first one (three round trips of 205 ms allowed). Kept
+    out, the path's 1 ms round trip leaves the minimum RTO: the fast repair of 7 was lost."""
+    r = row_of(analyze(timer_waits_early_in_a_transfer())[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
 def test_every_segment_of_a_late_repair_burst_counts_as_a_lost_repair():
     """TSO repairs a hole of several segments in one burst; when that burst was lost, the
     next one arrives late, segment after segment: each is a lost repair, not just the first."""
@@ -679,6 +728,51 @@ def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_show
     r = row_of(analyze(newreno_hole_of_three(after_5_s=0.02002, after_6_s=0.03004, segments=160))[2], 0, 1)
     # segment 6's repair, sent when the ACK reached it, is a first one (not the rest of 5's)
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4
+
+
+def newreno_timer_resends(repair_4_after_s: float) -> Flow:
+    """Without SACK on a 1 ms path, segments 4 and 17 of 26 lost: 4's fast repair arrives
+    `repair_4_after_s` after its hole opened, and 17 is resent by the timer 210 ms after its
+    hole opened, after 8 duplicate ACKs at it (the last data: none sent after the sender heard
+    them)."""
+    return receiver_side_with_rtt(
+        0.0,
+        lost=(4, 17),
+        segments=26,
+        repair_after_by_segment={4: repair_4_after_s, 17: 0.210},
+        sack_permitted=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "repair_4_after_s, lost_repairs",
+    [
+        # new data (segment 16) arrived after 4's repair: it left after it, at or above the
+        # recovery's end, and 17 above it; its duplicate ACKs had it fast retransmitted
+        (0.00105, 1),
+        # 4's repair arrived just before the data that opened 17's hole: 17 may have been the first
+        # segment sent after the recovery began, where the sender holds it and waits for its timer
+        (0.00115, 0),
+    ],
+)
+def test_without_sack_a_timers_resend_of_a_hole_above_every_recovery_shows_its_fast_repair_lost(
+    repair_4_after_s, lost_repairs
+):
+    """Without SACK a sender knows of a hole from its DupThresh duplicate ACKs and resends it at
+    once; the timer resends it only when that repair was lost, unless the hole lies at the end of a
+    recovery begun before (RFC 6582's recover), which the sender holds until the timer."""
+    r = row_of(analyze(newreno_timer_resends(repair_4_after_s))[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 2 and r["lost_repairs"] == lost_repairs
+    assert r["lost_segments"] == 2 + lost_repairs
+
+
+def test_without_sack_a_timers_resend_after_a_lone_holes_duplicate_acks_shows_its_fast_repair_lost():
+    """The first hole of a transfer without SACK (no recovery before it), with 7 duplicate ACKs at
+    it (the last data), is resent by the timer 210 ms after it opened: its fast retransmit was
+    lost."""
+    r = row_of(analyze(receiver_side_with_rtt(0.210, segments=12, sack_permitted=False))[2], 0, 1)
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
 
 
 @pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.022, 1), (0.030, 2), (0.045, 3)])

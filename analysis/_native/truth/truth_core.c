@@ -268,6 +268,9 @@ typedef struct {
     uint32_t opened_echo;
     int opened_echo_known;
     int64_t echoed_after_ns;
+    /* without SACK, whether the sender had left any recovery below it when it opened
+     * (newreno_open_below): its own DupThresh duplicate ACKs then have it resent at once */
+    int open_below;
 } hole;
 typedef struct {
     int64_t end, ts_ns;
@@ -349,6 +352,11 @@ typedef struct {
     /* the oldest generation_ns among the holes repairs_overtaken scans (-1: none): no hole is
      * due before new data echoes an ACK that long after it */
     int64_t generation_due_ns;
+    /* without SACK: when the peer last sent the DupThresh-th duplicate ACK at the lowest hole
+     * (-1: never), when the first repair after it arrived (-1: none yet), and whether new data
+     * arrived after that repair (newreno_open_below) */
+    int64_t dupthresh_last_ns, repair_after_dupthresh_ns;
+    int new_after_recovery_repair;
     /* this direction's own TSvals, every packet's: when its ACKs left */
     sent_tsval_ring tsvals_sent;
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
@@ -1560,8 +1568,12 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
         p->dupacks++;
         P[S_DUP_ACKS]++;
         if (in->mode[d ^ 1] >= TRUTH_MODE_RECEIVER && p->nholes > 0 && p->holes[0].lo == a &&
-            ++p->holes[0].dupacks == DUPTHRESH_SEGMENTS)
+            ++p->holes[0].dupacks == DUPTHRESH_SEGMENTS) {
             p->holes[0].dupthresh_ns = in->ts_ns[i];
+            p->dupthresh_last_ns = in->ts_ns[i];
+            p->repair_after_dupthresh_ns = -1;
+            p->new_after_recovery_repair = 0;
+        }
     }
     on_sack(ps, d, i, a);
     if (in->mode[d ^ 1] == TRUTH_MODE_SENDER) scoreboard_on_ack(ps, d, i);
@@ -1592,6 +1604,17 @@ static int peer_tsval_as_of(const direction_state *p, int64_t at_ns, uint32_t *t
 static int opened_after_repair(const direction_state *s, int64_t now) {
     if (s->repair_seen_ns < 0 || (now >= s->repair_seen_ns && now - s->repair_seen_ns > recent_rtt_max_ns(s))) return 0;
     return !(s->repair_seen_has_ts && s->hi_end_has_ts && (int32_t)(s->repair_seen_tsval - s->hi_end_tsval) < 0);
+}
+
+/* Without SACK, whether a hole opening now lies above the end of every recovery its sender began
+ * before (RFC 6582's recover: the highest data sent when the DupThresh-th duplicate ACK
+ * arrived): none began, or new data arrived after the first repair that followed the latest
+ * such ACK. On a path that keeps order, that data left after the repair, so at or above
+ * recover, and the hole lies above it: the ACK that reaches the hole ends the recovery (Linux
+ * holds a Reno recovery until data above recover is acknowledged), and the hole's own DupThresh
+ * duplicate ACKs begin a fast retransmit. Called before the packet updates the state. */
+static int newreno_open_below(const direction_state *s) {
+    return s->dupthresh_last_ns < 0 || s->new_after_recovery_repair;
 }
 
 /* Data beyond the highest sequence seen; a jump past it leaves a hole. */
@@ -1630,11 +1653,13 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
                   -1,
                   opened_echo,
                   opened_echo_known,
-                  -1};
+                  -1,
+                  newreno_open_below(s)};
         holes_append(ps, s, h);
         if (s->generation_due_ns < 0 || now < s->generation_due_ns) s->generation_due_ns = now;
     }
     if (in->mode[d] != TRUTH_MODE_SENDER) on_data_above_holes(ps, d, lo, hi, opened, first);
+    if (s->repair_after_dupthresh_ns >= 0) s->new_after_recovery_repair = 1;
     ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
     S[S_UNIQUE_BYTES] += hi - lo;
     s->hi_end = hi;
@@ -2126,6 +2151,20 @@ static int repair_burst_after(const pass *ps, int64_t d, int64_t i) {
            ps->in->tsval[i] != s->last_repair_tsval;
 }
 
+/* Without SACK, whether the repair of the hole h, arriving idle_ns after the data before it,
+ * shows the sender had resent h before its retransmission timer fired: a hole of one segment
+ * above every recovery begun before it (newreno_open_below) that then had DupThresh duplicate
+ * ACKs as the lowest (dupthresh_ns) was fast retransmitted, so a repair after a silence of a
+ * timeout or longer resends a repair the path lost (seen: IPv6, no timestamps, 1% loss: holes
+ * whose fast repair was lost, resent 205-212 ms later). A hole that opened just above a recovery
+ * may sit at its recover, where the sender holds the recovery and leaves the hole to its timer
+ * (seen: such holes' first copies resent by the timer alone, 0.6-1.2 ms after the recovery
+ * began); a hole of several segments (a burst lost whole) is repaired a segment per partial ACK.
+ * Both leave the first repair to the timer. */
+static int newreno_repaired_before(const hole *h, int64_t mss, int64_t idle_ns) {
+    return h->open_below && h->dupthresh_ns >= 0 && mss > 0 && h->opened_bytes <= mss && idle_ns >= RTO_MIN_NS;
+}
+
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
  * late original. */
 static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
@@ -2209,6 +2248,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
          * it already had (go-back-N after a timeout, without SACK), which fill nothing */
         int64_t fill_segs = segments_of(filled_bytes, s->mss);
         S[S_HOLE_FILL_RETRANS] += fill_segs;
+        if (s->dupthresh_last_ns >= 0 && s->repair_after_dupthresh_ns < 0) s->repair_after_dupthresh_ns = now;
         if (in->has_ts[i] && filled_hole.has_ts) {
             int slot = ring_push(&s->repair_fills_next, &s->repair_fills_len, REPAIR_FILLS_RECENT);
             s->repair_fills[slot] = (repair_fill){lo, hi, fill_segs, filled_hole.reveal_tsval};
@@ -2222,13 +2262,13 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
          * below it are filled (RFC 6582), and has no loss probe nor RACK (both need SACK): a
          * hole with fewer than DupThresh segments above it waits for the timeout, whose resend
          * is its first repair. So the wait counts from when the holes below were filled, less
-         * the first timeout. */
+         * the first timeout, unless the sender had resent it before (newreno_repaired_before). */
         int64_t timeouts;
         if (sack_off(in, d)) {
             int64_t since_ns = filled_hole.lowest_ns >= 0 && now > filled_hole.lowest_ns ? filled_hole.lowest_ns
                                                                                          : filled_hole.created_ns;
             timeouts = repair_timeouts_waited(s, now > since_ns ? now - since_ns : 0);
-            if (timeouts > 0) timeouts--;
+            if (timeouts > 0 && !newreno_repaired_before(&filled_hole, s->mss, idle_ns)) timeouts--;
         } else {
             timeouts = repair_timeouts_waited(s, hole_age_ns);
         }
@@ -2485,6 +2525,21 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     }
 }
 
+/* Whether data packet i of direction d, seen at the receiver or in path, came after a silence of
+ * a retransmission timeout or longer since the direction's data before it
+ * (timeout_silence_min_ns): its TSecr echoes an ACK that left before the silence, and the time
+ * since is the sender's timer, not the path's round trip. Such a sample stays out of the recent
+ * round trips the repair rules read (first_repair_within_ns): early in a transfer, before a few
+ * round trips were sampled, one was their median (seen: IPv6, three flows, a queue overflowing
+ * as they began: a 211 ms sample made a hole repaired at the timeout, 212 ms after it opened,
+ * a first repair, where the sender's capture shows its fast repair lost). Called before the
+ * packet updates the direction's state, its minimum round trip included (the first sample may
+ * be such a wait). */
+static int echo_after_timer_wait(const pass *ps, int64_t d, int64_t i) {
+    const direction_state *s = &ps->dirs[d];
+    return stats_of(ps, d)[S_DATA_PACKETS] > 0 && ps->in->ts_ns[i] - s->last_tx_ns >= timeout_silence_min_ns(ps, d);
+}
+
 /* Receiver-side RTT: the receiver's ACK TSval echoed in the data's TSecr. The sample
  * also keeps the data direction's minimum RTT, which tells a late original from a
  * retransmission where IP IDs and TSvals cannot (RTTs under the 1 ms TSval tick). */
@@ -2518,10 +2573,13 @@ static void on_timestamp_echo(pass *ps, int64_t d, int64_t i) {
             if (r >= 0) {
                 ps->out->rtt_us[i] = (double)r / 1000.0;
                 ps->out->rtt_direction[i] = (int32_t)d;
+                int timer_wait = echo_after_timer_wait(ps, d, i);
                 if (s->min_rtt_ns < 0 || r < s->min_rtt_ns) s->min_rtt_ns = r;
-                s->recent_rtt_ns[s->recent_rtt_next] = r;
-                s->recent_rtt_next = (s->recent_rtt_next + 1) % RECENT_RTT_SAMPLES;
-                if (s->recent_rtt_len < RECENT_RTT_SAMPLES) s->recent_rtt_len++;
+                if (!timer_wait) {
+                    s->recent_rtt_ns[s->recent_rtt_next] = r;
+                    s->recent_rtt_next = (s->recent_rtt_next + 1) % RECENT_RTT_SAMPLES;
+                    if (s->recent_rtt_len < RECENT_RTT_SAMPLES) s->recent_rtt_len++;
+                }
             }
             p->tsv_head = (p->tsv_head + 1) % TSVAL_RING;
             p->tsv_len--;
@@ -2701,6 +2759,8 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].sender_rtt_min_ns = -1;
         ps.dirs[d].repair_lost_below = -1;
         ps.dirs[d].generation_due_ns = -1;
+        ps.dirs[d].dupthresh_last_ns = -1;
+        ps.dirs[d].repair_after_dupthresh_ns = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;

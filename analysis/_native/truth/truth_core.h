@@ -27,7 +27,9 @@
  *    hole of one segment opened), or came below a
  *    higher hole's repair, or later than a first repair can come
  *    (a retransmission timeout: the minimum RTO, or three RTTs on slower paths), shows an
- *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited, or per round trip in
+ *    earlier repair lost (S_LOST_REPAIRS), one per timeout it waited (without SACK the first
+ *    timeout is the first repair, unless the hole's DupThresh duplicate ACKs came once the
+ *    sender had left every recovery below it: then it was fast retransmitted), or per round trip in
  *    which data above the hole (new data, or a higher hole's repair) that the sender sent after
  *    hearing the hole still open arrived before the repair did, unless it left within a round
  *    trip of a first repair of lower data (the sender's sweep, by TSvals); the timeouts after the
