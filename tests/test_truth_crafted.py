@@ -253,16 +253,18 @@ def go_back_n_after_timeout(
 
 
 @pytest.mark.parametrize("timestamps", [False, True])
-def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_a_round_trip_after_it_left_are_spurious(timestamps):
+def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_are_spurious(timestamps):
     # the fill left at 0, segment 2's repair 0.5 ms after it (under the 1 ms round trip: the
     # receiver could have taken both together), 3 and 4 over a round trip after it; one ACK
-    # covers all: the receiver had 3 and 4 already (a queue held the fill's ACK 3.5 ms)
-    f = go_back_n_after_timeout({1: 0.0, 2: 0.0005, 3: 0.0015, 4: 0.0020}, [(0.0035, 10)], timestamps)
+    # covers all: the receiver had 3 and 4 already (a queue held the fill's ACK 3.5 ms), and
+    # 2's repair was the timeout's resend of the window, not a repair of a loss the sender knew
+    # of: its first copy counts as lost only at the first copies' loss rate (in lost_inferred)
+    f = go_back_n_after_timeout({1: 0.0, 2: 0.0005, 3: 0.0015, 4: 0.0020}, [(0.0035, 40)], timestamps, segments=40)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "sender"
-    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
-    assert r["lost_segments"] == 2
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 3
+    assert r["lost_segments"] == 1
 
 
 def test_without_sack_repairs_the_receiver_answers_one_at_a_time_are_all_needed():
@@ -285,6 +287,61 @@ def test_without_sack_first_copies_above_a_second_hole_an_echo_passes_are_not_ju
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
     assert r["lost_inferred"] == 0 and r["lost_segments"] == 2
+
+
+def test_without_sack_a_window_resent_behind_a_lost_repair_was_not_needed_when_its_fill_moves_the_ack_past_it():
+    # segment 1 lost, and its timeout's repair lost too; the receiver answers each segment the
+    # sender resends behind it (go-back-N, one per duplicate ACK) with a duplicate ACK at 1, and
+    # once the next timeout's repair of 1 arrives one ACK covers everything: the receiver held
+    # 2-5 from their first copies, so of the 6 retransmissions only the two copies of 1 counted
+    f = go_back_n_after_timeout(
+        {1: 0.0, 2: 0.0011, 3: 0.0022, 4: 0.0033, 5: 0.0044},
+        [(0.0021, 1), (0.0032, 1), (0.0043, 1), (0.0054, 1)],
+        segments=40,
+    )
+    repair_s = f.rows[-1]["t"] + 0.6
+    f.add(repair_s, 1, 1001 + MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH)
+    f.add(repair_s + 0.001, 0, 5001, 1001 + 40 * MSS, ttl=63)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 6 and r["spurious_retransmissions"] == 4
+    assert r["lost_segments"] == 2
+
+
+def test_without_sack_in_path_a_window_resent_behind_a_repair_lost_downstream_is_not_lost_downstream():
+    # in the middle of the path: segment 1 lost upstream (a hole here), its timeout's repair
+    # passes here and is lost downstream; the sender resends 2-5 behind it, which pass here again
+    # while the receiver's ACK stands at 1; the next repair of 1 moves the ACK past all: the
+    # receiver held 2-5, so the loss is the hole and the one repair lost downstream
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, 0.0005, 0.0005, ttl_a=63, ttl_b=63)
+    base = 1001
+
+    def data(when: float, k: int) -> None:
+        f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=63, flags=TCP_ACK | TCP_PSH)
+
+    def ack(when: float, k: int) -> None:
+        f.add(when, 0, 5001, base + k * MSS, ttl=63)
+
+    for k in range(40):
+        if k != 1:
+            data(t + 0.0001 * k, k)
+    for k in range(40):
+        if k != 1:
+            ack(t + 0.0001 * k + 0.001, min(k + 1, 1))
+    timeout = t + 0.3
+    data(timeout, 1)
+    for n, k in enumerate(range(2, 6)):
+        data(timeout + 0.0011 * (n + 1), k)
+        ack(timeout + 0.0011 * (n + 1) + 0.0005, 1)
+    data(timeout + 0.6, 1)
+    ack(timeout + 0.6 + 0.0005, 40)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "in-path"
+    assert r["downstream_retransmissions"] == 1
+    assert r["lost_segments"] == 2
 
 
 def receiver_side_arrivals(

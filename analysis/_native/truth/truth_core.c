@@ -367,6 +367,8 @@ typedef struct {
     double lost_inferred_correction; /* lost count less the retransmissions labelled needed */
     double lost_inferred_variance;   /* of that count (segments squared) */
     int64_t dsack_more_segments;     /* retransmissions a D-SACK showed beyond its first */
+    /* first copies resent with the window, whose fate no ACK told (without SACK: resent_with_window) */
+    int64_t resent_untold_first_copies;
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
     /* downstream: the receiver's ts_recent as this capture infers it (the newest TSval of data
@@ -583,6 +585,8 @@ static void on_evidence(pass *ps, int64_t d, int64_t i) {
     if (hi > s->hi_end) s->hi_end = hi;
 }
 
+static void repeats_behind_lost_repair_passed(pass *ps, int64_t d, int64_t old_una, int64_t a);
+
 /* The cumulative ACK advanced: capture gaps, an RTT sample at the sender, recovery end. */
 static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_data) {
     direction_state *p = &ps->dirs[d ^ 1];
@@ -622,6 +626,7 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     if (!first && a_data > p->base && P[S_FIRST_ACKED_TS] < 0) P[S_FIRST_ACKED_TS] = now;
     /* ... and the last time it acknowledged more: where delivery ended */
     if (!first && a_data > p->base) P[S_LAST_ACKED_TS] = now;
+    if (!first && a_data > p->snd_una) repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
     if (a > p->snd_una || first) p->snd_una = a_data;
     p->dupacks = 0;
     p->sack_evidence = 0;
@@ -673,6 +678,29 @@ static int64_t mark_not_needed(pass *ps, int64_t d, retx_entry *e, int64_t spuri
         ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
     }
     return added;
+}
+
+/* In path without SACK, the cumulative ACK moved from old_una to a past repeats that passed here
+ * before the newest copy of the data at old_una did (the fill that moved it). The path here to the
+ * receiver keeps order, so those repeats reached the receiver before the fill, while the ACK stood
+ * at the hole: the window resent behind a lost repair (resent_with_window at the sender).
+ * Had a repeat's earlier copy been lost downstream, the receiver needed it; without SACK nothing
+ * says so, and it is no more likely than any loss downstream: the repeats count as not needed,
+ * not lost downstream. */
+static void repeats_behind_lost_repair_passed(pass *ps, int64_t d, int64_t old_una, int64_t a) {
+    direction_state *s = &ps->dirs[d];
+    if (ps->in->mode[d] != TRUTH_MODE_IN_PATH || !sack_off(ps->in, d)) return;
+    int64_t fill_ns = -1;
+    for (int q = s->retx_len - 1; q >= 0 && fill_ns < 0; q--) {
+        const retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
+        if (r->lo <= old_una && old_una < r->hi) fill_ns = ps->in->ts_ns[r->pkt];
+    }
+    if (fill_ns < 0) return;
+    for (int q = 0; q < s->retx_len; q++) {
+        retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
+        if (r->downstream && r->lo > old_una && r->hi <= a && ps->in->ts_ns[r->pkt] < fill_ns)
+            mark_not_needed(ps, d, r, INT64_MAX);
+    }
 }
 
 static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
@@ -1028,6 +1056,12 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     }
     reordering_survival(s, late);
     while (s->awaiting_len > 0) awaiting_retire(ps, d, rate, late);
+    /* first copies resent with a window, lost as often as the first copies whose fate is known */
+    if (s->resent_untold_first_copies > 0) {
+        double first_lost = rate > 1.0 ? 1.0 : rate;
+        s->lost_inferred_correction += first_lost * (double)s->resent_untold_first_copies;
+        s->lost_inferred_variance += first_lost * (1.0 - first_lost) * (double)s->resent_untold_first_copies;
+    }
     /* copies not needed and not shown to have arrived (a D-SACK shows one) */
     int64_t *S = stats_of(ps, d);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
@@ -1196,6 +1230,31 @@ static void newest_copy_not_needed(pass *ps, int64_t d, sent_segment *e) {
     }
 }
 
+/* Without SACK, one cumulative ACK covered the repair that filled the hole at the old cumulative
+ * ACK (its newest copy left at fill_ns) and, above it, segment e, whose newest copy is a
+ * retransmission that left before that repair, or with it (within the lowest RTT after it: else
+ * covered_with_lower_fill). A sender without SACK knows of the lowest hole only and repairs it
+ * one segment at a time (RFC 6582; Linux cuts a super-segment to mark one MSS lost), so a copy of
+ * e above it was no repair of a loss the sender knew of: it is the window resent in sequence
+ * order after a timeout, back to back with the fill, or one segment per duplicate ACK behind a
+ * repair of the fill that was lost (the ACK stood at the hole while those copies arrived). Whether
+ * e's first copy arrived the ACK cannot tell: the receiver held e when the fill arrived, and one
+ * that coalesces arriving segments (GRO) answers a fill and the copies right behind it at once.
+ * So e's copies count as not needed, and its first copy as lost as often as first copies whose
+ * fate is known are (window_resend_not_needed). */
+static int resent_with_window(const pass *ps, int64_t d, const sent_segment *e, int64_t fill_ns) {
+    return sack_off(ps->in, d) && fill_ns >= 0 && e->copies >= 2 && !e->covered && e->verdict == VERDICT_PENDING;
+}
+
+/* Segment e's retransmissions were a resend of the window (resent_with_window): not needed; its
+ * first copy, whose fate no ACK told, counts as lost at the rate first copies were lost, once the
+ * capture ends (scoreboard_finish). */
+static void window_resend_not_needed(pass *ps, int64_t d, sent_segment *e) {
+    ps->dirs[d].resent_untold_first_copies++;
+    e->verdict = VERDICT_DELIVERED;
+    retransmissions_not_needed(ps, d, e);
+}
+
 /* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
  * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
  * answers each segment PAWS rejects with one, RFC 7323 5.3). */
@@ -1221,6 +1280,8 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
             fill_ns = p->sb[k].last_ns;
         else if (covered_with_lower_fill(ps, d ^ 1, &p->sb[k], fill_ns))
             newest_copy_not_needed(ps, d ^ 1, &p->sb[k]);
+        else if (resent_with_window(ps, d ^ 1, &p->sb[k], fill_ns))
+            window_resend_not_needed(ps, d ^ 1, &p->sb[k]);
         scoreboard_cover(ps, d ^ 1, &p->sb[k], now, fresh && p->sb[k].lo <= p->sb_una, &newest_sent_ns);
         fresh = 0;
     }
