@@ -344,6 +344,67 @@ def test_without_sack_in_path_a_window_resent_behind_a_repair_lost_downstream_is
     assert r["lost_segments"] == 2
 
 
+def no_sack_sender_with_timestamps(
+    late_s: Dict[int, float], lost: Sequence[int], repairs_s: Dict[int, float], segments: int = 40
+) -> Flow:
+    """Capture next to a data sender b without SACK, with timestamps (1 ms ticks), on a 1 ms
+    path: b sends `segments` back to back, 0.1 ms apart; the originals in `late_s` arrive that
+    much late, those in `lost` never; `repairs_s` maps a segment to when its repair left after
+    its original. The receiver ACKs each arrival at once, echoing the TSval of the segment that
+    last arrived at its cumulative ACK (RFC 7323's TS.Recent)."""
+    rtt_s = 0.001
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    copies = [(t + 0.0001 * k, k, late_s.get(k, 0.0)) for k in range(segments)]
+    copies += [(t + 0.0001 * k + after, k, 0.0) for k, after in repairs_s.items()]
+    rows = [(tx, "data", k, tx) for tx, k, _ in copies]
+    arrivals = sorted(
+        (tx + rtt_s + delay, k, tx)
+        for tx, k, delay in copies
+        if not (delay == 0.0 and tx == t + 0.0001 * k and k in lost)
+    )
+    acked, echo_s, have = 0, t, set()
+    for when, k, tx in arrivals:
+        if k == acked:
+            echo_s = tx
+        have.add(k)
+        while acked in have:
+            acked += 1
+        rows.append((when + 0.00001, "ack", acked, echo_s))
+    for when, kind, n, stamp in sorted(rows, key=lambda r: r[0]):
+        if kind == "data":
+            tsval = int(stamp * 1000)
+            f.add(when, 1, base + n * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, tsval=tsval, tsecr=1)
+        else:
+            f.add(when, 0, 5001, base + n * MSS, ttl=63, tsval=2, tsecr=int(stamp * 1000))
+    return f
+
+
+def test_without_sack_a_repaired_first_copy_no_ack_reported_is_lost_even_on_a_path_seen_to_reorder():
+    # segment 3 arrives 4 ms late, behind the 40 segments after it (reordering the ACKs show);
+    # segment 20 is lost and repaired 6 ms later: without SACK the duplicate ACKs say only that
+    # something above 20 arrived, and the repair's ACK is the only word on 20: its first copy
+    # was lost (the repair needed), not a late one the receiver discarded unseen
+    f = no_sack_sender_with_timestamps({3: 0.004}, lost=(20,), repairs_s={20: 0.006})
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 1 and r["spurious_retransmissions"] == 0
+    assert r["lost_segments"] == 1 and r["lost_inferred"] == 0
+
+
+def test_without_sack_an_ack_past_a_repair_echoing_an_older_copy_shows_the_repair_not_needed():
+    # segment 20's original is not lost but 4 ms late; the sender repairs it 4.5 ms after it
+    # left, and the ACK that moves past 20 echoes the original's TSval: the original arrived
+    # first, the repair was not needed (no D-SACK says so without SACK)
+    f = no_sack_sender_with_timestamps({20: 0.004}, lost=(), repairs_s={20: 0.0045})
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["spurious_retransmissions"] == 1
+    assert r["lost_segments"] == 0
+
+
 def receiver_side_arrivals(
     order: Sequence[Tuple[int, float, int]], isn_b: int = 1000, ids: str = "per_packet", rtt_s: float = 0.020
 ) -> Flow:

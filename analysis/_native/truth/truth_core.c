@@ -195,8 +195,8 @@ typedef struct {
 /* One segment (or super-segment) as first sent, and what became of its first copy. */
 typedef struct {
     int64_t lo, hi;
-    int64_t first_ns, last_ns; /* first and newest copy sent */
-    uint32_t first_tsval;
+    int64_t first_ns, last_ns;        /* first and newest copy sent */
+    uint32_t first_tsval, last_tsval; /* TSvals of the first and newest copy (0: none) */
     int32_t copies;
     int32_t skip;   /* covered: entries to step over to a maybe uncovered one */
     int8_t covered; /* ACKed or SACKed */
@@ -965,7 +965,7 @@ static void awaiting_delivered(pass *ps, int64_t d, awaiting_copy *c) {
     c->settled = 1;
     int64_t k = sb_index(s, c->lo);
     if (k < s->sb_len && s->sb[k].lo == c->lo) s->sb[k].verdict = VERDICT_DELIVERED;
-    sent_segment e = {c->lo, c->hi, c->first_ns, c->first_ns, 0, 2, 1, 0, VERDICT_DELIVERED};
+    sent_segment e = {c->lo, c->hi, c->first_ns, c->first_ns, 0, 0, 2, 1, 0, VERDICT_DELIVERED};
     retransmissions_not_needed(ps, d, &e);
 }
 
@@ -1004,7 +1004,12 @@ static void unreported_copy(pass *ps, int64_t d, sent_segment *e, int64_t now) {
     int reordered = lag_ns > 0 ? (lag_ns > TSVAL_TICK_NS || echo_past) && reordered_that_far(s, lag_ns)
                                : !(sender_rtt_recent_max_ns(s) > 0 &&
                                    age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
-    if (!s->uses_ts || s->reorder_samples == 0 || !reordered) {
+    /* Without SACK (its handshake says so) the reordering reads nothing: the segments "reported"
+     * are those duplicate ACKs are assigned to in send order (bare_dupack_reports), and the
+     * receiver answers every duplicate it gets with one too, so a resent window runs that
+     * assignment ahead of what arrived; a copy the cumulative ACK covered only with its repair
+     * was lost. */
+    if (!s->uses_ts || s->reorder_samples == 0 || !reordered || sack_off(ps->in, d)) {
         e->verdict = VERDICT_LOST; /* the path never reordered that far */
         s->first_copy_lost++;
         return;
@@ -1095,6 +1100,7 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
             sent_segment *e = &s->sb[k];
             e->copies++;
             e->last_ns = now;
+            e->last_tsval = in->tsval[i];
             if (e->verdict == VERDICT_DELIVERED) retransmissions_not_needed(ps, d, e);
         }
         return;
@@ -1117,7 +1123,7 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
             s->sb_cap = nc;
         }
     }
-    s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], 1, 1, 0, VERDICT_PENDING};
+    s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], in->tsval[i], 1, 1, 0, VERDICT_PENDING};
 }
 
 /* A segment newly ACKed or SACKed. `fresh`: reported as just arrived (the SACK block the
@@ -1230,6 +1236,18 @@ static void newest_copy_not_needed(pass *ps, int64_t d, sent_segment *e) {
     }
 }
 
+/* Without SACK, the cumulative ACK moved past segment e, which it had stood at (its lowest), and
+ * echoes a TSval older than that of e's newest copy, a retransmission. The receiver had sent its
+ * previous ACK with e missing, so the first segment to arrive at e's start after it set the
+ * timestamp it echoes (RFC 7323 4.3: TS.Recent is taken from a segment at the left edge of the
+ * window it last acknowledged, Linux's rcv_wup): an earlier copy of e arrived first, and the newest
+ * was not needed (RFC 3522's Eifel detection, read from the capture; with SACK, D-SACK tells). */
+static int echo_shows_earlier_copy(const pass *ps, int64_t d, int64_t i, const sent_segment *e) {
+    const truth_input *in = ps->in;
+    return sack_off(in, d) && e->copies >= 2 && !e->covered && in->has_ts[i] && ps->dirs[d].uses_ts &&
+           (int32_t)(e->last_tsval - in->tsecr[i]) > 0;
+}
+
 /* Without SACK, one cumulative ACK covered the repair that filled the hole at the old cumulative
  * ACK (its newest copy left at fill_ns) and, above it, segment e, whose newest copy is a
  * retransmission that left before that repair, or with it (within the lowest RTT after it: else
@@ -1276,9 +1294,10 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     int64_t fill_ns = -1; /* the newest copy of a repair that filled the hole at the old ACK */
     for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
         if (p->sb[k].covered) continue;
-        if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1)
+        if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1) {
             fill_ns = p->sb[k].last_ns;
-        else if (covered_with_lower_fill(ps, d ^ 1, &p->sb[k], fill_ns))
+            if (echo_shows_earlier_copy(ps, d ^ 1, i, &p->sb[k])) newest_copy_not_needed(ps, d ^ 1, &p->sb[k]);
+        } else if (covered_with_lower_fill(ps, d ^ 1, &p->sb[k], fill_ns))
             newest_copy_not_needed(ps, d ^ 1, &p->sb[k]);
         else if (resent_with_window(ps, d ^ 1, &p->sb[k], fill_ns))
             window_resend_not_needed(ps, d ^ 1, &p->sb[k]);
