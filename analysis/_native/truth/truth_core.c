@@ -369,6 +369,9 @@ typedef struct {
     int64_t dsack_more_segments;     /* retransmissions a D-SACK showed beyond its first */
     /* first copies resent with the window, whose fate no ACK told (without SACK: resent_with_window) */
     int64_t resent_untold_first_copies;
+    /* when the newest repeat of the data at the cumulative ACK passed (-1: none since the ACK
+     * last moved): the fill repeats_behind_lost_repair_passed measures against */
+    int64_t repeat_at_una_ns;
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
     /* downstream: the receiver's ts_recent as this capture infers it (the newest TSval of data
@@ -626,7 +629,10 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     if (!first && a_data > p->base && P[S_FIRST_ACKED_TS] < 0) P[S_FIRST_ACKED_TS] = now;
     /* ... and the last time it acknowledged more: where delivery ended */
     if (!first && a_data > p->base) P[S_LAST_ACKED_TS] = now;
-    if (!first && a_data > p->snd_una) repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
+    /* a repeat of the data at the old cumulative ACK passed since it last moved: the fill */
+    if (!first && a_data > p->snd_una && p->repeat_at_una_ns >= 0)
+        repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
+    if (a_data > p->snd_una) p->repeat_at_una_ns = -1;
     if (a > p->snd_una || first) p->snd_una = a_data;
     p->dupacks = 0;
     p->sack_evidence = 0;
@@ -690,12 +696,7 @@ static int64_t mark_not_needed(pass *ps, int64_t d, retx_entry *e, int64_t spuri
 static void repeats_behind_lost_repair_passed(pass *ps, int64_t d, int64_t old_una, int64_t a) {
     direction_state *s = &ps->dirs[d];
     if (ps->in->mode[d] != TRUTH_MODE_IN_PATH || !sack_off(ps->in, d)) return;
-    int64_t fill_ns = -1;
-    for (int q = s->retx_len - 1; q >= 0 && fill_ns < 0; q--) {
-        const retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
-        if (r->lo <= old_una && old_una < r->hi) fill_ns = ps->in->ts_ns[r->pkt];
-    }
-    if (fill_ns < 0) return;
+    int64_t fill_ns = s->repeat_at_una_ns;
     for (int q = 0; q < s->retx_len; q++) {
         retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
         if (r->downstream && r->lo > old_una && r->hi <= a && ps->in->ts_ns[r->pkt] < fill_ns)
@@ -2112,6 +2113,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->retx_head = (s->retx_head + 1) % RETX_RING;
         s->retx_len--;
     }
+    if (s->have_una && lo <= s->snd_una && s->snd_una < hi) s->repeat_at_una_ns = now;
     s->retx[(s->retx_head + s->retx_len) % RETX_RING] =
         (retx_entry){lo, hi, i, spurious, downstream, spurious ? segments_of(hi - lo, s->mss) : 0, 0};
     s->retx_len++;
@@ -2507,6 +2509,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].mss = in->mss[d];
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
+        ps.dirs[d].repeat_at_una_ns = -1;
         ps.dirs[d].sweep_end = -1;
         ps.dirs[d].timer_sweep_budget = -1;
         ps.dirs[d].sender_rtt_min_ns = -1;
