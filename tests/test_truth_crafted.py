@@ -810,6 +810,18 @@ def test_each_round_trip_new_data_overtakes_a_holes_repair_counts_one_more_lost_
     assert r["lost_segments"] == 1 + lost_repairs
 
 
+def test_without_sack_new_data_overtaking_a_holes_repairs_shows_one_lost_repair_per_timeout():
+    """The same hole without SACK: new data overtakes its repair round trip after round trip, but
+    such a sender hears of a lost repair only from its retransmission timer (no SACK of the data
+    after it, no RACK), and resends it once per timeout: repaired 45 ms after it opened, under the
+    minimum RTO, the hole lost one repair, not one per round trip (the first, or none sent)."""
+    flow = receiver_side_with_rtt(repair_after_s=0.045, rtt_s=0.010, segments=140, step_s=0.0005, sack_permitted=False)
+    _, _, d = analyze(flow)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == 1 and r["lost_segments"] == 2
+
+
 def two_holes_receiver(higher_repair_after_s: float) -> Flow:
     """The lost-repair flow above with a second hole (segment 50) whose repair arrives
     `higher_repair_after_s` after it opened, while the lower hole (4) stays open until 45 ms."""

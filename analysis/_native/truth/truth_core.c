@@ -1704,6 +1704,19 @@ static int64_t repairs_overtaken_shown(const direction_state *s, const hole *h, 
     return h->repairs_overtaken;
 }
 
+/* The repairs of hole h that data overtook (repairs_overtaken_shown), as many as can have been lost:
+ * without SACK no more than one per minimum RTO the hole was open (hole_age_ns), and at least one.
+ * Such a sender hears of a lost repair only from its retransmission timer (no SACK of the data
+ * sent after it, so no RACK), which fires at most once per minimum RTO: new data overtakes a
+ * lost repair round trip after round trip until then, and the hole loses one repair per timeout,
+ * not one per round trip (a sender that saw reordering also waits for more than DupThresh
+ * duplicate ACKs before its first repair, and new data overtakes the hole with none sent). */
+static int64_t overtaken_repairs_lost(const pass *ps, int64_t d, const hole *h, int64_t now, int64_t hole_age_ns) {
+    int64_t overtaken = repairs_overtaken_shown(&ps->dirs[d], h, now);
+    int64_t timers = hole_age_ns / RTO_MIN_NS > 1 ? hole_age_ns / RTO_MIN_NS : 1;
+    return sack_off(ps->in, d) && overtaken > timers ? timers : overtaken;
+}
+
 /* How many repairs of a hole shown lost were lost: one per retransmission timeout it waited,
  * or per time data overtook its repair (repairs_overtaken_shown), and at least one. */
 static int64_t repairs_lost_count(int64_t timeouts, int64_t overtaken) {
@@ -2090,8 +2103,8 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             /* the hole segments it filled (fill_segs), less those a timeout's sweep first repaired */
             int64_t unswept = rseg - first_repairs < fill_segs ? rseg - first_repairs : fill_segs;
             int64_t shown = skipped || sacked_past || marked ? fill_segs : unswept;
-            S[S_LOST_REPAIRS] +=
-                repairs_lost_in_fill(timeouts, repairs_overtaken_shown(s, &filled_hole, now), shown, timer_resend);
+            S[S_LOST_REPAIRS] += repairs_lost_in_fill(
+                timeouts, overtaken_repairs_lost(ps, d, &filled_hole, now, hole_age_ns), shown, timer_resend);
         } else {
             s->sweep_end = hi;
             s->sweep_ns = now;
