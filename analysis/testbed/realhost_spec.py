@@ -386,8 +386,10 @@ def expected_warnings(
             may.add("no_timestamps")  # congestive loss may leave no hole; IPv4 IDs count it unless contradicted
     if transfer.snaplen_cuts_headers(vantage):
         may.add("snaplen_short")  # only ACKs with SACK blocks reach past it: loss decides how many
-    if vantage == "sender" and transfer.jitter_reorders:
-        may.add("loss_estimated")  # first copies a repair overtook: their fate no ACK tells
+    if vantage == "sender" and (transfer.jitter_reorders or not transfer.sender_sack):
+        # first copies a repair overtook, or without SACK those resent with a window after a
+        # timeout and the resent copies not needed (no D-SACK tells whether they arrived)
+        may.add("loss_estimated")
     if vantage != "sender":
         # a repair that overtakes first copies sent before it makes the receiver discard them
         # by PAWS: jitter that reorders, and also a busy host's veth backlogs or TCG's two
