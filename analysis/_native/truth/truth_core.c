@@ -2089,6 +2089,11 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int overtaken =
             lo < s->repair_lost_below && (filled_hole.known_lost_ns < 0 || now < filled_hole.known_lost_ns ||
                                           ns_before(now, reorder_extent_ns(s)) >= filled_hole.known_lost_ns);
+        /* without SACK a lost repair is resent by the retransmission timer only (the ACK stands at
+         * the hole: no partial ACK, no SACK for RACK), so a hole filled within a minimum RTO of
+         * opening had one repair, whatever new data overtook it (a sender that saw reordering
+         * waits for more duplicate ACKs than DupThresh, and sends new data meanwhile) */
+        if (sack_off(in, d) && hole_age_ns < RTO_MIN_NS) overtaken = 0;
         int marked = repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now);
         /* a first repair of the sender's sweep: none of the signs above counts */
