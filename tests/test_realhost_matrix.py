@@ -368,6 +368,11 @@ def test_expected_warnings_follow_the_capture_conditions():
     # an unshaped path reorders as well (veths at several Gbit/s across CPUs); a shaped one keeps order
     assert "loss_estimated" in expected_warnings(Transfer(name="u", rate_bps=0, data_loss=0.01), "sender", 0)[1]
     assert "loss_estimated" not in expected_warnings(Transfer(name="s", data_loss=0.01), "sender", 0)[1]
+    # without SACK, the fate of first copies resent with a window and of resent copies no D-SACK
+    # reports is estimated at the sender
+    no_sack = Transfer(name="n", data_loss=0.01, sender_sack=False)
+    assert expected_warnings(no_sack, "sender", 0) == (set(), {"loss_estimated", "time_backwards"})
+    assert "loss_estimated" not in expected_warnings(no_sack, "receiver", 0)[1]
     must, may = expected_warnings(gro, "router-any", 0)
     assert must == {"duplicate_frames", "forwarding_drops"}
     assert "time_backwards" in may, "-i any on a busy forwarding host writes frames out of time order"

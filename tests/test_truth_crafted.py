@@ -253,16 +253,18 @@ def go_back_n_after_timeout(
 
 
 @pytest.mark.parametrize("timestamps", [False, True])
-def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_a_round_trip_after_it_left_are_spurious(timestamps):
+def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_are_spurious(timestamps):
     # the fill left at 0, segment 2's repair 0.5 ms after it (under the 1 ms round trip: the
     # receiver could have taken both together), 3 and 4 over a round trip after it; one ACK
-    # covers all: the receiver had 3 and 4 already (a queue held the fill's ACK 3.5 ms)
-    f = go_back_n_after_timeout({1: 0.0, 2: 0.0005, 3: 0.0015, 4: 0.0020}, [(0.0035, 10)], timestamps)
+    # covers all: the receiver had 3 and 4 already (a queue held the fill's ACK 3.5 ms), and
+    # 2's repair was the timeout's resend of the window, not a repair of a loss the sender knew
+    # of: its first copy counts as lost only at the first copies' loss rate (in lost_inferred)
+    f = go_back_n_after_timeout({1: 0.0, 2: 0.0005, 3: 0.0015, 4: 0.0020}, [(0.0035, 40)], timestamps, segments=40)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "sender"
-    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
-    assert r["lost_segments"] == 2
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 3
+    assert r["lost_segments"] == 1
 
 
 def test_without_sack_repairs_the_receiver_answers_one_at_a_time_are_all_needed():
@@ -285,6 +287,122 @@ def test_without_sack_first_copies_above_a_second_hole_an_echo_passes_are_not_ju
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
     assert r["lost_inferred"] == 0 and r["lost_segments"] == 2
+
+
+def test_without_sack_a_window_resent_behind_a_lost_repair_was_not_needed_when_its_fill_moves_the_ack_past_it():
+    # segment 1 lost, and its timeout's repair lost too; the receiver answers each segment the
+    # sender resends behind it (go-back-N, one per duplicate ACK) with a duplicate ACK at 1, and
+    # once the next timeout's repair of 1 arrives one ACK covers everything: the receiver held
+    # 2-5 from their first copies, so of the 6 retransmissions only the two copies of 1 counted
+    f = go_back_n_after_timeout(
+        {1: 0.0, 2: 0.0011, 3: 0.0022, 4: 0.0033, 5: 0.0044},
+        [(0.0021, 1), (0.0032, 1), (0.0043, 1), (0.0054, 1)],
+        segments=40,
+    )
+    repair_s = f.rows[-1]["t"] + 0.6
+    f.add(repair_s, 1, 1001 + MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH)
+    f.add(repair_s + 0.001, 0, 5001, 1001 + 40 * MSS, ttl=63)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 6 and r["spurious_retransmissions"] == 4
+    assert r["lost_segments"] == 2
+
+
+def test_without_sack_in_path_a_window_resent_behind_a_repair_lost_downstream_is_not_lost_downstream():
+    # in the middle of the path: segment 1 lost upstream (a hole here), its timeout's repair
+    # passes here and is lost downstream; the sender resends 2-5 behind it, which pass here again
+    # while the receiver's ACK stands at 1; the next repair of 1 moves the ACK past all: the
+    # receiver held 2-5, so the loss is the hole and the one repair lost downstream
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, 0.0005, 0.0005, ttl_a=63, ttl_b=63)
+    base = 1001
+
+    def data(when: float, k: int) -> None:
+        f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=63, flags=TCP_ACK | TCP_PSH)
+
+    def ack(when: float, k: int) -> None:
+        f.add(when, 0, 5001, base + k * MSS, ttl=63)
+
+    for k in range(40):
+        if k != 1:
+            data(t + 0.0001 * k, k)
+    for k in range(40):
+        if k != 1:
+            ack(t + 0.0001 * k + 0.001, min(k + 1, 1))
+    timeout = t + 0.3
+    data(timeout, 1)
+    for n, k in enumerate(range(2, 6)):
+        data(timeout + 0.0011 * (n + 1), k)
+        ack(timeout + 0.0011 * (n + 1) + 0.0005, 1)
+    data(timeout + 0.6, 1)
+    ack(timeout + 0.6 + 0.0005, 40)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "in-path"
+    assert r["downstream_retransmissions"] == 1
+    assert r["lost_segments"] == 2
+
+
+def no_sack_sender_with_timestamps(
+    late_s: Dict[int, float], lost: Sequence[int], repairs_s: Dict[int, float], segments: int = 40
+) -> Flow:
+    """Capture next to a data sender b without SACK, with timestamps (1 ms ticks), on a 1 ms
+    path: b sends `segments` back to back, 0.1 ms apart; the originals in `late_s` arrive that
+    much late, those in `lost` never; `repairs_s` maps a segment to when its repair left after
+    its original. The receiver ACKs each arrival at once, echoing the TSval of the segment that
+    last arrived at its cumulative ACK (RFC 7323's TS.Recent)."""
+    rtt_s = 0.001
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    copies = [(t + 0.0001 * k, k, late_s.get(k, 0.0)) for k in range(segments)]
+    copies += [(t + 0.0001 * k + after, k, 0.0) for k, after in repairs_s.items()]
+    rows = [(tx, "data", k, tx) for tx, k, _ in copies]
+    arrivals = sorted(
+        (tx + rtt_s + delay, k, tx)
+        for tx, k, delay in copies
+        if not (delay == 0.0 and tx == t + 0.0001 * k and k in lost)
+    )
+    acked, echo_s, have = 0, t, set()
+    for when, k, tx in arrivals:
+        if k == acked:
+            echo_s = tx
+        have.add(k)
+        while acked in have:
+            acked += 1
+        rows.append((when + 0.00001, "ack", acked, echo_s))
+    for when, kind, n, stamp in sorted(rows, key=lambda r: r[0]):
+        if kind == "data":
+            tsval = int(stamp * 1000)
+            f.add(when, 1, base + n * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, tsval=tsval, tsecr=1)
+        else:
+            f.add(when, 0, 5001, base + n * MSS, ttl=63, tsval=2, tsecr=int(stamp * 1000))
+    return f
+
+
+def test_without_sack_a_repaired_first_copy_no_ack_reported_is_lost_even_on_a_path_seen_to_reorder():
+    # segment 3 arrives 4 ms late, behind the 40 segments after it (reordering the ACKs show);
+    # segment 20 is lost and repaired 6 ms later: without SACK the duplicate ACKs say only that
+    # something above 20 arrived, and the repair's ACK is the only word on 20: its first copy
+    # was lost (the repair needed), not a late one the receiver discarded unseen
+    f = no_sack_sender_with_timestamps({3: 0.004}, lost=(20,), repairs_s={20: 0.006})
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 1 and r["spurious_retransmissions"] == 0
+    assert r["lost_segments"] == 1 and r["lost_inferred"] == 0
+
+
+def test_without_sack_an_ack_past_a_repair_echoing_an_older_copy_shows_the_repair_not_needed():
+    # segment 20's original is not lost but 4 ms late; the sender repairs it 4.5 ms after it
+    # left, and the ACK that moves past 20 echoes the original's TSval: the original arrived
+    # first, the repair was not needed (no D-SACK says so without SACK)
+    f = no_sack_sender_with_timestamps({20: 0.004}, lost=(), repairs_s={20: 0.0045})
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["spurious_retransmissions"] == 1
+    assert r["lost_segments"] == 0
 
 
 def receiver_side_arrivals(
@@ -721,13 +839,14 @@ def test_without_sack_a_hole_of_several_segments_repaired_one_per_partial_ack_co
     assert r["retransmissions"] == 3 and r["lost_repairs"] == 0 and r["lost_segments"] == 3
 
 
-def test_without_sack_new_data_sent_after_the_partial_ack_reached_a_segment_shows_its_repair_lost():
+def test_without_sack_a_repair_new_data_overtook_within_a_timeout_is_a_first_one():
     """The same hole, but the repair of segment 5 comes a round trip late: new data the sender sent
-    after the partial ACK that reached segment 5 arrived first, so its first repair was lost; the
-    repair of 6, a round trip after 5's, is a first one."""
+    after the partial ACK that reached segment 5 arrived first. Without SACK a lost repair is
+    resent only when the retransmission timer fires (the ACK stands at the hole), so a repair
+    30 ms after the hole opened is the first: the sender sent the new data before it (a sender
+    that saw reordering waits for more than DupThresh duplicate ACKs)."""
     r = row_of(analyze(newreno_hole_of_three(after_5_s=0.02002, after_6_s=0.03004, segments=160))[2], 0, 1)
-    # segment 6's repair, sent when the ACK reached it, is a first one (not the rest of 5's)
-    assert r["retransmissions"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4
+    assert r["retransmissions"] == 3 and r["lost_repairs"] == 0 and r["lost_segments"] == 3
 
 
 def newreno_timer_resends(repair_4_after_s: float) -> Flow:
@@ -785,6 +904,26 @@ def test_each_round_trip_new_data_overtakes_a_holes_repair_counts_one_more_lost_
     repair comes n round trips or more after the hole: each waits for an ACK of data sent after
     the one before.)"""
     flow = receiver_side_with_rtt(repair_after_s=repair_after_s, rtt_s=0.010, segments=140, step_s=0.0005)
+    _, _, d = analyze(flow)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == 1 and r["lost_repairs"] == lost_repairs
+    assert r["lost_segments"] == 1 + lost_repairs
+
+
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.045, 0), (0.25, 1)])
+def test_without_sack_new_data_overtaking_a_holes_repair_shows_one_lost_repair_per_timeout(
+    repair_after_s, lost_repairs
+):
+    """The same hole without SACK: new data overtakes its repair round trip after round trip, but
+    such a sender resends a lost repair only when its retransmission timer fires (its ACKs stand
+    at the hole: no partial ACK, no SACK for RACK). Repaired 45 ms after it opened, under the
+    minimum RTO, the hole had one repair (the sender, having seen reordering, waited for more
+    duplicate ACKs and sent new data meanwhile); 250 ms after, one timeout: one lost repair, not
+    one per round trip (24)."""
+    flow = receiver_side_with_rtt(
+        repair_after_s=repair_after_s, rtt_s=0.010, segments=600, step_s=0.0005, sack_permitted=False
+    )
     _, _, d = analyze(flow)
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"

@@ -163,9 +163,12 @@ WARNING_CODES: Sequence[WarningCode] = (
         "direction",
         "at the sender, on a path that reorders: a receiver drops a "
         "late first copy that a retransmission overtook without a D-SACK (PAWS), so no ACK tells whether "
-        "some first copies arrived; their part of `lost_segments` is estimated (`lost_inferred`, spread "
-        "`lost_inferred_sd`)",
-        "capture at the receiver as well: its loss count needs no estimate",
+        "some first copies arrived; or on a connection without SACK: after a timeout the sender resends "
+        "its window, and no ACK tells whether the first copies of the resent segments arrived, nor whether "
+        "resent copies not needed did (no D-SACK). Their part of `lost_segments` is estimated "
+        "(`lost_inferred`, spread `lost_inferred_sd`)",
+        "capture at the receiver as well: its loss count needs no estimate; or let the sender use SACK "
+        "(`sysctl -w net.ipv4.tcp_sack=1`; a middlebox may strip it)",
     ),
     WarningCode(
         "paws_discards",
@@ -409,7 +412,7 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                     "loss_estimated",
                     f"{flow}: {d['lost_segments']:,} segments lost, of which "
                     f"{inferred:+,} estimated (+-{spread:.1f}): the ACKs do not tell the fate of "
-                    f"every first copy a retransmission overtook",
+                    f"every first copy a retransmission overtook or, without SACK, a window resent",
                     lost_inferred=inferred,
                     lost_inferred_sd=round(spread, 3),
                     **where,

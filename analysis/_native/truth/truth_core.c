@@ -231,8 +231,8 @@ typedef struct {
 /* One segment (or super-segment) as first sent, and what became of its first copy. */
 typedef struct {
     int64_t lo, hi;
-    int64_t first_ns, last_ns; /* first and newest copy sent */
-    uint32_t first_tsval;
+    int64_t first_ns, last_ns;        /* first and newest copy sent */
+    uint32_t first_tsval, last_tsval; /* TSvals of the first and newest copy (0: none) */
     int32_t copies;
     int32_t skip;   /* covered: entries to step over to a maybe uncovered one */
     int8_t covered; /* ACKed or SACKed */
@@ -422,6 +422,11 @@ typedef struct {
     double lost_inferred_correction; /* lost count less the retransmissions labelled needed */
     double lost_inferred_variance;   /* of that count (segments squared) */
     int64_t dsack_more_segments;     /* retransmissions a D-SACK showed beyond its first */
+    /* first copies resent with the window, whose fate no ACK told (without SACK: resent_with_window) */
+    int64_t resent_untold_first_copies;
+    /* when the newest repeat of the data at the cumulative ACK passed (-1: none since the ACK
+     * last moved): the fill repeats_behind_lost_repair_passed measures against */
+    int64_t repeat_at_una_ns;
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
     /* downstream: the receiver's ts_recent as this capture infers it (the newest TSval of data
@@ -640,6 +645,8 @@ static void on_evidence(pass *ps, int64_t d, int64_t i) {
     if (hi > s->hi_end) s->hi_end = hi;
 }
 
+static void repeats_behind_lost_repair_passed(pass *ps, int64_t d, int64_t old_una, int64_t a);
+
 /* The cumulative ACK advanced: capture gaps, an RTT sample at the sender, recovery end. */
 static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_data) {
     direction_state *p = &ps->dirs[d ^ 1];
@@ -679,6 +686,10 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     if (!first && a_data > p->base && P[S_FIRST_ACKED_TS] < 0) P[S_FIRST_ACKED_TS] = now;
     /* ... and the last time it acknowledged more: where delivery ended */
     if (!first && a_data > p->base) P[S_LAST_ACKED_TS] = now;
+    /* a repeat of the data at the old cumulative ACK passed since it last moved: the fill */
+    if (!first && a_data > p->snd_una && p->repeat_at_una_ns >= 0)
+        repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
+    if (a_data > p->snd_una) p->repeat_at_una_ns = -1;
     if (a > p->snd_una || first) p->snd_una = a_data;
     p->dupacks = 0;
     p->sack_evidence = 0;
@@ -730,6 +741,24 @@ static int64_t mark_not_needed(pass *ps, int64_t d, retx_entry *e, int64_t spuri
         ps->out->kind[e->pkt] = TRUTH_KIND_SPURIOUS;
     }
     return added;
+}
+
+/* In path without SACK, the cumulative ACK moved from old_una to a past repeats that passed here
+ * before the newest copy of the data at old_una did (the fill that moved it). The path here to the
+ * receiver keeps order, so those repeats reached the receiver before the fill, while the ACK stood
+ * at the hole: the window resent behind a lost repair (resent_with_window at the sender).
+ * Had a repeat's earlier copy been lost downstream, the receiver needed it; without SACK nothing
+ * says so, and it is no more likely than any loss downstream: the repeats count as not needed,
+ * not lost downstream. */
+static void repeats_behind_lost_repair_passed(pass *ps, int64_t d, int64_t old_una, int64_t a) {
+    direction_state *s = &ps->dirs[d];
+    if (ps->in->mode[d] != TRUTH_MODE_IN_PATH || !sack_off(ps->in, d)) return;
+    int64_t fill_ns = s->repeat_at_una_ns;
+    for (int q = 0; q < s->retx_len; q++) {
+        retx_entry *r = &s->retx[(s->retx_head + q) % RETX_RING];
+        if (r->downstream && r->lo > old_una && r->hi <= a && ps->in->ts_ns[r->pkt] < fill_ns)
+            mark_not_needed(ps, d, r, INT64_MAX);
+    }
 }
 
 static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
@@ -994,7 +1023,7 @@ static void awaiting_delivered(pass *ps, int64_t d, awaiting_copy *c) {
     c->settled = 1;
     int64_t k = sb_index(s, c->lo);
     if (k < s->sb_len && s->sb[k].lo == c->lo) s->sb[k].verdict = VERDICT_DELIVERED;
-    sent_segment e = {c->lo, c->hi, c->first_ns, c->first_ns, 0, 2, 1, 0, VERDICT_DELIVERED};
+    sent_segment e = {c->lo, c->hi, c->first_ns, c->first_ns, 0, 0, 2, 1, 0, VERDICT_DELIVERED};
     retransmissions_not_needed(ps, d, &e);
 }
 
@@ -1158,7 +1187,12 @@ static void unreported_copy(pass *ps, int64_t d, sent_segment *e, int64_t now) {
     int reordered = lag_ns > 0 ? (lag_ns > TSVAL_TICK_NS || echo_past) && reordered_that_far(s, lag_ns)
                                : !(sender_rtt_recent_max_ns(s) > 0 &&
                                    age_ns > sender_rtt_recent_max_ns(s) + reorder_window_ns(s, rate));
-    if (!s->uses_ts || s->reorder_samples == 0 || !reordered) {
+    /* Without SACK (its handshake says so) the reordering reads nothing: the segments "reported"
+     * are those duplicate ACKs are assigned to in send order (bare_dupack_reports), and the
+     * receiver answers every duplicate it gets with one too, so a resent window runs that
+     * assignment ahead of what arrived; a copy the cumulative ACK covered only with its repair
+     * was lost. */
+    if (!s->uses_ts || s->reorder_samples == 0 || !reordered || sack_off(ps->in, d)) {
         e->verdict = VERDICT_LOST; /* the path never reordered that far */
         s->first_copy_lost++;
         if (s->uses_ts && s->ro != NULL && !reports_reordered(s)) lost_copy_labelled(ps, d, e);
@@ -1218,6 +1252,12 @@ static void scoreboard_finish(pass *ps, int64_t d) {
         double repeats_left = (double)(s->ro->repeats_seen - s->ro->repeats_matched);
         if (s->lost_inferred_correction < -repeats_left) s->lost_inferred_correction = -repeats_left;
     }
+    /* first copies resent with a window, lost as often as the first copies whose fate is known */
+    if (s->resent_untold_first_copies > 0) {
+        double first_lost = rate > 1.0 ? 1.0 : rate;
+        s->lost_inferred_correction += first_lost * (double)s->resent_untold_first_copies;
+        s->lost_inferred_variance += first_lost * (1.0 - first_lost) * (double)s->resent_untold_first_copies;
+    }
     /* copies not needed and not shown to have arrived (a D-SACK shows one) */
     int64_t *S = stats_of(ps, d);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
@@ -1251,6 +1291,7 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
             sent_segment *e = &s->sb[k];
             e->copies++;
             e->last_ns = now;
+            e->last_tsval = in->tsval[i];
             if (e->verdict == VERDICT_DELIVERED) retransmissions_not_needed(ps, d, e);
         }
         return;
@@ -1273,7 +1314,7 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
             s->sb_cap = nc;
         }
     }
-    s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], 1, 1, 0, VERDICT_PENDING};
+    s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], in->tsval[i], 1, 1, 0, VERDICT_PENDING};
 }
 
 /* A segment newly ACKed or SACKed. `fresh`: reported as just arrived (the SACK block the
@@ -1386,6 +1427,43 @@ static void newest_copy_not_needed(pass *ps, int64_t d, sent_segment *e) {
     }
 }
 
+/* Without SACK, the cumulative ACK moved past segment e, which it had stood at (its lowest), and
+ * echoes a TSval older than that of e's newest copy, a retransmission. The receiver had sent its
+ * previous ACK with e missing, so the first segment to arrive at e's start after it set the
+ * timestamp it echoes (RFC 7323 4.3: TS.Recent is taken from a segment at the left edge of the
+ * window it last acknowledged, Linux's rcv_wup): an earlier copy of e arrived first, and the newest
+ * was not needed (RFC 3522's Eifel detection, read from the capture; with SACK, D-SACK tells). */
+static int echo_shows_earlier_copy(const pass *ps, int64_t d, int64_t i, const sent_segment *e) {
+    const truth_input *in = ps->in;
+    return sack_off(in, d) && e->copies >= 2 && !e->covered && in->has_ts[i] && ps->dirs[d].uses_ts &&
+           (int32_t)(e->last_tsval - in->tsecr[i]) > 0;
+}
+
+/* Without SACK, one cumulative ACK covered the repair that filled the hole at the old cumulative
+ * ACK (its newest copy left at fill_ns) and, above it, segment e, whose newest copy is a
+ * retransmission that left before that repair, or with it (within the lowest RTT after it: else
+ * covered_with_lower_fill). A sender without SACK knows of the lowest hole only and repairs it
+ * one segment at a time (RFC 6582; Linux cuts a super-segment to mark one MSS lost), so a copy of
+ * e above it was no repair of a loss the sender knew of: it is the window resent in sequence
+ * order after a timeout, back to back with the fill, or one segment per duplicate ACK behind a
+ * repair of the fill that was lost (the ACK stood at the hole while those copies arrived). Whether
+ * e's first copy arrived the ACK cannot tell: the receiver held e when the fill arrived, and one
+ * that coalesces arriving segments (GRO) answers a fill and the copies right behind it at once.
+ * So e's copies count as not needed, and its first copy as lost as often as first copies whose
+ * fate is known are (window_resend_not_needed). */
+static int resent_with_window(const pass *ps, int64_t d, const sent_segment *e, int64_t fill_ns) {
+    return sack_off(ps->in, d) && fill_ns >= 0 && e->copies >= 2 && !e->covered && e->verdict == VERDICT_PENDING;
+}
+
+/* Segment e's retransmissions were a resend of the window (resent_with_window): not needed; its
+ * first copy, whose fate no ACK told, counts as lost at the rate first copies were lost, once the
+ * capture ends (scoreboard_finish). */
+static void window_resend_not_needed(pass *ps, int64_t d, sent_segment *e) {
+    ps->dirs[d].resent_untold_first_copies++;
+    e->verdict = VERDICT_DELIVERED;
+    retransmissions_not_needed(ps, d, e);
+}
+
 /* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
  * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
  * answers each segment PAWS rejects with one, RFC 7323 5.3). */
@@ -1407,10 +1485,13 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     int64_t fill_ns = -1; /* the newest copy of a repair that filled the hole at the old ACK */
     for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
         if (p->sb[k].covered) continue;
-        if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1)
+        if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1) {
             fill_ns = p->sb[k].last_ns;
-        else if (covered_with_lower_fill(ps, d ^ 1, &p->sb[k], fill_ns))
+            if (echo_shows_earlier_copy(ps, d ^ 1, i, &p->sb[k])) newest_copy_not_needed(ps, d ^ 1, &p->sb[k]);
+        } else if (covered_with_lower_fill(ps, d ^ 1, &p->sb[k], fill_ns))
             newest_copy_not_needed(ps, d ^ 1, &p->sb[k]);
+        else if (resent_with_window(ps, d ^ 1, &p->sb[k], fill_ns))
+            window_resend_not_needed(ps, d ^ 1, &p->sb[k]);
         scoreboard_cover(ps, d ^ 1, &p->sb[k], now, fresh && p->sb[k].lo <= p->sb_una, &newest_sent_ns);
         fresh = 0;
     }
@@ -1852,6 +1933,19 @@ static int64_t repairs_overtaken_shown(const direction_state *s, const hole *h, 
     return h->repairs_overtaken;
 }
 
+/* The repairs of hole h that data overtook (repairs_overtaken_shown), as many as can have been lost:
+ * without SACK no more than one per minimum RTO the hole was open (hole_age_ns), and at least one.
+ * Such a sender hears of a lost repair only from its retransmission timer (no SACK of the data
+ * sent after it, so no RACK), which fires at most once per minimum RTO: new data overtakes a
+ * lost repair round trip after round trip until then, and the hole loses one repair per timeout,
+ * not one per round trip (a sender that saw reordering also waits for more than DupThresh
+ * duplicate ACKs before its first repair, and new data overtakes the hole with none sent). */
+static int64_t overtaken_repairs_lost(const pass *ps, int64_t d, const hole *h, int64_t now, int64_t hole_age_ns) {
+    int64_t overtaken = repairs_overtaken_shown(&ps->dirs[d], h, now);
+    int64_t timers = hole_age_ns / RTO_MIN_NS > 1 ? hole_age_ns / RTO_MIN_NS : 1;
+    return sack_off(ps->in, d) && overtaken > timers ? timers : overtaken;
+}
+
 /* How many repairs of a hole shown lost were lost: one per retransmission timeout it waited,
  * or per time data overtook its repair (repairs_overtaken_shown), and at least one. */
 static int64_t repairs_lost_count(int64_t timeouts, int64_t overtaken) {
@@ -2283,6 +2377,11 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         int overtaken = !first_by_echo && lo < s->repair_lost_below &&
                         (filled_hole.known_lost_ns < 0 || now < filled_hole.known_lost_ns ||
                          ns_before(now, reorder_extent_ns(s)) >= filled_hole.known_lost_ns);
+        /* without SACK a lost repair is resent by the retransmission timer only (the ACK stands at
+         * the hole: no partial ACK, no SACK for RACK), so a hole filled within a minimum RTO of
+         * opening had one repair, whatever new data overtook it (a sender that saw reordering
+         * waits for more duplicate ACKs than DupThresh, and sends new data meanwhile) */
+        if (sack_off(in, d) && hole_age_ns < RTO_MIN_NS) overtaken = 0;
         int marked = !first_by_echo && repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now) && !first_by_echo;
         /* a first repair of the sender's sweep: none of the signs above counts */
@@ -2297,8 +2396,8 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             /* the hole segments it filled (fill_segs), less those a timeout's sweep first repaired */
             int64_t unswept = rseg - first_repairs < fill_segs ? rseg - first_repairs : fill_segs;
             int64_t shown = skipped || sacked_past || marked ? fill_segs : unswept;
-            S[S_LOST_REPAIRS] +=
-                repairs_lost_in_fill(timeouts, repairs_overtaken_shown(s, &filled_hole, now), shown, timer_resend);
+            S[S_LOST_REPAIRS] += repairs_lost_in_fill(
+                timeouts, overtaken_repairs_lost(ps, d, &filled_hole, now, hole_age_ns), shown, timer_resend);
         } else {
             s->sweep_end = hi;
             s->sweep_ns = now;
@@ -2320,6 +2419,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->retx_head = (s->retx_head + 1) % RETX_RING;
         s->retx_len--;
     }
+    if (s->have_una && lo <= s->snd_una && s->snd_una < hi) s->repeat_at_una_ns = now;
     s->retx[(s->retx_head + s->retx_len) % RETX_RING] =
         (retx_entry){lo, hi, i, spurious, downstream, spurious ? segments_of(hi - lo, s->mss) : 0, 0};
     s->retx_len++;
@@ -2754,6 +2854,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].mss = in->mss[d];
         ps.dirs[d].min_rtt_ns = -1;
         ps.dirs[d].retx_fill_lo = -1;
+        ps.dirs[d].repeat_at_una_ns = -1;
         ps.dirs[d].sweep_end = -1;
         ps.dirs[d].timer_sweep_budget = -1;
         ps.dirs[d].sender_rtt_min_ns = -1;

@@ -12,7 +12,10 @@
  *    repeats sequence space already sent is a retransmission, spurious when the
  *    receiver had already ACKed or SACKed it, or later reports it with a D-SACK (one
  *    block may report several repeats the receiver coalesced, several blocks the
- *    segments of one repeat sent as a super-segment);
+ *    segments of one repeat sent as a super-segment); without SACK (TRUTH_SACK_OFF) a repeat
+ *    whose cumulative ACK echoes an older copy's TSval (Eifel), or that covers it together with
+ *    the fill of the lowest hole (the window resent after a timeout: its first copy counts as
+ *    lost at the first copies' loss rate), was not needed;
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
