@@ -901,25 +901,44 @@ def _acked_past_capture(
     packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, mss: np.ndarray
 ) -> np.ndarray:
     """Per slot of `slots`: segments its peer's last ACK covered past the highest data the
-    capture holds (the tail the capture dropped, ACKed by the receiver; 0 when none)."""
+    capture holds (the tail the capture dropped, ACKed by the receiver; 0 when none). All
+    slots at once: one sort of the data packets by slot, no pass over the file per slot."""
     out = np.zeros(len(slots), dtype=np.int64)
+    if len(slots) == 0:
+        return out
+    n_slots = int(max(int(slots.max()), int(slot.max(initial=-1))) + 2)
     payload = np.asarray(packets["tcp_payload_len"]).astype(np.int64)
     seq = np.asarray(packets["seq"]).astype(np.int64)
     ack = np.asarray(packets["ack"]).astype(np.int64)
     flags = np.asarray(packets["tcp_flags"])
-    for r, s in enumerate(slots.tolist()):
-        data = np.flatnonzero((slot == s) & (payload > 0))[-TAIL_DATA_PACKETS:]
-        acks = np.flatnonzero((slot == (s ^ 1)) & ((flags & TCP_ACK) != 0))
-        if len(data) == 0 or len(acks) == 0 or mss[s] <= 0:
-            continue
-        ends = seq[data] + payload[data]
-        # sequence ends relative to the last one, as signed 32-bit distances
-        ahead = ((ends - ends[-1] + (1 << 31)) % (1 << 32)) - (1 << 31)
-        highest = ends[-1] + int(ahead.max())
-        past = ((ack[acks[-1]] - highest + (1 << 31)) % (1 << 32)) - (1 << 31)
-        # less the FIN's one sequence number, when the ACK covers one
-        if past > 1:
-            out[r] = (past - 1 + mss[s] - 1) // mss[s]
+    data = np.flatnonzero((slot >= 0) & (payload > 0))
+    data = data[np.argsort(slot[data], kind="stable")]  # by slot, file order within each
+    data_slot = slot[data]
+    # the newest TAIL_DATA_PACKETS data packets of each slot, and the newest one
+    group_end = np.searchsorted(data_slot, data_slot, side="right")
+    tail = data[(group_end - np.arange(len(data))) <= TAIL_DATA_PACKETS]
+    tail_slot = slot[tail]
+    last_data = np.full(n_slots, -1, dtype=np.int64)
+    np.maximum.at(last_data, tail_slot, tail)
+    ends = seq[tail] + payload[tail]
+    last_end = seq[last_data[tail_slot]] + payload[last_data[tail_slot]]
+    # sequence ends relative to the newest one, as signed 32-bit distances
+    ahead = ((ends - last_end + (1 << 31)) % (1 << 32)) - (1 << 31)
+    most_ahead = np.full(n_slots, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(most_ahead, tail_slot, ahead)
+    acks = np.flatnonzero((slot >= 0) & ((flags & TCP_ACK) != 0))
+    last_ack = np.full(n_slots, -1, dtype=np.int64)
+    np.maximum.at(last_ack, slot[acks], acks)
+    peer = slots ^ 1
+    have = (last_data[slots] >= 0) & (last_ack[peer] >= 0) & (mss[slots] > 0)
+    rows = np.flatnonzero(have)
+    s_have = slots[rows]
+    newest = last_data[s_have]
+    highest = seq[newest] + payload[newest] + most_ahead[s_have]
+    past = ((ack[last_ack[peer[rows]]] - highest + (1 << 31)) % (1 << 32)) - (1 << 31)
+    # less the FIN's one sequence number, when the ACK covers one
+    seg = mss[s_have].astype(np.int64)
+    out[rows] = np.where(past > 1, (past - 1 + seg - 1) // np.maximum(seg, 1), 0)
     return out
 
 
