@@ -217,6 +217,12 @@ def summary_of(
     return summary
 
 
+def _capture_dropped_packets(capture_drops: Optional[Mapping[str, Any]]) -> int:
+    """The packets the capture's own counters say it dropped (kernel and interface; 0 unknown)."""
+    drops = capture_drops or {}
+    return int(drops.get("kernel") or 0) + int(drops.get("interface") or 0)
+
+
 def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
     """Capture-integrity warnings (integrity.py): the decoder's, the file's, each direction's."""
     from ._core import integrity
@@ -236,7 +242,9 @@ def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> L
         integrity.decode_warnings(analysis.capture.warnings)
         + integrity.file_warnings(analysis.packets, analysis.capture.capture_drops)
         + integrity.direction_warnings(records, slot_packets)
-        + integrity.hole_count_warnings(records, slot_stamped_data, slot_cut_data)
+        + integrity.hole_count_warnings(
+            records, slot_stamped_data, slot_cut_data, _capture_dropped_packets(analysis.capture.capture_drops)
+        )
     )
 
 

@@ -170,6 +170,32 @@ def test_ipv4_with_unusable_ids_names_the_cause_once_and_the_floor_once():
     assert floor_codes(contradicted) == ["loss_floor"]
 
 
+def test_holes_counted_where_the_capture_dropped_or_the_path_reorders_are_no_floor():
+    """A repair the capture missed hides a loss; a late original it could not tell from a
+    repair (same TSval tick on a sub-millisecond path) adds one. IPv6 at ~1 Gbit/s: a router-out
+    capture that dropped nothing read +33.4% with 361 late originals recognised; receiver
+    captures where tcpdump dropped 2-23%, -7.4% to +25.5%. Not "at least": `loss_not_floor`."""
+    record = direction_record()
+    dropped = integrity.hole_count_warnings([record], {0: 1000}, capture_dropped_packets=316_284)
+    assert [w["code"] for w in dropped] == ["loss_not_floor"]
+    (warning,) = dropped
+    assert warning["lost_segments"] == 30 and warning["capture_dropped_packets"] == 316_284
+    assert "316,284" in warning["message"] and "at least" not in warning["message"]
+    assert "not a floor" in warning["message"] and "reorders" not in warning["message"]
+    reordering = direction_record(reordered_segments=361)
+    (warning,) = integrity.hole_count_warnings([reordering], {0: 1000}, 0)
+    assert warning["code"] == "loss_not_floor" and warning["reordered_segments"] == 361
+    assert "361 late originals" in warning["message"] and "dropped" not in warning["message"]
+    # a capture that dropped nothing on a path that kept order keeps the floor
+    assert [w["code"] for w in integrity.hole_count_warnings([record], {0: 1000}, 0)] == ["loss_floor"]
+    # loss not from holes has neither
+    by_ids = direction_record(src="10.0.0.2", loss_method="ip_id_gaps", ip_id_policy="per_connection")
+    assert integrity.hole_count_warnings([by_ids], {0: 1000}, 316_284) == []
+    # without timestamps no_timestamps already says the count is no floor: one warning, not two
+    unstamped = integrity.hole_count_warnings([reordering], {}, 316_284)
+    assert [w["code"] for w in unstamped] == ["no_timestamps"]
+
+
 def test_decoder_messages_become_coded_warnings():
     coded = integrity.decode_warnings(
         [

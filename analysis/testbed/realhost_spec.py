@@ -420,11 +420,23 @@ def expected_warnings(
         # there are no holes to count; with `-i any` the router's own drops are counted
         # exactly, though the outgoing copies' holes may come to a few more than the drops
         # (3 of 189 in one congestive run) and then stand for the count. Without timestamps
-        # the holes' count is no floor: `no_timestamps` says what it is instead
+        # the holes' count is no floor: `no_timestamps` says what it is instead. Nor where
+        # the capture dropped packets (a repair it missed hides a loss) or the path reorders
+        # (a late original taken for a repair counts as one): `loss_not_floor` instead. An
+        # unlimited rate (~1 Gbit/s on the veths) reorders by chance, as a busy host's veth
+        # backlogs do on in-order jitter paths (paws_discards above): either may be raised
+        # (late originals recognised in 6 of 6 unlimited IPv6 captures, 0 of 62 at 100 Mbit/s)
+        if capture_kernel_drops > 0 or transfer.jitter_reorders:
+            expected, possible = {"loss_not_floor"}, set()
+        elif transfer.rate_bps == 0 or transfer.jitter_ms > 0:
+            expected, possible = set(), {"loss_floor", "loss_not_floor"}
+        else:
+            expected, possible = {"loss_floor"}, set()
         if vantage in ("receiver", "receiver-any", "router-out") and path_lost_segments > 0:
-            must.add("loss_floor")
+            must.update(expected)
+            may.update(possible)
         if vantage == "router-any" and path_lost_segments > 0:
-            may.add("loss_floor")
+            may.update(expected | possible)
         if vantage != "sender" and capture_kernel_drops > 0:
-            may.add("loss_floor")  # holes the capture made, where no ACK tells them apart
+            may.add("loss_not_floor")  # holes the capture made, where no ACK tells them apart
     return frozenset(must), frozenset(may)
