@@ -243,7 +243,10 @@ def warnings_of(analysis: "Analysis", records: Sequence[Mapping[str, Any]]) -> L
         + integrity.file_warnings(analysis.packets, analysis.capture.capture_drops)
         + integrity.direction_warnings(records, slot_packets)
         + integrity.hole_count_warnings(
-            records, slot_stamped_data, slot_cut_data, _capture_dropped_packets(analysis.capture.capture_drops)
+            records,
+            slot_stamped_data,
+            slot_cut_data,
+            capture_dropped_packets=_capture_dropped_packets(analysis.capture.capture_drops),
         )
     )
 

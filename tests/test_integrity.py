@@ -183,16 +183,18 @@ def test_holes_counted_where_the_capture_dropped_or_the_path_reorders_are_no_flo
     assert "316,284" in warning["message"] and "at least" not in warning["message"]
     assert "not a floor" in warning["message"] and "reorders" not in warning["message"]
     reordering = direction_record(reordered_segments=361)
-    (warning,) = integrity.hole_count_warnings([reordering], {0: 1000}, 0)
+    (warning,) = integrity.hole_count_warnings([reordering], {0: 1000}, capture_dropped_packets=0)
     assert warning["code"] == "loss_not_floor" and warning["reordered_segments"] == 361
     assert "361 late originals" in warning["message"] and "dropped" not in warning["message"]
     # a capture that dropped nothing on a path that kept order keeps the floor
-    assert [w["code"] for w in integrity.hole_count_warnings([record], {0: 1000}, 0)] == ["loss_floor"]
+    assert [w["code"] for w in integrity.hole_count_warnings([record], {0: 1000}, capture_dropped_packets=0)] == [
+        "loss_floor"
+    ]
     # loss not from holes has neither
     by_ids = direction_record(src="10.0.0.2", loss_method="ip_id_gaps", ip_id_policy="per_connection")
-    assert integrity.hole_count_warnings([by_ids], {0: 1000}, 316_284) == []
+    assert integrity.hole_count_warnings([by_ids], {0: 1000}, capture_dropped_packets=316_284) == []
     # without timestamps no_timestamps already says the count is no floor: one warning, not two
-    unstamped = integrity.hole_count_warnings([reordering], {}, 316_284)
+    unstamped = integrity.hole_count_warnings([reordering], {}, capture_dropped_packets=316_284)
     assert [w["code"] for w in unstamped] == ["no_timestamps"]
 
 
