@@ -1113,6 +1113,55 @@ def test_on_a_short_path_a_first_repair_a_round_trip_after_its_hole_is_not_a_los
     assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
 
 
+def sent_in_ticks(f: Flow, late_s: Dict[int, float]) -> Flow:
+    """`f` (short_path_receiver with `late_s`) with b's TSvals ticking once a millisecond of the
+    time each segment left, as Linux's do: a late original carries the tick it was sent in."""
+    data = [r for r in f.rows if r["d"] == 1 and r["len"] > 0]
+    base = data[0]["seq"]
+    for r in data:
+        k = (r["seq"] - base) // MSS
+        sent = r["t"] - (late_s[k] + 0.0001 if k in late_s else 0.0)
+        r["tsval"] = 9000 + int(sent * 1000)
+    return f
+
+
+def resent_after(f: Flow, k: int, after_s: float) -> Flow:
+    """`f` with b's k-th segment arriving again `after_s` after its first copy, with the TSval
+    tick it was resent in."""
+    data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
+    seq = f.rows[data[0]]["seq"] + k * MSS
+    copy = dict(f.rows[next(n for n in data if f.rows[n]["seq"] == seq)])
+    copy["t"] += after_s
+    copy["tsval"] = 9000 + int(copy["t"] * 1000)
+    f.rows.insert(next(n for n, r in enumerate(f.rows) if r["t"] > copy["t"]), copy)
+    return f
+
+
+@pytest.mark.parametrize(
+    "path_reorders, resent, lost_segments",
+    [
+        # segment 100, 0.4 ms late in its own tick, reads as a repair: one hole lost
+        (True, False, 1),
+        # the sender's repair of it arrives 1.5 ms later, a tick on: both copies passed, no loss
+        (True, True, 0),
+        # without other late originals the path shows no reordering: a repair resent, the hole lost
+        (False, True, 1),
+    ],
+)
+def test_on_a_short_path_that_reorders_a_newer_copy_after_a_fill_in_the_reveals_tick_shows_it_was_the_original(
+    path_reorders, resent, lost_segments
+):
+    """Under a TSval tick, a late original and a repair sent within the tick of the data that
+    revealed the hole look alike; a copy that then arrives with a newer TSval is the sender's
+    repair of the late original (its reordering window ran out first), and the hole no loss."""
+    late = {10: 0.00005, 100: 0.0004} if path_reorders else {100: 0.0004}
+    f = sent_in_ticks(short_path_receiver({}, late_s=late), late)
+    _, _, d = analyze(resent_after(f, 100, 0.0015) if resent else f)
+    r = row_of(d, 0, 1)
+    assert r["loss_method"] == "holes" and r["lost_segments"] == lost_segments
+    assert r["spurious_retransmissions"] == int(resent)
+
+
 def received_twice(f: Flow, k: int = 5) -> Flow:
     """`f` with its k-th data segment arriving a second time just before the next one (a
     spurious repair: the receiver D-SACKs it)."""
