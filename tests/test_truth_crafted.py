@@ -1003,6 +1003,7 @@ def short_path_receiver(
     step_s: float = 0.0001,
     segments: int = 220,
     pause: Tuple[int, float] = (0, 0.0),
+    late_s: Optional[Dict[int, float]] = None,
 ) -> Flow:
     """At the receiver a of a sub-millisecond path (IPv4 IDs random): b's segments arrive
     `step_s` apart, those in `repair_after_s` are lost and their repair arrives that long after
@@ -1010,7 +1011,8 @@ def short_path_receiver(
     ticking once a millisecond as Linux's does; each data segment echoes a's newest ACK sent at
     least `rtt_s` before it arrived (the ACK the sender had heard when it sent it). `pause`
     (segment, seconds): the segments after that one come that much later (a sender the host
-    kept waiting)."""
+    kept waiting). `late_s`: segments the path delivered that long after the next one, with the
+    TSval they left with (older than the next one's: late originals)."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng = 1001, np.random.default_rng(11)
@@ -1021,12 +1023,17 @@ def short_path_receiver(
 
     arrivals = [(k, turn(k)) for k in range(segments) if k not in repair_after_s]
     arrivals += [(k, turn(k + 1) + after) for k, after in repair_after_s.items()]
+    late = late_s or {}
+    arrivals = [(k, turn(k + 1) + late[k]) if k in late else (k, when) for k, when in arrivals]
+    order = sorted(arrivals, key=lambda a: a[1])
+    arrived_as = {k: n for n, (k, _) in enumerate(order)}
     acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: List[Tuple[int, int]] = []
-    for n, (k, when) in enumerate(sorted(arrivals, key=lambda a: a[1])):
+    for n, (k, when) in enumerate(order):
         echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
         seq = base + k * MSS
-        f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=9000 + n, tsecr=echo)
+        data_tsval = 9000 + (arrived_as[k + 1] - 1 if k in late else n)
+        f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=data_tsval, tsecr=echo)
         tsval = 100 + int((when + 0.00001) * 1000)
         acks.append((when + 0.00001, tsval))
         ack_at_once(f, received, base, seq, when, tsval, 9000 + n)
@@ -1062,10 +1069,97 @@ def test_on_a_short_path_new_data_sent_after_the_sender_heard_dupthresh_above_a_
     assert r["retransmissions"] == 6 and r["lost_repairs"] == 1 and r["lost_segments"] == 7
 
 
+def test_on_a_short_path_that_reorders_new_data_ahead_of_a_repair_shows_no_lost_repair_before_a_timeout():
+    """The flow above on a path that also delivered one original late (segment 10, 50 us behind
+    segment 11: the receiver SACKed 11 first, so the sender saw the path reorder). Such a sender
+    waits its reordering window, on a timer of whole jiffies (milliseconds, several round trips
+    of this path), before it marks a hole lost, and keeps sending new data meanwhile; the TSecr
+    cannot say which of a tick's round trips of ACKs it had heard. The last hole's repair, 1.5 ms
+    after it opened behind new data that echoed SACKs above it, is then its first repair."""
+    _, _, d = analyze(short_path_receiver({**FIRST_REPAIRS, 200: 0.0015}, late_s={10: 0.00005}))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes" and r["reordered_segments"] == 1
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+
+
+@pytest.mark.parametrize("dsacked, lost_repairs", [(False, 1), (True, 0)])
+def test_on_a_short_path_that_reorders_a_dsack_tells_the_sender_and_overtaking_data_shows_no_lost_repair(
+    dsacked, lost_repairs
+):
+    """A late original the sender never heard of (the receiver ACKed it with the data above it)
+    leaves the sender without a reordering window, and new data ahead of the last hole's repair
+    still shows its first repair lost; once the receiver also D-SACKed a repeat (a spurious
+    retransmission, segment 30 twice), RACK widens its window (RFC 8985) and it does not."""
+    f = with_a_late_original(short_path_receiver({**FIRST_REPAIRS, 200: 0.0015}), heard=False)
+    _, _, d = analyze(received_twice(f, k=30) if dsacked else f)
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 1 and r["spurious_retransmissions"] == int(dsacked)
+    assert r["lost_repairs"] == lost_repairs and r["lost_segments"] == 6 + lost_repairs
+
+
+@pytest.mark.parametrize("repair_after_s, lost_repairs", [(0.1, 0), (0.25, 1)])
+def test_on_a_short_path_that_reorders_a_repair_after_the_minimum_rto_still_shows_a_lost_one(
+    repair_after_s, lost_repairs
+):
+    _, _, d = analyze(short_path_receiver({**FIRST_REPAIRS, 200: repair_after_s}, late_s={10: 0.00005}))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 6 and r["lost_repairs"] == lost_repairs
+    assert r["lost_segments"] == 6 + lost_repairs
+
+
 def test_on_a_short_path_a_first_repair_a_round_trip_after_its_hole_is_not_a_lost_one():
     _, _, d = analyze(short_path_receiver({**FIRST_REPAIRS, 200: 0.0007}))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 6 and r["lost_repairs"] == 0 and r["lost_segments"] == 6
+
+
+def sent_in_ticks(f: Flow, late_s: Dict[int, float]) -> Flow:
+    """`f` (short_path_receiver with `late_s`) with b's TSvals ticking once a millisecond of the
+    time each segment left, as Linux's do: a late original carries the tick it was sent in."""
+    data = [r for r in f.rows if r["d"] == 1 and r["len"] > 0]
+    base = data[0]["seq"]
+    for r in data:
+        k = (r["seq"] - base) // MSS
+        sent = r["t"] - (late_s[k] + 0.0001 if k in late_s else 0.0)
+        r["tsval"] = 9000 + int(sent * 1000)
+    return f
+
+
+def resent_after(f: Flow, k: int, after_s: float) -> Flow:
+    """`f` with b's k-th segment arriving again `after_s` after its first copy, with the TSval
+    tick it was resent in."""
+    data = [n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] > 0]
+    seq = f.rows[data[0]]["seq"] + k * MSS
+    copy = dict(f.rows[next(n for n in data if f.rows[n]["seq"] == seq)])
+    copy["t"] += after_s
+    copy["tsval"] = 9000 + int(copy["t"] * 1000)
+    f.rows.insert(next(n for n, r in enumerate(f.rows) if r["t"] > copy["t"]), copy)
+    return f
+
+
+@pytest.mark.parametrize(
+    "path_reorders, resent, lost_segments",
+    [
+        # segment 100, 0.4 ms late in its own tick, reads as a repair: one hole lost
+        (True, False, 1),
+        # the sender's repair of it arrives 1.5 ms later, a tick on: both copies passed, no loss
+        (True, True, 0),
+        # without other late originals the path shows no reordering: a repair resent, the hole lost
+        (False, True, 1),
+    ],
+)
+def test_on_a_short_path_that_reorders_a_newer_copy_after_a_fill_in_the_reveals_tick_shows_it_was_the_original(
+    path_reorders, resent, lost_segments
+):
+    """Under a TSval tick, a late original and a repair sent within the tick of the data that
+    revealed the hole look alike; a copy that then arrives with a newer TSval is the sender's
+    repair of the late original (its reordering window ran out first), and the hole no loss."""
+    late = {10: 0.00005, 100: 0.0004} if path_reorders else {100: 0.0004}
+    f = sent_in_ticks(short_path_receiver({}, late_s=late), late)
+    _, _, d = analyze(resent_after(f, 100, 0.0015) if resent else f)
+    r = row_of(d, 0, 1)
+    assert r["loss_method"] == "holes" and r["lost_segments"] == lost_segments
+    assert r["spurious_retransmissions"] == int(resent)
 
 
 def received_twice(f: Flow, k: int = 5) -> Flow:
