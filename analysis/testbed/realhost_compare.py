@@ -160,6 +160,26 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
     return 8.0 * delivered_bytes_truth(truth) / seconds
 
 
+# Capture points upstream of the receiver's TCP: a copy its stack dropped after the receiver's
+# INPUT chain counted it arrived (socket backlog full, receive or out-of-order queue over the
+# buffer, zero window) left the sender and passed the router like any other, and TCP never took
+# it: the sender resent it, so at the sender and at the router (which see it pass, then see it
+# again) it is a lost segment, one the router's and the INPUT chain's counters cannot see. At the
+# receiver (tcpdump taps the frame before IP) it arrived, and its resend reads as spurious.
+STACK_DROPS_LOST_AT = frozenset({"sender", "router-any", "router-out", "router-in"})
+
+
+def expected_lost_segments(truth: Dict[str, Any], vantage: str) -> int:
+    """The lost segments `vantage` should read: the hosts' count (sent less arrived at the
+    receiver's INPUT chain), plus at points upstream of the receiver's TCP the data packets its
+    stack dropped after that chain (`receiver_tcp_drop_packets`: one per skb, so under GRO at the
+    receiver a lower bound in segments; 0 for a record made before the counters were read)."""
+    lost = int(truth["lost_segments"])
+    if vantage in STACK_DROPS_LOST_AT:
+        lost += int(truth.get("receiver_tcp_drop_packets") or 0)
+    return lost
+
+
 def compare_capture(
     record: Dict[str, Any], vantage: str, document: Dict[str, Any], labels: Optional[Labels] = None
 ) -> Dict[str, Any]:
@@ -174,7 +194,8 @@ def compare_capture(
     retransmissions = total(directions, "retransmissions")
     goodput = transfer_goodput(directions)["goodput_bps"] if directions else None
     summary_transfer = (document.get("summary") or {}).get("transfer") or {}
-    lost_error = relative_error(lost, truth["lost_segments"])
+    lost_truth = expected_lost_segments(truth, vantage)
+    lost_error = relative_error(lost, lost_truth)
     retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
     in_capture = total(directions, "retransmissions_in_capture")
     at_close = truth.get("retransmissions_at_close")
@@ -215,11 +236,13 @@ def compare_capture(
         "rate_bps": transfer.rate_bps,
         "buffer_kib": capture["buffer_kib"],
         "directions_found": len(directions),
-        "truth_lost_segments": truth["lost_segments"],
+        "truth_lost_segments": lost_truth,
         "sent_segments": truth["sent_segments"],
         "router_drop_segments": truth["data_drop_segments"],
         "router_drop_packets": truth["data_drop_packets"],
         "other_drop_segments": truth["other_drop_segments"],
+        "receiver_tcp_drop_packets": truth.get("receiver_tcp_drop_packets"),
+        "receiver_ofo_prunes": truth.get("receiver_ofo_prunes"),
         "qdisc_drops": truth["qdisc_drops"],
         "router_ack_drops": truth["ack_drop_packets"],
         "lost_segments": lost,
@@ -380,6 +403,8 @@ CSV_COLUMNS = [
     "router_drop_segments",
     "router_drop_packets",
     "other_drop_segments",
+    "receiver_tcp_drop_packets",
+    "receiver_ofo_prunes",
     "qdisc_drops",
     "router_ack_drops",
     "lost_segments",
