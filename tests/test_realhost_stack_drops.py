@@ -1,11 +1,14 @@
-"""The receiver's and the router's stack drop counters in a transfer's truth, and how they
-enter the lost-segment comparison at each capture point."""
+"""The receiver's and the router's stack drop counters in a transfer's truth, the copies the
+receiver's capture saw and its TCP never took, and how they enter the lost-segment comparison
+at each capture point."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from spline_analysis.testbed.realhost import TransferTruth, stack_counter_deltas
+from spline_analysis.testbed.realhost import TransferTruth, receiver_resends_truth, stack_counter_deltas
+from spline_analysis.testbed.receiver_resends import covered, dsack_blocks, later_copies, merged, segment_starts
 from spline_analysis.testbed.realhost_compare import compare_capture, expected_lost_segments
 from spline_analysis.testbed.realhost_spec import Transfer
 from spline_analysis.testbed.stack_drops import (
@@ -82,12 +85,12 @@ def truth_with(receiver_stack_drops: dict | None) -> dict:
     return TransferTruth(**fields).to_json()  # type: ignore[arg-type]
 
 
-def test_a_copy_the_receivers_tcp_dropped_is_lost_upstream_of_it_and_arrived_at_its_capture():
+def test_a_copy_the_receivers_tcp_dropped_is_lost_before_the_routers_drops_and_passed_after_them():
     truth = truth_with({"TcpExtTCPBacklogDrop": 20, "TcpExtTCPRcvQDrop": 5})
     assert truth["lost_segments"] == 100 and truth["receiver_tcp_drop_packets"] == 25
-    for vantage in ("sender", "router-any", "router-out", "router-in"):
+    for vantage in ("sender", "router-any", "router-in"):
         assert expected_lost_segments(truth, vantage) == 125
-    for vantage in ("receiver", "receiver-any"):
+    for vantage in ("receiver", "receiver-any", "router-out"):
         assert expected_lost_segments(truth, vantage) == 100
 
 
@@ -114,3 +117,46 @@ def test_rows_hold_each_capture_point_to_its_own_expected_loss(vantage: str, ok:
     row = compare_capture(record, vantage, {"directions": [data], "warnings": []})
     assert row["receiver_tcp_drop_packets"] == 25
     assert row["lost_ok"] is ok
+
+
+def test_a_gro_packet_is_cut_into_its_mss_segments_and_only_repeated_starts_are_later_copies():
+    lo = np.array([0, 3000, 1000, 0], dtype=np.int64)
+    hi = np.array([3000, 4000, 2000, 1000], dtype=np.int64)
+    starts, ends = segment_starts(lo, hi, 1000)
+    assert starts.tolist() == [0, 1000, 2000, 3000, 1000, 0] and ends.tolist() == [1000, 2000, 3000, 4000, 2000, 1000]
+    later_starts, later_ends = later_copies(starts, ends)
+    assert later_starts.tolist() == [1000, 0] and later_ends.tolist() == [2000, 1000]
+
+
+def test_dsack_blocks_are_a_first_block_below_the_ack_or_inside_the_second():
+    ack = np.array([5000, 5000, 5000], dtype=np.int64)
+    left = np.array([[1000, 0, 0, 0], [7000, 6000, 0, 0], [6000, 0, 0, 0]], dtype=np.int64)
+    right = np.array([[2000, 0, 0, 0], [8000, 9000, 0, 0], [7000, 0, 0, 0]], dtype=np.int64)
+    count = np.array([1, 2, 1])
+    starts, ends = dsack_blocks(ack, left, right, count, ack)
+    assert starts.tolist() == [1000, 7000] and ends.tolist() == [2000, 8000]  # the third is a plain SACK
+
+
+def test_a_later_copy_no_dsack_covers_is_counted_and_one_a_dsack_covers_is_not():
+    union = merged(np.array([3000, 1000, 1500], dtype=np.int64), np.array([4000, 2000, 2500], dtype=np.int64))
+    assert union[0].tolist() == [1000, 3000] and union[1].tolist() == [2500, 4000]
+    inside = covered(np.array([1000, 1500, 2500, 3000], dtype=np.int64), np.array([2000, 2500, 3500, 4000]), union)
+    assert inside.tolist() == [True, True, False, True]
+
+
+def test_the_per_segment_count_replaces_the_skb_counters_upstream_of_the_receivers_tcp():
+    truth = {"lost_segments": 100, "receiver_tcp_drop_packets": 3, "receiver_resends_not_dsacked": 29}
+    assert expected_lost_segments(truth, "sender") == 129 and expected_lost_segments(truth, "router-any") == 129
+    assert expected_lost_segments(truth, "receiver") == 100 == expected_lost_segments(truth, "router-out")
+    truth["receiver_resends_not_dsacked"] = None  # no receiver capture, no SACK, or it dropped packets
+    assert expected_lost_segments(truth, "sender") == 103
+
+
+def test_the_receivers_copies_are_not_read_without_sack_or_from_a_capture_that_dropped_packets():
+    capture = {"pcap": "/nonexistent.pcap", "counters": {"kernel_drops": 5}}
+    transfer = Transfer(name="t", offloads="off", data_loss=0.01)
+    assert receiver_resends_truth({"receiver": capture}, transfer, "10.72.1.1", [41001]) is None
+    capture["counters"]["kernel_drops"] = 0
+    no_sack = Transfer(name="t", offloads="off", data_loss=0.01, sender_sack=False)
+    assert receiver_resends_truth({"receiver": capture}, no_sack, "10.72.1.1", [41001]) is None
+    assert receiver_resends_truth({"sender": capture}, transfer, "10.72.1.1", [41001]) is None

@@ -68,6 +68,7 @@ from . import netns
 from .errors import TestbedError
 from .realhost_retransmissions import retransmission_truth
 from .realhost_spec import IP_HEADER_BYTES, MTU_BYTES, Transfer
+from .receiver_resends import receiver_resends_not_dsacked
 from .stack_drops import (
     LINK_COUNTERS,
     STACK_COUNTERS,
@@ -271,6 +272,9 @@ class TransferTruth:
     # None: a record made before they were read)
     receiver_stack_drops: Optional[Dict[str, int]] = None
     router_stack_drops: Optional[Dict[str, int]] = None
+    # segments of later copies the receiver's capture saw that no D-SACK of its TCP covered
+    # (receiver_resends; None: no receiver capture, no SACK, or the capture dropped packets)
+    receiver_resends_not_dsacked: Optional[int] = None
 
     @property
     def lost_segments(self) -> int:
@@ -776,6 +780,20 @@ def write_meta(
     )
 
 
+def receiver_resends_truth(
+    captures: Dict[str, Dict[str, Any]], transfer: Transfer, sender_address: str, client_ports: List[int]
+) -> Optional[int]:
+    """`TransferTruth.receiver_resends_not_dsacked` from the receiver's capture (`{vantage:
+    {"pcap", "counters"}}`): only where its D-SACKs can be trusted to be all there, so with SACK
+    on and a capture that dropped nothing."""
+    capture = captures.get("receiver")
+    if capture is None or not transfer.sender_sack or (capture["counters"].get("kernel_drops") or 0) > 0:
+        return None
+    return receiver_resends_not_dsacked(
+        Path(capture["pcap"]), sender_address, client_ports, transfer_mss_bytes(transfer)
+    )
+
+
 def router_retransmission_truth(
     pcaps: Dict[str, Path], sender_address: str, client_ports: List[int], mss: int
 ) -> Dict[str, Any]:
@@ -933,6 +951,13 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         **received,
         receiver_stack_drops=stack_drops["rcv"],
         router_stack_drops=stack_drops["rtr"],
+        receiver_resends_not_dsacked=(
+            receiver_resends_truth(
+                {vantage: asdict(c) for vantage, c in captures.items()}, transfer, addresses["sender"], client_ports
+            )
+            if not in_vm
+            else None
+        ),
         **(
             router_retransmission_truth(
                 {vantage: Path(c.pcap) for vantage, c in captures.items()},
