@@ -68,6 +68,16 @@ from . import netns
 from .errors import TestbedError
 from .realhost_retransmissions import retransmission_truth
 from .realhost_spec import IP_HEADER_BYTES, MTU_BYTES, Transfer
+from .receiver_resends import receiver_resends_not_dsacked
+from .stack_drops import (
+    LINK_COUNTERS,
+    STACK_COUNTERS,
+    counter_deltas,
+    parse_link_json,
+    parse_mib_text,
+    receiver_ofo_prunes,
+    receiver_tcp_drop_packets,
+)
 from .run import iperf3_receiver_intervals, parse_tcpdump_counters, read_json_document, utc_now
 
 SERVER_PORT = 5201
@@ -94,6 +104,8 @@ ADDRESSES: Dict[int, Dict[str, Any]] = {
     6: {"sender": "fd72:1::1", "router_s": "fd72:1::2", "router_r": "fd72:2::2", "receiver": "fd72:2::1", "prefix": 64},
 }
 DEVICES = {"sender": "rhs0", "router_s": "rhr0", "router_r": "rhr1", "receiver": "rhc0"}
+# namespace role -> the device whose drop counters its truth keeps (towards the receiver)
+STACK_DEVICES = {"rcv": "receiver", "rtr": "router_r"}
 # capture point -> (namespace role, tcpdump -i)
 CAPTURE_POINTS = {
     "sender": ("snd", "rhs0"),
@@ -256,6 +268,13 @@ class TransferTruth:
     # there): `RetransmissionTruth.summary()` and the retransmitted copies
     retransmissions: Optional[Dict[str, Any]] = None
     retransmitted_copies: Optional[List[Dict[str, Any]]] = None
+    # the receiver's and the router's stack drop counters over the transfer (stack_drops;
+    # None: a record made before they were read)
+    receiver_stack_drops: Optional[Dict[str, int]] = None
+    router_stack_drops: Optional[Dict[str, int]] = None
+    # segments of later copies the receiver's capture saw that no D-SACK of its TCP covered
+    # (receiver_resends; None: no receiver capture, no SACK, or the capture dropped packets)
+    receiver_resends_not_dsacked: Optional[int] = None
 
     @property
     def lost_segments(self) -> int:
@@ -282,9 +301,21 @@ class TransferTruth:
         """What the receiver acknowledged (TCP_INFO bytes_acked) summed over the data sockets."""
         return sum_of_all([s.get("bytes_acked") for s in self.tcpinfo_at_close.values()])
 
+    @property
+    def receiver_tcp_drop_packets(self) -> Optional[int]:
+        """Data packets the receiver's TCP dropped after its INPUT chain counted them arrived."""
+        return None if self.receiver_stack_drops is None else receiver_tcp_drop_packets(self.receiver_stack_drops)
+
+    @property
+    def receiver_ofo_prunes(self) -> Optional[int]:
+        """Times the receiver pruned its out-of-order queue (segments thrown away, not counted)."""
+        return None if self.receiver_stack_drops is None else receiver_ofo_prunes(self.receiver_stack_drops)
+
     def to_json(self) -> Dict[str, Any]:
         """The fields and the figures derived from them, as truth.json holds them."""
         document = asdict(self)
+        document["receiver_tcp_drop_packets"] = self.receiver_tcp_drop_packets
+        document["receiver_ofo_prunes"] = self.receiver_ofo_prunes
         document["lost_segments"] = self.lost_segments
         document["other_drop_segments"] = self.other_drop_segments
         document["retransmissions_at_close"] = self.retransmissions_at_close
@@ -338,6 +369,25 @@ def rule_listing(namespace_name: str, family: int, chain: str) -> str:
     return netns.run_command(
         [firewall_binary(family), "-w", "-L", chain, "-v", "-x", "-n"], namespace=namespace_name
     ).stdout
+
+
+def stack_counters(namespace_name: str, device: str) -> Dict[str, int]:
+    """The namespace's MIB counters (/proc/net/netstat, snmp, snmp6: per network namespace)
+    and `device`'s drop counters, as `stack_drops` names them."""
+    # one process for the three tables (each exec counts under QEMU TCG)
+    tables = ["/proc/net/netstat", "/proc/net/snmp", "/proc/net/snmp6"]
+    counters = parse_mib_text(netns.run_command(["cat", *tables], namespace=namespace_name, check=False).stdout)
+    link = netns.run_command(["ip", "-j", "-s", "link", "show", "dev", device], namespace=namespace_name, check=False)
+    counters.update({f"{device}_{name}": value for name, value in parse_link_json(link.stdout).items()})
+    return counters
+
+
+def stack_counter_deltas(before: Dict[str, int], after: Dict[str, int], device: str) -> Dict[str, int]:
+    """The counters' growth over the transfer (`stack_counters` read before and after): the drop
+    counters always (0 included, so a record tells "none" from "not read"), any other that moved."""
+    kept = [*STACK_COUNTERS, *(f"{device}_{name}" for name in LINK_COUNTERS)]
+    moved = [name for name in after if name not in kept and after[name] != before.get(name, 0)]
+    return counter_deltas(before, after, [*kept, *moved])
 
 
 def build_hosts(stack: ExitStack, tag: str) -> Dict[str, str]:
@@ -729,6 +779,20 @@ def write_meta(
     )
 
 
+def receiver_resends_truth(
+    captures: Dict[str, Dict[str, Any]], transfer: Transfer, sender_address: str, client_ports: List[int]
+) -> Optional[int]:
+    """`TransferTruth.receiver_resends_not_dsacked` from the receiver's capture (`{vantage:
+    {"pcap", "counters"}}`): only where its D-SACKs can be trusted to be all there, so with SACK
+    on and a capture that dropped nothing."""
+    capture = captures.get("receiver")
+    if capture is None or not transfer.sender_sack or (capture["counters"].get("kernel_drops") or 0) > 0:
+        return None
+    return receiver_resends_not_dsacked(
+        Path(capture["pcap"]), sender_address, client_ports, transfer_mss_bytes(transfer)
+    )
+
+
 def router_retransmission_truth(
     pcaps: Dict[str, Path], sender_address: str, client_ports: List[int], mss: int
 ) -> Dict[str, Any]:
@@ -761,6 +825,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         install_rules(names, transfer, client_ports)
         netns.reserve_client_ports(names["snd"], client_ports)
 
+        stack_before = {role: stack_counters(names[role], DEVICES[device]) for role, device in STACK_DEVICES.items()}
         processes = {}
         start_utc = utc_now()
         for vantage in transfer.vantages:
@@ -836,6 +901,12 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             rule_listing(names[role], family, chain)
             for role, chain in (("snd", "RHSENT"), ("rtr", "RHACKDROP"), ("rtr", "RHDROP"), ("rcv", "RHARRIVED"))
         ]
+        stack_drops = {
+            role: stack_counter_deltas(
+                stack_before[role], stack_counters(names[role], DEVICES[device]), DEVICES[device]
+            )
+            for role, device in STACK_DEVICES.items()
+        }
         qdisc: Dict[str, Any] = (
             netns.qdisc_statistics(names["rtr"], DEVICES["router_r"])
             if transfer.rate_bps > 0 or transfer.needs_netem
@@ -877,6 +948,15 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             if port in client_ports
         },
         **received,
+        receiver_stack_drops=stack_drops["rcv"],
+        router_stack_drops=stack_drops["rtr"],
+        receiver_resends_not_dsacked=(
+            receiver_resends_truth(
+                {vantage: asdict(c) for vantage, c in captures.items()}, transfer, addresses["sender"], client_ports
+            )
+            if not in_vm
+            else None
+        ),
         **(
             router_retransmission_truth(
                 {vantage: Path(c.pcap) for vantage, c in captures.items()},

@@ -28,7 +28,14 @@ from typing import Any, Dict, List, Optional
 
 from . import vm
 from .errors import TestbedError
-from .realhost import recounted_truth, router_retransmission_truth, run_transfer, transfer_mss_bytes, transfer_tag
+from .realhost import (
+    receiver_resends_truth,
+    recounted_truth,
+    router_retransmission_truth,
+    run_transfer,
+    transfer_mss_bytes,
+    transfer_tag,
+)
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
 from .realhost_spec import Matrix, Transfer, load_matrix, recorded_transfer, with_duration
 
@@ -173,12 +180,18 @@ def make_transfers_in_guest(args: argparse.Namespace, matrix: Matrix, out_dir: P
 def load_records(out_dir: Path) -> List[Dict[str, Any]]:
     """The truth.json of every finished transfer under DIR/runs, in run order; its segment
     counts are read again from the chains' listings it keeps, and a transfer made before the
-    router's per-retransmission truth existed gets it from its captures."""
+    router's per-retransmission truth (or the receiver's copies it never took) existed gets it
+    from its captures."""
     records = []
     for path in sorted((out_dir / "runs").glob("*/truth.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         transfer = recorded_transfer(record["transfer"])
+        resends_read = "receiver_resends_not_dsacked" in record["truth"] and not record.get("in_vm")
         record["truth"] = recounted_truth(record, transfer)
+        if not resends_read:
+            record["truth"]["receiver_resends_not_dsacked"] = receiver_resends_truth(
+                record["captures"], transfer, record["sender_address"], record["client_ports"]
+            )
         if "retransmissions" not in record["truth"]:
             pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}
             record["truth"].update(

@@ -1,0 +1,162 @@
+"""The receiver's and the router's stack drop counters in a transfer's truth, the copies the
+receiver's capture saw and its TCP never took, and how they enter the lost-segment comparison
+at each capture point."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spline_analysis.testbed.realhost import TransferTruth, receiver_resends_truth, stack_counter_deltas
+from spline_analysis.testbed.receiver_resends import covered, dsack_blocks, later_copies, merged, segment_starts
+from spline_analysis.testbed.realhost_compare import compare_capture, expected_lost_segments
+from spline_analysis.testbed.realhost_spec import Transfer
+from spline_analysis.testbed.stack_drops import (
+    RECEIVER_TCP_DROP_COUNTERS,
+    parse_link_json,
+    parse_mib_text,
+    receiver_ofo_prunes,
+    receiver_tcp_drop_packets,
+)
+
+NETSTAT = """TcpExt: SyncookiesSent PruneCalled RcvPruned OfoPruned TCPBacklogDrop TCPOFODrop TCPRcvQDrop TCPZeroWindowDrop
+TcpExt: 0 4 1 2 7 3 5 6
+IpExt: InNoRoutes InOctets
+IpExt: 2 1000
+"""
+SNMP6 = """Ip6InReceives                   	45029
+Ip6InDiscards                   	0
+"""
+IP_LINK = (
+    '[{"ifname":"rhc0","stats64":{"rx":{"bytes":10,"packets":1,"errors":0,"dropped":9,"missed":0},'
+    '"tx":{"bytes":5,"packets":1,"errors":0,"dropped":4}}}]'
+)
+
+
+def test_mib_tables_are_read_as_prefixed_counter_names_from_both_layouts():
+    counters = parse_mib_text(NETSTAT + SNMP6)
+    assert counters["TcpExtTCPBacklogDrop"] == 7 and counters["TcpExtOfoPruned"] == 2
+    assert counters["IpExtInNoRoutes"] == 2 and counters["IpExtInOctets"] == 1000
+    assert counters["Ip6InReceives"] == 45029 and counters["Ip6InDiscards"] == 0
+
+
+def test_link_drop_counters_come_from_ip_json_and_nothing_from_an_unreadable_listing():
+    assert parse_link_json(IP_LINK) == {"rx_dropped": 9, "tx_dropped": 4, "rx_missed": 0}
+    assert parse_link_json("") == {} and parse_link_json("not json") == {}
+
+
+def test_deltas_keep_every_drop_counter_even_at_zero_and_only_the_other_counters_that_moved():
+    before = {**parse_mib_text(NETSTAT), "TcpInSegs": 10, "rhc0_rx_dropped": 1}
+    after = {**before, "TcpExtTCPBacklogDrop": 10, "TcpInSegs": 25, "rhc0_rx_dropped": 3}
+    deltas = stack_counter_deltas(before, after, "rhc0")
+    assert deltas["TcpExtTCPBacklogDrop"] == 3 and deltas["TcpExtTCPOFODrop"] == 0
+    assert deltas["TcpInSegs"] == 15 and deltas["rhc0_rx_dropped"] == 2
+    assert "IpExtInOctets" not in deltas  # did not move
+
+
+def test_receiver_tcp_drops_add_the_skbs_its_tcp_threw_away_and_prunes_are_counted_apart():
+    deltas = {name: 1 for name in RECEIVER_TCP_DROP_COUNTERS} | {"TcpExtOfoPruned": 2, "TcpExtPruneCalled": 5}
+    assert receiver_tcp_drop_packets(deltas) == len(RECEIVER_TCP_DROP_COUNTERS) == 4
+    assert receiver_ofo_prunes(deltas) == 2
+    assert receiver_tcp_drop_packets({"TcpExtPruneCalled": 5, "TcpInSegs": 9}) == 0
+
+
+def truth_with(receiver_stack_drops: dict | None) -> dict:
+    fields = dict(
+        sent_segments=1000,
+        arrived_segments=900,
+        data_drop_packets=100,
+        data_drop_segments=100,
+        ack_drop_packets=0,
+        qdisc_drops=0,
+        sent_packets=1000,
+        arrived_packets=900,
+        tcpinfo_retransmissions=130,
+        tcpinfo_per_stream={41001: 130},
+        tcpinfo_at_close={},
+        delivered_bytes=1,
+        delivered_seconds=1.0,
+        delivered_bps=8.0,
+        sent_bytes=1,
+        cca_reported="cubic",
+    )
+    if receiver_stack_drops is not None:
+        fields["receiver_stack_drops"] = receiver_stack_drops
+    return TransferTruth(**fields).to_json()  # type: ignore[arg-type]
+
+
+def test_a_copy_the_receivers_tcp_dropped_is_lost_before_the_routers_drops_and_passed_after_them():
+    truth = truth_with({"TcpExtTCPBacklogDrop": 20, "TcpExtTCPRcvQDrop": 5})
+    assert truth["lost_segments"] == 100 and truth["receiver_tcp_drop_packets"] == 25
+    for vantage in ("sender", "router-any", "router-in"):
+        assert expected_lost_segments(truth, vantage) == 125
+    for vantage in ("receiver", "receiver-any", "router-out"):
+        assert expected_lost_segments(truth, vantage) == 100
+
+
+def test_a_record_made_before_the_stack_counters_were_read_compares_as_before():
+    truth = truth_with(None)
+    assert truth["receiver_tcp_drop_packets"] is None and truth["receiver_stack_drops"] is None
+    assert expected_lost_segments(truth, "sender") == 100
+
+
+@pytest.mark.parametrize("vantage, ok", [("sender", True), ("receiver", False)])
+def test_rows_hold_each_capture_point_to_its_own_expected_loss(vantage: str, ok: bool):
+    truth = truth_with({"TcpExtTCPBacklogDrop": 25})
+    transfer = Transfer(name="t", offloads="off", data_loss=0.01)
+    record = {
+        "transfer": {**transfer.__dict__, "vantages": list(transfer.vantages)},
+        "sender_address": "10.72.1.1",
+        "client_ports": [41001],
+        "captures": {vantage: {"pcap": "x", "buffer_kib": 8192, "counters": {"kernel_drops": 0}}},
+        "truth": truth,
+    }
+    data = {"src": "10.72.1.1", "sport": 41001, "lost_segments": 125, "retransmissions": 130}
+    data.update(goodput_bps=8.0, delivered_bytes=1, delivery_start_s=0.0, delivery_end_s=1.0)
+    data["retransmissions_in_capture"] = 130
+    row = compare_capture(record, vantage, {"directions": [data], "warnings": []})
+    assert row["receiver_tcp_drop_packets"] == 25
+    assert row["lost_ok"] is ok
+
+
+def test_a_gro_packet_is_cut_into_its_mss_segments_and_only_repeated_starts_are_later_copies():
+    lo = np.array([0, 3000, 1000, 0], dtype=np.int64)
+    hi = np.array([3000, 4000, 2000, 1000], dtype=np.int64)
+    starts, ends = segment_starts(lo, hi, 1000)
+    assert starts.tolist() == [0, 1000, 2000, 3000, 1000, 0] and ends.tolist() == [1000, 2000, 3000, 4000, 2000, 1000]
+    later_starts, later_ends = later_copies(starts, ends)
+    assert later_starts.tolist() == [1000, 0] and later_ends.tolist() == [2000, 1000]
+
+
+def test_dsack_blocks_are_a_first_block_below_the_ack_or_inside_the_second():
+    ack = np.array([5000, 5000, 5000], dtype=np.int64)
+    left = np.array([[1000, 0, 0, 0], [7000, 6000, 0, 0], [6000, 0, 0, 0]], dtype=np.int64)
+    right = np.array([[2000, 0, 0, 0], [8000, 9000, 0, 0], [7000, 0, 0, 0]], dtype=np.int64)
+    count = np.array([1, 2, 1])
+    starts, ends = dsack_blocks(ack, left, right, count, ack)
+    assert starts.tolist() == [1000, 7000] and ends.tolist() == [2000, 8000]  # the third is a plain SACK
+
+
+def test_a_later_copy_no_dsack_covers_is_counted_and_one_a_dsack_covers_is_not():
+    union = merged(np.array([3000, 1000, 1500], dtype=np.int64), np.array([4000, 2000, 2500], dtype=np.int64))
+    assert union[0].tolist() == [1000, 3000] and union[1].tolist() == [2500, 4000]
+    inside = covered(np.array([1000, 1500, 2500, 3000], dtype=np.int64), np.array([2000, 2500, 3500, 4000]), union)
+    assert inside.tolist() == [True, True, False, True]
+
+
+def test_the_per_segment_count_replaces_the_skb_counters_upstream_of_the_receivers_tcp():
+    truth = {"lost_segments": 100, "receiver_tcp_drop_packets": 3, "receiver_resends_not_dsacked": 29}
+    assert expected_lost_segments(truth, "sender") == 129 and expected_lost_segments(truth, "router-any") == 129
+    assert expected_lost_segments(truth, "receiver") == 100 == expected_lost_segments(truth, "router-out")
+    truth["receiver_resends_not_dsacked"] = None  # no receiver capture, no SACK, or it dropped packets
+    assert expected_lost_segments(truth, "sender") == 103
+
+
+def test_the_receivers_copies_are_not_read_without_sack_or_from_a_capture_that_dropped_packets():
+    capture = {"pcap": "/nonexistent.pcap", "counters": {"kernel_drops": 5}}
+    transfer = Transfer(name="t", offloads="off", data_loss=0.01)
+    assert receiver_resends_truth({"receiver": capture}, transfer, "10.72.1.1", [41001]) is None
+    capture["counters"]["kernel_drops"] = 0
+    no_sack = Transfer(name="t", offloads="off", data_loss=0.01, sender_sack=False)
+    assert receiver_resends_truth({"receiver": capture}, no_sack, "10.72.1.1", [41001]) is None
+    assert receiver_resends_truth({"sender": capture}, transfer, "10.72.1.1", [41001]) is None
