@@ -406,6 +406,78 @@ def test_without_sack_an_ack_past_a_repair_echoing_an_older_copy_shows_the_repai
     assert r["lost_segments"] == 0
 
 
+def no_sack_sender_of_a_super_segment(lost: Sequence[int], repeats: Sequence[int]) -> Flow:
+    """Capture next to a data sender b without SACK, with timestamps (1 ms ticks), on a 1 ms
+    path: b sends segments 0-3 one by one, then 4-11 as one TSO super-segment of 8 MSS; a queue
+    on the way cuts it into segments and lets one through per ms. Segments in `lost` never
+    arrive; each segment in `repeats` is sent again alone just after the receiver's ACK first
+    reaches it (NewReno after a partial ACK). The receiver ACKs each arrival at once, echoing the
+    TSval of the segment that last arrived at its cumulative ACK (RFC 7323's TS.Recent)."""
+    rtt_s = 0.001
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    t_super = t + 0.0004
+    # (sent, first segment, segments) of every copy, and (arrival, segment, its copy's send time)
+    copies = [(t + 0.0001 * k, k, 1) for k in range(4)] + [(t_super, 4, 8)]
+    arrivals = [(t + 0.0001 * k + rtt_s, k, t + 0.0001 * k) for k in range(4)]
+    arrivals += [(t_super + rtt_s + 0.001 * j, 4 + j, t_super) for j in range(8) if 4 + j not in lost]
+    rows = []
+    acked, echo_s, have, pending = 0, t, set(), sorted(arrivals)
+    while pending:
+        when, k, tx = pending.pop(0)
+        if k == acked:
+            echo_s = tx
+        have.add(k)
+        while acked in have:
+            acked += 1
+        rows.append((when + 0.00001, "ack", acked, echo_s))
+        if acked in repeats and all(c[1] != acked or c[2] != 1 for c in copies if c[0] > t_super):
+            resent = when + 0.00003
+            copies.append((resent, acked, 1))
+            pending = sorted(pending + [(resent + rtt_s, acked, resent)])
+    rows += [(tx, "data", k, n) for tx, k, n in copies]
+    for when, kind, k, extra in sorted(rows, key=lambda r: r[0]):
+        if kind == "data":
+            f.add(
+                when,
+                1,
+                base + k * MSS,
+                5001,
+                length=extra * MSS,
+                ttl=64,
+                flags=TCP_ACK | TCP_PSH,
+                tsval=int(when * 1000),
+                tsecr=1,
+            )
+        else:
+            f.add(when, 0, 5001, base + k * MSS, ttl=63, tsval=2, tsecr=int(extra * 1000))
+    return f
+
+
+def test_without_sack_repeats_of_single_segments_of_a_super_segment_the_acks_echo_its_first_copy_were_not_needed():
+    # the super-segment 4-11 drains through a queue one segment per ms; the sender repeats 5
+    # and 6 as the ACK reaches each, and every ACK that moves past them echoes the super-
+    # segment's TSval: their first copies arrived first, so neither repeat was needed (each
+    # judged for its own MSS, not once for the 8 around it)
+    f = no_sack_sender_of_a_super_segment(lost=(), repeats=(5, 6))
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 2 and r["spurious_retransmissions"] == 2
+    assert r["lost_segments"] == 0
+
+
+def test_without_sack_a_repeat_of_a_lost_segment_of_a_super_segment_the_ack_echoes_was_needed():
+    # segment 5 of the super-segment is lost; its repeat fills the hole, and the ACK past it
+    # echoes the repeat's TSval: the repair was needed, and 5 is the one segment lost
+    f = no_sack_sender_of_a_super_segment(lost=(5,), repeats=(5,))
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1 and r["spurious_retransmissions"] == 0
+    assert r["lost_segments"] == 1
+
+
 def receiver_side_arrivals(
     order: Sequence[Tuple[int, float, int]], isn_b: int = 1000, ids: str = "per_packet", rtt_s: float = 0.020
 ) -> Flow:

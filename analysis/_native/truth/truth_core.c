@@ -1270,6 +1270,39 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     S[S_LOST_INFERRED_SD_MILLI] = (int64_t)llround(1000.0 * sqrt(s->lost_inferred_variance));
 }
 
+/* Without SACK, the entry holding byte `at` strictly inside it is cut in two there: [lo, at) and
+ * [at, hi), each keeping the whole entry's history. A sender with TSO/GSO hands a super-segment of
+ * several MSS to the NIC as one packet, but the receiver gets its segments one by one (GSO, or a
+ * qdisc that cuts it into segments), acknowledges them one by one, and the sender repeats one MSS
+ * of it after a partial ACK (RFC 6582; Linux cuts its skb at the ACK). So a cumulative ACK or a
+ * repeat that ends inside the entry is read for the bytes on each side: the Eifel echo and the
+ * NewReno rules then judge the repair of one MSS, not the super-segment around it. The callers
+ * cut only where the connection uses timestamps: there the echo judges each piece; without them
+ * only the ACKs' structure does (covered_with_lower_fill, resent_with_window), and an ACK over
+ * several pieces of one super-segment is what a receiver that coalesces arrivals (GRO) sends for
+ * segments that came together, no sign that a repair was not needed. Only an uncovered entry is
+ * cut (no covered run's skip steps over it); indices past it move by one. Returns 0, or -1 out
+ * of memory. */
+static int sb_split_at(direction_state *s, int64_t at) {
+    int64_t k = sb_index(s, at);
+    if (k >= s->sb_len || s->sb[k].lo >= at || s->sb[k].covered) return 0;
+    if (s->sb_len == s->sb_cap) {
+        int64_t nc = s->sb_cap ? s->sb_cap * 2 : 256;
+        sent_segment *nb = realloc(s->sb, sizeof(sent_segment) * (size_t)nc);
+        if (!nb) return -1;
+        s->sb = nb;
+        s->sb_cap = nc;
+    }
+    memmove(s->sb + k + 2, s->sb + k + 1, sizeof(sent_segment) * (size_t)(s->sb_len - k - 1));
+    s->sb[k + 1] = s->sb[k];
+    s->sb[k + 1].lo = at;
+    s->sb[k].hi = at;
+    s->sb_len++;
+    if (s->sb_verdict_next > k) s->sb_verdict_next++;
+    if (s->dupack_next > k) s->dupack_next++;
+    return 0;
+}
+
 /* Data sent: a first copy joins the scoreboard, a repeat is one more copy of its ranges. */
 static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int repeat) {
     const truth_input *in = ps->in;
@@ -1287,6 +1320,10 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
         return;
     }
     if (repeat) {
+        if (sack_off(in, d) && s->uses_ts && (sb_split_at(s, lo) < 0 || sb_split_at(s, hi) < 0)) {
+            ps->out_of_memory = 1;
+            return;
+        }
         for (int64_t k = sb_index(s, lo); k < s->sb_len && s->sb[k].lo < hi; k++) {
             sent_segment *e = &s->sb[k];
             e->copies++;
@@ -1483,6 +1520,10 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
     /* the cumulative ACK: the first newly covered segment is the one that just arrived */
     int fresh = 1;
     int64_t fill_ns = -1; /* the newest copy of a repair that filled the hole at the old ACK */
+    if (sack_off(in, d ^ 1) && p->uses_ts && a > p->sb_una && sb_split_at(p, a) < 0) {
+        ps->out_of_memory = 1;
+        return;
+    }
     for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
         if (p->sb[k].covered) continue;
         if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1) {
