@@ -6,29 +6,39 @@ view; what came in and never left while later packets did is the host's own drop
 
 from __future__ import annotations
 
+import numpy as np
+
 from spline_analysis._core.columns import TCP_ACK, TCP_SYN
+from spline_analysis._core.copies import unwrapped_seq
 from test_truth_crafted import MSS, Flow, analyze, row_of
 
 
 def forwarded_transfer(
-    segments_per_frame: int, frames: int, drop_frames=(), split_on_the_way_out=True, drop_pieces=None, hops: int = 1
+    segments_per_frame: int,
+    frames: int,
+    drop_frames=(),
+    split_on_the_way_out=True,
+    drop_pieces=None,
+    hops: int = 1,
+    server_isn: int = 1000,
 ) -> Flow:
     """b (server) sends `frames` super-segments of `segments_per_frame` MSS through the host;
     each leaves cut into single segments (a TSO sender, a router without TSO out) or whole;
     `drop_pieces`: frame -> the pieces of it that never leave; `hops`: the TTL the copies
-    that left lost (more than 1: the two ends of a longer path, captured and merged)."""
+    that left lost (more than 1: the two ends of a longer path, captured and merged);
+    `server_isn`: b's initial sequence number (its data wraps past 2^32 when near it)."""
     f = Flow()
     out_ttl = 64 - hops
     # the handshake passes the host too: each packet in, then out one hop later
     for when, direction, seq, ack, flags in (
         (0.0, 0, 5000, 0, TCP_SYN),
-        (0.010, 1, 1000, 5001, TCP_SYN | TCP_ACK),
-        (0.020, 0, 5001, 1001, TCP_ACK),
+        (0.010, 1, server_isn, 5001, TCP_SYN | TCP_ACK),
+        (0.020, 0, 5001, server_isn + 1, TCP_ACK),
     ):
         f.add(when, direction, seq, ack, flags=flags, ttl=64, ip_id=7 + direction, mss_option=1460)
         f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=out_ttl, ip_id=7 + direction, mss_option=1460)
     t = 0.020
-    base, ip_id = 1001, 100
+    base, ip_id = server_isn + 1, 100
     for frame in range(frames):
         when = t + 0.001 * (frame + 1)
         start = base + frame * segments_per_frame * MSS
@@ -69,6 +79,18 @@ def test_pieces_of_a_super_segment_that_never_left_are_the_hosts_drops():
     r = row_of(d, 0, 1)
     assert r["forwarded_drops"] == 4 + 2 + 1 and r["lost_segments"] == 7
     assert r["retransmissions"] == 0
+
+
+def test_pieces_of_a_super_segment_that_wraps_past_2_32_pair_with_it_not_counted_as_drops():
+    """A super-segment whose sequence range crosses 2^32 leaves in pieces, the later ones
+    numbered from zero again: they are still its pieces (the range is unwrapped), and only
+    what never left counts as the host's drops."""
+    straddling_frame_start = 2**32 - 700  # frame 10 starts 700 bytes below the wrap
+    server_isn = straddling_frame_start - 10 * 4 * MSS - 1
+    _, _, d = analyze(forwarded_transfer(4, 30, drop_frames=(20,), drop_pieces={15: (0,)}, server_isn=server_isn))
+    r = row_of(d, 0, 1)
+    assert r["forwarded_drops"] == 4 + 1 and r["lost_segments"] == 5
+    assert r["retransmissions"] == 0 and r["duplicate_frames"] == 30
 
 
 def test_a_repeat_that_came_in_while_the_first_copy_was_queued_leaves_that_copy_its_pieces():
@@ -228,3 +250,9 @@ def test_three_ports_leave_one_copy_and_a_capture_on_one_interface_is_untouched(
         key=lambda x: x["payload_bytes"],
     )
     assert (single["data_packets"], single["duplicate_frames"], single["retransmissions"]) == (21, 0, 1)
+
+
+def test_sequence_numbers_unwrap_per_direction_across_2_32_and_back_for_resends():
+    seq = np.array([2**32 - 100, 50, 2**32 - 100, 1000, 2**32 - 50, 2000], dtype=np.uint32)
+    slot = np.array([1, 0, 1, 0, 1, 1])
+    assert unwrapped_seq(seq, slot).tolist() == [2**32 - 100, 50, 2**32 - 100, 1000, 2**32 - 50, 2**32 + 2000]

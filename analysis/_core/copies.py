@@ -32,6 +32,9 @@ _PIECE_LOOKBACK = 64
 # Share of a direction's packets (the fewer of its in and out copies) that must pair up before
 # its incoming copies are set aside.
 MIN_PAIRED_FRACTION = 0.5
+# TCP sequence space
+_SEQ_SPACE = 1 << 32
+_HALF_SEQ_SPACE = 1 << 31
 # Fields a forwarding host leaves as they are; only the TTL (and checksum) changes.
 _HASH_MULTIPLIERS = (
     0x9E3779B97F4A7C15,
@@ -147,7 +150,7 @@ def find_forwarded_copies(
     pair_in, pair_out = pair_in[real], pair_out[real]
     # a super-segment that came in (TSO at the sender, GRO on the way in) may leave cut into
     # segments: those pair by sequence range instead
-    seq = np.asarray(packets["seq"])[rows].astype(np.int64)
+    seq = unwrapped_seq(np.asarray(packets["seq"])[rows], row_slot)
     payload_len = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
     tsval = np.asarray(packets["opt_tsval"])[rows].astype(np.int64)
     split_in, split_out = _pair_by_range(row_slot, seq, payload_len, tsval, ts, incoming, pair_in, pair_out, True)
@@ -192,6 +195,25 @@ def find_forwarded_copies(
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
 
 
+def unwrapped_seq(seq: np.ndarray, row_slot: np.ndarray) -> np.ndarray:
+    """Sequence numbers (32 bits, per row) unwrapped to 64 bits along each slot in row order:
+    each step from the slot's previous row is the signed 32-bit difference, so a range that
+    crosses 2^32 stays contiguous (a super-segment whose pieces wrap past zero still holds
+    them). A slot's first row keeps its own value."""
+    out = np.asarray(seq).astype(np.int64)
+    if len(out) < 2:
+        return out
+    order = np.argsort(row_slot, kind="stable")
+    sorted_seq, sorted_slot = out[order], row_slot[order]
+    step = (sorted_seq[1:] - sorted_seq[:-1] + _HALF_SEQ_SPACE) % _SEQ_SPACE - _HALF_SEQ_SPACE
+    new_slot = sorted_slot[1:] != sorted_slot[:-1]
+    step[new_slot] = 0
+    walked = np.concatenate(([0], np.cumsum(step)))
+    first = np.maximum.accumulate(np.where(np.concatenate(([True], new_slot)), np.arange(len(order)), 0))
+    out[order] = sorted_seq[first] + walked - walked[first]
+    return out
+
+
 def clock_shift_ns(row_slot: np.ndarray, pair_in: np.ndarray, delay_ns: np.ndarray, n_slots: int) -> np.ndarray:
     """Per slot, what to add to the outgoing copies' timestamps so that its paired copies
     (`delay_ns`: outgoing less incoming time, pairs by content) left after they came in and
@@ -218,6 +240,16 @@ def clock_shift_ns(row_slot: np.ndarray, pair_in: np.ndarray, delay_ns: np.ndarr
     return shift_ns
 
 
+def _dense_rank(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """Per element, the rank of its (major, minor) pair among the distinct pairs, in order."""
+    order = np.lexsort((minor, major))
+    new_pair = np.ones(len(order), dtype=bool)
+    new_pair[1:] = (major[order][1:] != major[order][:-1]) | (minor[order][1:] != minor[order][:-1])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.cumsum(new_pair) - 1
+    return rank
+
+
 def _pieces_in_wholes(
     row_slot: np.ndarray,
     seq: np.ndarray,
@@ -241,10 +273,13 @@ def _pieces_in_wholes(
     _, involved_group = np.unique((row_slot[involved] << 32) | tsval[involved], return_inverse=True)
     group = np.zeros(len(row_slot), dtype=np.int64)
     group[involved] = involved_group.ravel()
-    whole_key = (group[whole_rows] << 32) | seq[whole_rows]
+    # (group, sequence) as one ordered key: sequences are unwrapped (beyond 32 bits)
+    key = np.zeros(len(row_slot), dtype=np.int64)
+    key[involved] = _dense_rank(group[involved], seq[involved])
+    whole_key = key[whole_rows]
     order = np.lexsort((ts[whole_rows], whole_key))
     whole_rows, whole_key = whole_rows[order], whole_key[order]
-    piece_key = (group[piece_rows] << 32) | seq[piece_rows]
+    piece_key = key[piece_rows]
     at = np.searchsorted(whole_key, piece_key, side="right") - 1
     cand = whole_rows[np.maximum(at, 0)]
 
@@ -267,7 +302,7 @@ def _pieces_in_wholes(
     for back in range(1, _PIECE_LOOKBACK):
         k = at[todo] - back
         same = k >= 0
-        same[same] = (whole_key[k[same]] >> 32) == (piece_key[todo[same]] >> 32)
+        same[same] = group[whole_rows[k[same]]] == group[piece_rows[todo[same]]]
         todo, k = todo[same], k[same]
         if len(todo) == 0:
             break
