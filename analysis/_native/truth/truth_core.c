@@ -1047,6 +1047,19 @@ static void awaiting_retire(pass *ps, int64_t d, double loss_rate, const double 
     }
 }
 
+/* A queue kept in a ring of `cap` entries, its oldest at *head, *len of them kept: drop the
+ * oldest. */
+static void fifo_drop_oldest(int *head, int *len, int cap) {
+    *head = (*head + 1) % cap;
+    (*len)--;
+}
+
+/* The same queue: the slot to write its newest entry in, the oldest dropped once full. */
+static int fifo_push(int *head, int *len, int cap) {
+    if (*len == cap) fifo_drop_oldest(head, len, cap);
+    return (*head + (*len)++) % cap;
+}
+
 /* How long after leaving a late first copy can still arrive and be answered (LATE_COPY_RTTS). */
 static int64_t late_copy_span_ns(const direction_state *s) {
     return RTO_MIN_NS + LATE_COPY_RTTS * sender_rtt_recent_max_ns(s);
@@ -1100,18 +1113,12 @@ static void peer_repeat(pass *ps, int64_t d, int64_t now) {
     while (ro->lost_len > 0) {
         lost_copy c = ro->lost[ro->lost_head];
         if (now - c.first_ns <= late_copy_span_ns(s) && !repeat_answers(s, c.first_ns, now)) break;
-        ro->lost_head = (ro->lost_head + 1) % LOST_COPIES_RECENT;
-        ro->lost_len--;
+        fifo_drop_oldest(&ro->lost_head, &ro->lost_len, LOST_COPIES_RECENT);
         if (now - c.first_ns > late_copy_span_ns(s) || !still_labelled_lost(s, &c)) continue;
         lost_copy_arrived(ps, d, &c);
         return;
     }
-    if (ro->repeat_len == DISCARD_REPEATS_RECENT) {
-        ro->repeat_head = (ro->repeat_head + 1) % DISCARD_REPEATS_RECENT;
-        ro->repeat_len--;
-    }
-    ro->repeat_ns[(ro->repeat_head + ro->repeat_len) % DISCARD_REPEATS_RECENT] = now;
-    ro->repeat_len++;
+    ro->repeat_ns[fifo_push(&ro->repeat_head, &ro->repeat_len, DISCARD_REPEATS_RECENT)] = now;
 }
 
 /* First copy e was just labelled lost: a repeat the peer sent since it left shows it arrived
@@ -1120,27 +1127,19 @@ static void lost_copy_labelled(pass *ps, int64_t d, sent_segment *e) {
     direction_state *s = &ps->dirs[d];
     reordering *ro = s->ro;
     lost_copy c = {e->lo, e->hi, e->first_ns};
-    while (ro->repeat_len > 0 && ro->repeat_ns[ro->repeat_head] - e->first_ns > late_copy_span_ns(s)) {
-        ro->repeat_head = (ro->repeat_head + 1) % DISCARD_REPEATS_RECENT; /* too old for any copy */
-        ro->repeat_len--;
-    }
+    while (ro->repeat_len > 0 && ro->repeat_ns[ro->repeat_head] - e->first_ns > late_copy_span_ns(s))
+        fifo_drop_oldest(&ro->repeat_head, &ro->repeat_len, DISCARD_REPEATS_RECENT); /* too old for any copy */
     for (int q = 0; q < ro->repeat_len; q++) {
         int slot = (ro->repeat_head + q) % DISCARD_REPEATS_RECENT;
         if (!repeat_answers(s, e->first_ns, ro->repeat_ns[slot])) continue;
         for (int r = q; r > 0; r--) /* the ring keeps its order without the one matched */
             ro->repeat_ns[(ro->repeat_head + r) % DISCARD_REPEATS_RECENT] =
                 ro->repeat_ns[(ro->repeat_head + r - 1) % DISCARD_REPEATS_RECENT];
-        ro->repeat_head = (ro->repeat_head + 1) % DISCARD_REPEATS_RECENT;
-        ro->repeat_len--;
+        fifo_drop_oldest(&ro->repeat_head, &ro->repeat_len, DISCARD_REPEATS_RECENT);
         lost_copy_arrived(ps, d, &c);
         return;
     }
-    if (ro->lost_len == LOST_COPIES_RECENT) {
-        ro->lost_head = (ro->lost_head + 1) % LOST_COPIES_RECENT;
-        ro->lost_len--;
-    }
-    ro->lost[(ro->lost_head + ro->lost_len) % LOST_COPIES_RECENT] = c;
-    ro->lost_len++;
+    ro->lost[fifo_push(&ro->lost_head, &ro->lost_len, LOST_COPIES_RECENT)] = c;
 }
 
 /* Whether ACK i (cumulative ACK a, SACK blocks L/R, nb of them, maybe none, none a D-SACK)
@@ -1270,6 +1269,18 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     S[S_LOST_INFERRED_SD_MILLI] = (int64_t)llround(1000.0 * sqrt(s->lost_inferred_variance));
 }
 
+/* Room in the scoreboard for one more entry (its capacity doubled when full): 0, or -1 out of
+ * memory. */
+static int sb_room_for_one(direction_state *s) {
+    if (s->sb_len < s->sb_cap) return 0;
+    int64_t nc = s->sb_cap ? s->sb_cap * 2 : 256;
+    sent_segment *nb = realloc(s->sb, sizeof(sent_segment) * (size_t)nc);
+    if (!nb) return -1;
+    s->sb = nb;
+    s->sb_cap = nc;
+    return 0;
+}
+
 /* Without SACK, the entry holding byte `at` strictly inside it is cut in two there: [lo, at) and
  * [at, hi), each keeping the whole entry's history. A sender with TSO/GSO hands a super-segment of
  * several MSS to the NIC as one packet, but the receiver gets its segments one by one (GSO, or a
@@ -1286,13 +1297,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
 static int sb_split_at(direction_state *s, int64_t at) {
     int64_t k = sb_index(s, at);
     if (k >= s->sb_len || s->sb[k].lo >= at || s->sb[k].covered) return 0;
-    if (s->sb_len == s->sb_cap) {
-        int64_t nc = s->sb_cap ? s->sb_cap * 2 : 256;
-        sent_segment *nb = realloc(s->sb, sizeof(sent_segment) * (size_t)nc);
-        if (!nb) return -1;
-        s->sb = nb;
-        s->sb_cap = nc;
-    }
+    if (sb_room_for_one(s) < 0) return -1;
     memmove(s->sb + k + 2, s->sb + k + 1, sizeof(sent_segment) * (size_t)(s->sb_len - k - 1));
     s->sb[k + 1] = s->sb[k];
     s->sb[k + 1].lo = at;
@@ -1340,15 +1345,9 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
             s->sb_verdict_next -= s->sb_first;
             s->sb_first = 0;
         }
-        if (s->sb_len == s->sb_cap) {
-            int64_t nc = s->sb_cap ? s->sb_cap * 2 : 256;
-            sent_segment *nb = realloc(s->sb, sizeof(sent_segment) * (size_t)nc);
-            if (!nb) {
-                ps->out_of_memory = 1;
-                return;
-            }
-            s->sb = nb;
-            s->sb_cap = nc;
+        if (sb_room_for_one(s) < 0) {
+            ps->out_of_memory = 1;
+            return;
         }
     }
     s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], in->tsval[i], 1, 1, 0, VERDICT_PENDING};
