@@ -370,7 +370,10 @@ def expected_warnings(
         must.add("duplicate_frames")
         if transfer.data_loss > 0 or transfer.ack_loss > 0 or transfer.rate_bps > 0:
             may.add("forwarding_drops")  # random drops, or the bottleneck's queue overflowing
-        if transfer.data_loss > 0:
+        if transfer.data_loss > 0 and path_lost_segments > 0:
+            # the router drops from the first data on and stops half a second before iperf3's
+            # end: a 1 s transfer whose connections took that long to open (4 flows on a busy
+            # host, s28-hx) lost nothing, and no capture can show drops that never were
             must.add("forwarding_drops")
         if transfer.sender_tso:
             may.add("super_segments")  # the GSO packets coming in are set aside, but seen
