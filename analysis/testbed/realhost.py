@@ -327,13 +327,15 @@ class TransferTruth:
 def recounted_truth(record: Dict[str, Any], transfer: Transfer) -> Dict[str, Any]:
     """A record's truth with its segment counts read again from the chains' listings it keeps
     (records made before the buckets reached 64 KiB for every segment size read short), and
-    the iperf3 server's idle tail left out of its receiving seconds where a record made before
-    that was trimmed still has the server's JSON (at the intervals it was made with)."""
+    the iperf3 server's idle tail (`server_idle_tail_s`) left out of its receiving seconds
+    again wherever the record's folder still has the server's JSON (at the intervals it was
+    made with): records trimmed by an older rule, or never, are trimmed by today's, once."""
     truth = record["truth"]
     fields = {field.name: truth[field.name] for field in dataclass_fields(TransferTruth) if field.name in truth}
     fields.update(counted_segments(record["rules_text"], transfer))
-    if "server_idle_tail_s" not in truth and record.get("run_dir"):
-        fields.update(receiving_seconds(fields, read_json_document(Path(record["run_dir"]) / "server.json")))
+    server_document = read_json_document(Path(record["run_dir"]) / "server.json") if record.get("run_dir") else None
+    if server_document is not None:
+        fields.update(receiving_seconds(fields, server_document))
     fields["tcpinfo_at_close"] = {int(port): sample for port, sample in fields["tcpinfo_at_close"].items()}
     return {**truth, **TransferTruth(**fields).to_json()}
 
@@ -712,28 +714,56 @@ def iperf3_truth(document: Dict) -> Dict[str, Any]:
     }
 
 
+def last_interval_idle_s(before: Tuple[float, float, int], last: Tuple[float, float, int]) -> float:
+    """The part of the server's last interval with data in which it read nothing: its length
+    less the time its bytes took at the rate of the interval `before` it (the bottleneck's
+    rate holds to the end: the router stops dropping half a second before it). 0 where the
+    last interval read as fast or faster."""
+    before_s, last_s = before[1] - before[0], last[1] - last[0]
+    if before[2] <= 0 or before_s <= 0:
+        return 0.0
+    return max(0.0, last_s - last[2] * before_s / before[2])
+
+
 def server_idle_tail_s(server_document: Optional[Dict[str, Any]]) -> float:
     """Seconds at the end of the iperf3 server's test in which it read nothing: the trailing
-    intervals of no bytes. The server's clock runs until the client's end-of-test message
-    reaches it over the control connection, which shares the bottleneck's queue: at a queue
-    that stays full (BBR at a few ms of queue) that message is dropped and waits out its own
-    retransmission timeouts (3.4 s after the last data in one run at 10 Mbit/s), while the
-    receiver had long stopped receiving."""
+    intervals of no bytes, and the idle part of the last one with data (`last_interval_idle_s`).
+    The server's clock runs until the client's end-of-test message reaches it over the control
+    connection, which shares the bottleneck's queue: at a queue that stays full (BBR at a few ms
+    of queue) that message is dropped and waits out its own retransmission timeouts (3.4 s after
+    the last data in one run at 10 Mbit/s), while the receiver had long stopped receiving. The
+    data stops inside an interval: at 1 ms of queue at 100 Mbit/s (s28-hx, q1-tso-v4-p2-cubic)
+    the last data came 13 ms into the server's interval 4.0-4.1 s, the message ~200 ms (one
+    minimum RTO) after it, and the 87 ms of that interval with no data had read the rate 2.2%
+    low."""
+    intervals = iperf3_receiver_intervals(server_document or {})
     idle_s = 0.0
-    for start_s, end_s, size in reversed(iperf3_receiver_intervals(server_document or {})):
-        if size > 0:
-            break
+    while intervals and intervals[-1][2] <= 0:
+        start_s, end_s, _ = intervals.pop()
         idle_s += end_s - start_s
+    if idle_s > 0 and len(intervals) >= 2:
+        # only after empty intervals: the end message came late, and the data had stopped
+        # (where it came in time, the last interval's few bytes are the flows' slower tail:
+        # 16 BBR flows sent 28 kB in their last 25 ms, and reading that as idle made the rate
+        # 0.5% high)
+        idle_s += last_interval_idle_s(intervals[-2], intervals[-1])
     return idle_s
 
 
 def receiving_seconds(truth: Dict[str, Any], server_document: Optional[Dict[str, Any]]) -> Dict[str, float]:
     """`delivered_seconds` (iperf3's receiving seconds less the server's idle tail) and the
-    rate over them; the tail as `server_idle_tail_s`."""
+    rate over them; the tail as `server_idle_tail_s`. A truth already trimmed (it has
+    `server_idle_tail_s`) is trimmed again from iperf3's own seconds, not twice."""
     idle_s = server_idle_tail_s(server_document)
-    seconds = float(truth["delivered_seconds"])
+    seconds = float(truth["delivered_seconds"]) + float(truth.get("server_idle_tail_s") or 0.0)
     if not 0 < idle_s < seconds:
-        return {"server_idle_tail_s": 0.0}
+        if not truth.get("server_idle_tail_s"):
+            return {"server_idle_tail_s": 0.0}
+        return {
+            "server_idle_tail_s": 0.0,
+            "delivered_seconds": seconds,
+            "delivered_bps": 8.0 * int(truth["delivered_bytes"]) / seconds,
+        }
     seconds -= idle_s
     return {
         "server_idle_tail_s": idle_s,
