@@ -26,6 +26,7 @@ from spline_analysis.testbed.realhost import (
 from spline_analysis.testbed.realhost_compare import compare_capture, delivery_rate_bps, relative_error
 from spline_analysis.testbed.realhost_spec import (
     DEFAULT_VANTAGES,
+    LOST_TOLERANCE,
     expected_warnings,
     load_matrix,
     matrix_from_document,
@@ -186,6 +187,19 @@ def test_receiver_any_is_the_receivers_any_interface_with_the_receivers_warnings
     assert t.buffer_at("receiver-any") == 32
     must, _ = expected_warnings(t, "receiver-any", 0)
     assert must == {"super_segments"}, "GRO coalesces before the capture, whichever interface it names"
+
+
+def test_sender_any_is_the_senders_any_interface_held_to_the_senders_tolerances_and_warnings():
+    assert "sender-any" in VANTAGES and CAPTURE_POINTS["sender-any"] == ("snd", "any")
+    assert LOST_TOLERANCE["sender-any"] == LOST_TOLERANCE["sender"]
+    for offloads, flags in (("tso", {"jitter_reorders": False}), ("gro", {"sender_sack": False})):
+        t = Transfer(name="a", offloads=offloads, data_loss=0.01, rate_bps=0, **flags)
+        assert expected_warnings(t, "sender-any", 0) == expected_warnings(t, "sender", 0)
+    # no repair overtakes first copies before the sender's own capture
+    assert "paws_discards" not in set().union(*expected_warnings(Transfer(name="b"), "sender-any", 0))
+    # SLL2's header is 6 bytes longer: -s 98 cuts an IPv4 ACK's SACK blocks only with -i any
+    short = Transfer(name="c", snaplen_bytes=98)
+    assert short.snaplen_cuts_headers("sender-any") and not short.snaplen_cuts_headers("sender")
 
 
 def test_dropped_segments_weigh_each_bucket_by_its_segment_count():

@@ -114,6 +114,7 @@ CAPTURE_POINTS = {
     "router-out": ("rtr", "rhr1"),
     "router-in": ("rtr", "rhr0"),
     "receiver-any": ("rcv", "any"),
+    "sender-any": ("snd", "any"),
 }
 
 

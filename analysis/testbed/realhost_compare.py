@@ -34,6 +34,7 @@ from .realhost_spec import (
     LOST_TOLERANCE,
     RETRANSMISSION_TOLERANCE_AT_SENDER,
     Transfer,
+    SENDER_VANTAGES,
     expected_warnings,
     recorded_transfer,
 )
@@ -171,7 +172,7 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
 # stays their truth. Measured (12 unshaped transfers, 2-36 such segments each): the sender and
 # router-any read the sum, router-out the hosts' count to the segment where nothing else was lost
 # after it.
-STACK_DROPS_LOST_AT = frozenset({"sender", "router-any", "router-in"})
+STACK_DROPS_LOST_AT = SENDER_VANTAGES | {"router-any", "router-in"}
 
 
 def receiver_lost_after_capture(truth: Dict[str, Any]) -> int:
@@ -233,7 +234,7 @@ def compare_capture(
             within(retransmission_error, RETRANSMISSION_TOLERANCE_AT_SENDER)
             and (at_close is None or within(in_capture_error, RETRANSMISSION_TOLERANCE_AT_SENDER))
         )
-        if vantage == "sender"
+        if vantage in SENDER_VANTAGES
         else None
     )
     goodput_ok = within(goodput_error, GOODPUT_TOLERANCE)
@@ -315,7 +316,7 @@ def compare_record(record: Dict[str, Any], analyser: Analyser = analyse_with_lib
     for vantage, capture in record["captures"].items():
         labels: Labels = {}
         try:
-            document, labels = analyser(Path(capture["pcap"]), record if vantage == "sender" else None)
+            document, labels = analyser(Path(capture["pcap"]), record if vantage in SENDER_VANTAGES else None)
         except Exception as exc:  # noqa: BLE001 - one bad capture must not stop the matrix
             document = {"directions": [], "warnings": [{"code": f"analysis_failed:{exc.__class__.__name__}"}]}
         rows.append(compare_capture(record, vantage, document, labels))
@@ -376,6 +377,7 @@ ISSUE_CASE_CAPTURE = {
     "receiver": "receiver side",
     "router-any": "tcpdump -i any on the router",
     "sender": "sender side",
+    "sender-any": "tcpdump -i any on the sender",
     "router-out": "router, egress interface",
     "router-in": "router, ingress interface",
     "receiver-any": "tcpdump -i any on the receiver",
