@@ -101,6 +101,11 @@ LOST_TOLERANCE = {
     "router-in": 0.03,
 }
 RETRANSMISSION_TOLERANCE_AT_SENDER = 0.01
+# The fastest shaped rate at which this testbed's veths were seen to keep every flow in order:
+# 0 of 62 IPv6 captures at 100 Mbit/s recognised late originals (s27-h8h); above it, first
+# copies passed the sender's veth behind data sent after them (s28-hx, router-in against the
+# sender's capture: 8 and 0 at 200 Mbit/s, 20 and 32 at 500 Mbit/s), as unshaped paths do.
+ORDERLY_RATE_BPS = 100_000_000
 GOODPUT_TOLERANCE = 0.02
 
 
@@ -167,6 +172,12 @@ class Transfer:
         link = LONGEST_LINK_HEADER_BYTES if vantage.endswith("-any") else ETHERNET_HEADER_BYTES
         needed = link + IP_HEADER_BYTES[self.family] + TCP_FIXED_HEADER_BYTES + TIMESTAMPS_OPTION_BYTES
         return self.sender_timestamps and self.snaplen_bytes >= needed
+
+    @property
+    def veths_may_reorder(self) -> bool:
+        """Whether the host's veths may deliver this transfer's packets out of order: unshaped,
+        or shaped above `ORDERLY_RATE_BPS` (a sender's packets queue on either CPU's backlog)."""
+        return self.rate_bps == 0 or self.rate_bps > ORDERLY_RATE_BPS
 
     @property
     def needs_netem(self) -> bool:
@@ -411,7 +422,9 @@ def expected_warnings(
     # retransmissions in the router's truth in two runs; `+4 estimated (+-1.9)` in the second).
     # Without SACK, those resent with a window after a timeout and the resent copies not
     # needed (no D-SACK tells whether they arrived)
-    if vantage in SENDER_VANTAGES and (transfer.jitter_reorders or transfer.rate_bps == 0 or not transfer.sender_sack):
+    if vantage in SENDER_VANTAGES and (
+        transfer.jitter_reorders or transfer.veths_may_reorder or not transfer.sender_sack
+    ):
         may.add("loss_estimated")
     if vantage not in SENDER_VANTAGES:
         # a repair that overtakes first copies sent before it makes the receiver discard them
@@ -430,12 +443,14 @@ def expected_warnings(
         # the holes' count is no floor: `no_timestamps` says what it is instead. Nor where
         # the capture dropped packets (a repair it missed hides a loss) or the path reorders
         # (a late original taken for a repair counts as one): `loss_not_floor` instead. An
-        # unlimited rate (~1 Gbit/s on the veths) reorders by chance, as a busy host's veth
-        # backlogs do on in-order jitter paths (paws_discards above): either may be raised
+        # unlimited rate (~1 Gbit/s on the veths), or one above ORDERLY_RATE_BPS, reorders by
+        # chance, as a busy host's veth backlogs do on in-order jitter paths (paws_discards
+        # above): either may be raised (at 500 Mbit/s, 2 of 2 non-TSO captures counted +0.4% to
+        # +1.6% over the drops and said `loss_not_floor`)
         # (late originals recognised in 6 of 6 unlimited IPv6 captures, 0 of 62 at 100 Mbit/s)
         if capture_kernel_drops > 0 or transfer.jitter_reorders:
             expected, possible = {"loss_not_floor"}, set()
-        elif transfer.rate_bps == 0 or transfer.jitter_ms > 0:
+        elif transfer.veths_may_reorder or transfer.jitter_ms > 0:
             expected, possible = set(), {"loss_floor", "loss_not_floor"}
         else:
             expected, possible = {"loss_floor"}, set()
