@@ -177,6 +177,10 @@ def test_snaplen_is_checked_and_a_short_one_may_cut_sack_acks_where_headers_are_
     for bad in (59, 300000, "96", 96.0):
         with pytest.raises(TestbedError, match="snaplen_bytes"):
             matrix_from_document({"transfer": [{"name": "a", "snaplen_bytes": bad}]})
+    # IPv6's header is 20 bytes longer: -s 64 cut its TCP header after 10 bytes (s28-hx)
+    with pytest.raises(TestbedError, match="snaplen_bytes 64: 80 to 262144 for IPv6"):
+        matrix_from_document({"transfer": [{"name": "a", "family": 6, "snaplen_bytes": 64}]})
+    assert matrix_from_document({"transfer": [{"name": "a", "family": 6, "snaplen_bytes": 80}]}).transfers
 
 
 def test_receiver_any_is_the_receivers_any_interface_with_the_receivers_warnings_and_buffer():
@@ -453,9 +457,15 @@ def test_ipv6_loss_is_expected_to_be_called_a_floor_after_the_routers_drops_only
     # `-i any` counts the router's own drops exactly; the holes may come to a few more
     must, may = expected_warnings(v6, "router-any", 0, 333)
     assert "loss_floor" in may and "loss_floor" not in must
-    # IPv4 from Linux numbers its IDs per connection: they count loss exactly
+    # IPv4 from Linux numbers its IDs per connection: they count loss exactly; only iperf3's
+    # control connection, mostly the client's pure ACKs, may lose a segment at the bottleneck's
+    # queue and count it from holes (p16-v4-reno-q2: 2 segments), never on an unshaped path
     v4 = Transfer(name="v4", offloads="off", family=4, data_loss=0.02)
-    assert "loss_floor" not in set().union(*expected_warnings(v4, "receiver", 0, 333))
+    must, may = expected_warnings(v4, "receiver", 0, 333)
+    assert "loss_floor" in may and "loss_floor" not in must
+    unshaped = Transfer(name="v4u", offloads="off", family=4, data_loss=0.02, rate_bps=0)
+    assert "loss_floor" not in set().union(*expected_warnings(unshaped, "receiver", 0, 333))
+    assert "loss_floor" not in set().union(*expected_warnings(v4, "router-in", 0, 333))
     # without timestamps the holes' count is no floor: no_timestamps instead
     no_timestamps = Transfer(name="nots", offloads="off", family=6, data_loss=0.02, sender_timestamps=False)
     must, may = expected_warnings(no_timestamps, "receiver", 0, 333)

@@ -249,6 +249,13 @@ KNOWN_KEYS = {
 }
 
 
+def min_snaplen_bytes(family: int) -> int:
+    """The shortest snaplen tcpdump is useful with for `family`: an SLL2 header and the fixed IP
+    and TCP headers (IPv4: MIN_SNAPLEN_BYTES, 60; IPv6: 80). Below it the ports or the flags
+    are cut: `-s 64` over IPv6 kept 10 bytes of TCP header and no file held a direction."""
+    return LONGEST_LINK_HEADER_BYTES + IP_HEADER_BYTES[family] + TCP_FIXED_HEADER_BYTES
+
+
 def _whole_number(value: Any) -> bool:
     """An integer in the TOML (true and false are not numbers here)."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -306,8 +313,9 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     if 0 < receiver_rmem_kib < 8:
         raise TestbedError(f"{name}: receiver_rmem_kib {receiver_rmem_kib}: at least 8 (Linux's floor is 4 KiB)")
     snaplen = merged.get("snaplen_bytes", DEFAULT_SNAPLEN_BYTES)
-    if not _whole_number(snaplen) or not MIN_SNAPLEN_BYTES <= snaplen <= 262144:
-        raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {MIN_SNAPLEN_BYTES} to 262144")
+    shortest = min_snaplen_bytes(family)
+    if not _whole_number(snaplen) or not shortest <= snaplen <= 262144:
+        raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {shortest} to 262144 for IPv{family}")
     mtus = {key: merged.get(key, MTU_BYTES) for key in ("sender_mtu", "receiver_mtu", "path_mtu")}
     for key, mtu in mtus.items():
         if not _whole_number(mtu) or not MIN_MTU_BYTES <= mtu <= MTU_BYTES:
@@ -445,9 +453,9 @@ def expected_warnings(
         # (a late original taken for a repair counts as one): `loss_not_floor` instead. An
         # unlimited rate (~1 Gbit/s on the veths), or one above ORDERLY_RATE_BPS, reorders by
         # chance, as a busy host's veth backlogs do on in-order jitter paths (paws_discards
-        # above): either may be raised (at 500 Mbit/s, 2 of 2 non-TSO captures counted +0.4% to
-        # +1.6% over the drops and said `loss_not_floor`)
-        # (late originals recognised in 6 of 6 unlimited IPv6 captures, 0 of 62 at 100 Mbit/s)
+        # above): either may be raised (late originals recognised in 6 of 6 unlimited IPv6
+        # captures, 0 of 62 at 100 Mbit/s; at 500 Mbit/s 2 of 2 non-TSO captures counted +0.4%
+        # to +1.6% over the drops and said `loss_not_floor`)
         if capture_kernel_drops > 0 or transfer.jitter_reorders:
             expected, possible = {"loss_not_floor"}, set()
         elif transfer.veths_may_reorder or transfer.jitter_ms > 0:
@@ -461,4 +469,15 @@ def expected_warnings(
             may.update(expected | possible)
         if vantage not in SENDER_VANTAGES and capture_kernel_drops > 0:
             may.add("loss_not_floor")  # holes the capture made, where no ACK tells them apart
+    if (
+        transfer.family == 4
+        and transfer.rate_bps > 0
+        and path_lost_segments > 0
+        and vantage in ("receiver", "receiver-any", "router-out")
+    ):
+        # iperf3's control connection shares the bottleneck's queue: where it overflows, the
+        # client's few messages may lose a segment, and their IDs, mostly the client's pure
+        # ACKs, count no data loss: its holes do, a floor (p16-v4-reno-q2: 2 segments at 2 ms
+        # of queue, 16 flows; the data connections' IDs counted theirs exactly)
+        may.add("loss_floor")
     return frozenset(must), frozenset(may)
