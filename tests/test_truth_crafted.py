@@ -309,6 +309,51 @@ def test_without_sack_a_window_resent_behind_a_lost_repair_was_not_needed_when_i
     assert r["lost_segments"] == 2
 
 
+def in_path_window_behind_a_hole_here(ack_after_window: bool) -> Flow:
+    """In the middle of a path without SACK: segment 1 lost before here (a hole), 2-3 pass and
+    the receiver answers each with a duplicate ACK at 1 (too few for a fast retransmit); the
+    timeout's go-back-N resends 1 and, back to back before any ACK can answer, 2-3; then either
+    one ACK covers 1-3 (the receiver held 2-3 from their first copies) or the test ends and the
+    connection is reset first."""
+    f = Flow(sack_permitted=False)
+    t = f.handshake(0.0, 5000, 1000, 0.0005, 0.0005, ttl_a=63, ttl_b=63)
+    base = 1001
+
+    def data(when: float, k: int) -> None:
+        f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=63, flags=TCP_ACK | TCP_PSH)
+
+    def ack(when: float, k: int) -> None:
+        f.add(when, 0, 5001, base + k * MSS, ttl=63)
+
+    for k in range(4):
+        if k != 1:
+            data(t + 0.0001 * k, k)
+    for k in range(4):
+        if k != 1:
+            ack(t + 0.0001 * k + 0.001, min(k + 1, 1))
+    timeout = t + 0.3
+    for n, k in enumerate(range(1, 4)):
+        data(timeout + 0.0001 * n, k)
+    if ack_after_window:
+        ack(timeout + 0.001, 4)
+    else:
+        f.add(timeout + 0.001, 0, 5001, 0, flags=TCP_RST, ttl=63)
+    return f
+
+
+@pytest.mark.parametrize("ack_after_window", [True, False])
+def test_without_sack_in_path_a_window_resent_behind_a_hole_here_is_not_lost_downstream(ack_after_window: bool):
+    # the ACK stood at data lost before here: the receiver could acknowledge nothing above it,
+    # so the resends of 2-3 (whose first copies passed here) show no loss downstream, whether
+    # the ACK that answers the repair covers them (it left after they passed) or none comes
+    f = in_path_window_behind_a_hole_here(ack_after_window)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "in-path"
+    assert r["retransmissions"] == 3 and r["spurious_retransmissions"] == 2
+    assert r["downstream_retransmissions"] == 0 and r["lost_segments"] == 1
+
+
 def test_without_sack_in_path_a_window_resent_behind_a_repair_lost_downstream_is_not_lost_downstream():
     # in the middle of the path: segment 1 lost upstream (a hole here, two duplicate ACKs: too
     # few for a fast retransmit), its timeout's repair passes here and is lost downstream; the

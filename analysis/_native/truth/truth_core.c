@@ -427,6 +427,9 @@ typedef struct {
     /* when the newest repeat of the data at the cumulative ACK passed (-1: none since the ACK
      * last moved): the fill repeats_behind_lost_repair_passed measures against */
     int64_t repeat_at_una_ns;
+    /* a repair filled a hole here at the cumulative ACK since it last moved: the receiver's
+     * ACK stands at data lost before this capture point (una_lost_before_here) */
+    int una_hole_filled_here;
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
     /* downstream: the receiver's ts_recent as this capture infers it (the newest TSval of data
@@ -689,7 +692,10 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     /* a repeat of the data at the old cumulative ACK passed since it last moved: the fill */
     if (!first && a_data > p->snd_una && p->repeat_at_una_ns >= 0)
         repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
-    if (a_data > p->snd_una) p->repeat_at_una_ns = -1;
+    if (a_data > p->snd_una) {
+        p->repeat_at_una_ns = -1;
+        p->una_hole_filled_here = 0;
+    }
     if (a > p->snd_una || first) p->snd_una = a_data;
     p->dupacks = 0;
     p->sack_evidence = 0;
@@ -759,6 +765,21 @@ static void repeats_behind_lost_repair_passed(pass *ps, int64_t d, int64_t old_u
         if (r->downstream && r->lo > old_una && r->hi <= a && ps->in->ts_ns[r->pkt] < fill_ns)
             mark_not_needed(ps, d, r, INT64_MAX);
     }
+}
+
+/* In path without SACK: whether the peer's cumulative ACK stands at data this capture never saw
+ * pass before (a hole here at it, open or filled by a repair since the ACK last moved): lost
+ * before here. The receiver cannot acknowledge anything above it until its repair arrives, so
+ * a repeat of data above it that passed here tells nothing of a loss downstream: the sender
+ * resends the window behind the ACK (go-back-N after a timeout; Reno's head segments marked lost
+ * from the duplicate-ACK count) without knowing what arrived. Its earlier copy passed here, and
+ * nothing says the receiver lacked it (seen, router -i any: 82 such repeats of data the receiver
+ * held, counted as lost past the router, which dropped nothing more). */
+static int una_lost_before_here(const pass *ps, int64_t d) {
+    const direction_state *s = &ps->dirs[d];
+    if (ps->in->mode[d] != TRUTH_MODE_IN_PATH || !sack_off(ps->in, d) || !s->have_una) return 0;
+    if (s->una_hole_filled_here) return 1;
+    return s->nholes > 0 && s->holes[0].lo <= s->snd_una && s->snd_una < s->holes[0].hi;
 }
 
 static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
@@ -2395,6 +2416,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             if (s->have_una && hi <= s->snd_una) spurious = 1;
             for (int j = 0; j < s->nsack && !spurious; j++)
                 if (lo >= s->sack_lo[j] && hi <= s->sack_hi[j]) spurious = 1;
+            if (!spurious && lo > s->snd_una && una_lost_before_here(ps, d)) spurious = 1;
             downstream = !spurious && !paws_discarded(s, lo, hi);
         }
     } else {
@@ -2435,6 +2457,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
          * it already had (go-back-N after a timeout, without SACK), which fill nothing */
         int64_t fill_segs = segments_of(filled_bytes, s->mss);
         S[S_HOLE_FILL_RETRANS] += fill_segs;
+        if (s->have_una && lo <= s->snd_una && s->snd_una < hi) s->una_hole_filled_here = 1;
         if (s->dupthresh_last_ns >= 0 && s->repair_after_dupthresh_ns < 0) s->repair_after_dupthresh_ns = now;
         if (in->has_ts[i] && filled_hole.has_ts) {
             int slot = ring_push(&s->repair_fills_next, &s->repair_fills_len, REPAIR_FILLS_RECENT);
