@@ -1278,10 +1278,12 @@ static void scoreboard_finish(pass *ps, int64_t d) {
         s->lost_inferred_correction += first_lost * (double)s->resent_untold_first_copies;
         s->lost_inferred_variance += first_lost * (1.0 - first_lost) * (double)s->resent_untold_first_copies;
     }
-    /* copies not needed and not shown to have arrived (a D-SACK shows one) */
+    /* copies not needed and not shown to have arrived (a D-SACK shows one); without SACK none
+     * is shown, with timestamps or without (a no-SACK, no-timestamps sender resends whole
+     * windows not needed after a timeout, and the path loses those copies too) */
     int64_t *S = stats_of(ps, d);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
-    if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0) {
+    if (s->first_copy_verdicts > 0 && (s->uses_ts || sack_off(ps->in, d)) && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);
         s->lost_inferred_correction += unneeded_loss_rate * (double)unproven;
         s->lost_inferred_variance += unneeded_loss_rate * (1.0 - unneeded_loss_rate) * (double)unproven;
