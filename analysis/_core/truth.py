@@ -743,12 +743,6 @@ def analyze_directions(
             np.where(round_trip_ns > 0, last_acked - np.minimum(round_trip_ns, last_acked), -1),
             last_acked,
         )
-        # ... unless the receiver closed later, still waiting for data: its application gave up
-        # on data a timeout held back (the test's end), and was receiving until then
-        end_of_acked_ns = np.maximum(
-            end_of_acked_ns,
-            _receiver_close_waiting_ns(packets, slot, n_slots, data_slots, last_acked, round_trip_ns, is_sender_mode),
-        )
         delivery_end_ns = np.where(
             (last_acked >= 0) & (end_of_acked_ns >= start_ns) & (end_of_acked_ns < table["last_data_ts_ns"]),
             end_of_acked_ns,
@@ -876,55 +870,6 @@ def _counter_readable(
     ends = _ends_in_file(packets, slot, n_slots)
     ends[in_data] = True
     return bool(opened[present >> 1].all() and ends[present].all())
-
-
-def _first_close_ns(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int) -> np.ndarray:
-    """Per slot: when it sent its first FIN or RST (-1: none in the file)."""
-    flags = np.asarray(packets["tcp_flags"])
-    ts = np.asarray(packets["ts_ns"], dtype=np.int64)
-    closing = np.flatnonzero((slot >= 0) & ((flags & (TCP_FIN | TCP_RST)) != 0))
-    first_ns = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_ns, slot[closing], ts[closing])
-    first_ns[first_ns == np.iinfo(np.int64).max] = -1
-    return first_ns
-
-
-def _receiver_close_waiting_ns(
-    packets: Mapping[str, np.ndarray],
-    slot: np.ndarray,
-    n_slots: int,
-    data_slots: np.ndarray,
-    last_acked_ns: np.ndarray,
-    round_trip_ns: np.ndarray,
-    is_sender_mode: np.ndarray,
-) -> np.ndarray:
-    """Per data row: when the receiver closed (its first FIN or RST) where it was still waiting
-    for data then: after its last new ACK it had answered more data with duplicate ACKs (data
-    above a hole, the hole's repair held back by a timeout). Seen without SACK at a full queue:
-    the ACK stood at a lost repair for 140-210 ms until iperf3's server closed at the test's
-    end; the receiving application was waiting until then, and iperf3 counts those seconds. A
-    receiver that closes right after acknowledging all it had (the window still in flight)
-    answered nothing more: its delivery ends with its last new ACK. At the sender the close is
-    seen a round trip after (the times there are sending times, as for the last ACK). -1: none."""
-    none = np.full(len(data_slots), -1, dtype=np.int64)
-    peer_slots = data_slots ^ 1
-    close_ns = _first_close_ns(packets, slot, n_slots)[peer_slots]
-    after_last_ack = (close_ns > 0) & (last_acked_ns >= 0) & (close_ns > last_acked_ns)
-    if not after_last_ack.any():
-        return none
-    # the peer's ACKs strictly between its last new ACK and its close: duplicate ACKs
-    from_ns = np.full(n_slots, np.iinfo(np.int64).max, dtype=np.int64)
-    until_ns = np.full(n_slots, np.iinfo(np.int64).min, dtype=np.int64)
-    from_ns[peer_slots[after_last_ack]] = last_acked_ns[after_last_ack]
-    until_ns[peer_slots[after_last_ack]] = close_ns[after_last_ack]
-    ts = np.asarray(packets["ts_ns"], dtype=np.int64)
-    at = np.maximum(slot, 0)
-    between = (slot >= 0) & (ts > from_ns[at]) & (ts < until_ns[at])
-    answered = np.zeros(n_slots, dtype=np.int64)
-    np.add.at(answered, slot[between], 1)
-    waiting = after_last_ack & (answered[peer_slots] > 0)
-    close_ns = np.where(is_sender_mode & (round_trip_ns > 0), close_ns - np.minimum(round_trip_ns, close_ns), close_ns)
-    return np.where(waiting, close_ns, none)
 
 
 def _ends_in_file(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int) -> np.ndarray:
