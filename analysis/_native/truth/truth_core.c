@@ -271,6 +271,9 @@ typedef struct {
     /* without SACK, whether the sender had left any recovery below it when it opened
      * (newreno_open_below): its own DupThresh duplicate ACKs then have it resent at once */
     int open_below;
+    /* without SACK, when a repair last filled its front (0: never): the partial ACK that repair
+     * draws tells the sender of the next segment (rest_of_hole_due) */
+    int64_t front_filled_ns;
 } hole;
 typedef struct {
     int64_t end, ts_ns;
@@ -2359,6 +2362,15 @@ static int repair_burst_after(const pass *ps, int64_t d, int64_t i) {
            ps->in->tsval[i] != s->last_repair_tsval;
 }
 
+/* Without SACK, a repair that filled the front of the lowest hole up to hi: the partial ACK it
+ * draws tells the sender of the next segment, and the repair that follows is that segment's
+ * first (RFC 6582); new data the same ACK let out may arrive ahead of it (seen after a timeout:
+ * the timer's resend of a 13-segment burst lost whole, its partial ACK, one new segment, then
+ * the next repair; each of the other 12 repairs had counted as the second of a lost one). */
+static void rest_of_hole_due(direction_state *s, int64_t hi, int64_t now) {
+    if (s->nholes > 0 && s->holes[0].lo == hi) s->holes[0].front_filled_ns = now;
+}
+
 /* Without SACK, whether the repair of the hole h, arriving idle_ns after the data before it,
  * shows the sender had resent h before its retransmission timer fired: a hole of one segment
  * above every recovery begun before it (newreno_open_below) that then had DupThresh duplicate
@@ -2395,6 +2407,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         hole h;
         int found;
         int64_t cut = holes_cut(ps, s, lo, hi, &h, &found);
+        if (cut > 0 && sack_off(in, d)) rest_of_hole_due(s, hi, now);
         if (s->nholes > 0 && s->holes[0].lowest_ns < 0) s->holes[0].lowest_ns = now;
         if (cut > 0) {
             filled = 1;
@@ -2500,6 +2513,9 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
          * opening had one repair, whatever new data overtook it (a sender that saw reordering
          * waits for more duplicate ACKs than DupThresh, and sends new data meanwhile) */
         if (sack_off(in, d) && hole_age_ns < RTO_MIN_NS) overtaken = 0;
+        /* ... nor within a minimum RTO of a partial ACK reaching it (rest_of_hole_due) */
+        if (sack_off(in, d) && filled_hole.front_filled_ns > 0 && now - filled_hole.front_filled_ns < RTO_MIN_NS)
+            overtaken = 0;
         int marked = !first_by_echo && repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now) && !first_by_echo;
         if (marking_unseen(ps, d) && hole_age_ns < RTO_MIN_NS) overtaken = sacked_past = marked = 0;
