@@ -633,6 +633,35 @@ def test_goodput_truth_counts_what_the_receiver_acknowledged_not_only_what_iperf
     assert rate_bps > 1.01 * truth["delivered_bps"]
 
 
+def test_a_record_missing_one_streams_close_sums_nothing_at_close_and_falls_back_to_iperf3():
+    """Two streams, one socket's close unrecorded (still resending after a timeout as the watch
+    stopped; seen on a no-SACK TSO/BBR row in two runs): the other socket's bytes_acked alone
+    (468,698 of iperf3's 810,084 bytes) is not the transfer's, nor its total_retrans."""
+    transfer = Transfer(name="s", offloads="tso+gro", flows=2)
+    one_closed = {"41002": {"bytes_acked": 468_698, "total_retrans": 287, "dsack_dups": 0}}
+    fields = {
+        **counted_segments(OLD_RECORD_LISTINGS, transfer),
+        "qdisc_drops": 0,
+        "tcpinfo_retransmissions": 437,
+        "tcpinfo_per_stream": {"41001": 151, "41002": 286},
+        "tcpinfo_at_close": one_closed,
+        "delivered_bytes": 810_084,
+        "delivered_seconds": 4.0,
+        "delivered_bps": 810_084 * 8 / 4.0,
+        "sent_bytes": 1,
+        "cca_reported": "bbr",
+    }
+    truth = recounted_truth({"rules_text": OLD_RECORD_LISTINGS, "truth": fields}, transfer)
+    assert truth["bytes_acked_at_close"] is None and truth["retransmissions_at_close"] is None
+    assert truth["dsack_dups_at_close"] is None
+    assert delivery_rate_bps(truth, transfer) == pytest.approx(810_084 * 8 / 4.0)
+    both_closed = {**one_closed, "41001": {"bytes_acked": 341_424, "total_retrans": 151, "dsack_dups": 0}}
+    truth = recounted_truth(
+        {"rules_text": OLD_RECORD_LISTINGS, "truth": {**fields, "tcpinfo_at_close": both_closed}}, transfer
+    )
+    assert (truth["bytes_acked_at_close"], truth["retransmissions_at_close"]) == (810_122, 438)
+
+
 def test_goodput_truth_leaves_out_the_round_trip_before_the_first_data_on_a_delayed_path():
     """iperf3's receiving clock starts a round trip before its first data arrives (the test's
     announcement goes out, the data comes back); on a 200 ms path over 10 s that alone read 2%

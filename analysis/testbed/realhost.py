@@ -287,20 +287,29 @@ class TransferTruth:
         """Lost segments the random-drop rule did not take: the router's queue, the veths."""
         return self.lost_segments - self.data_drop_segments
 
+    def summed_at_close(self, key: str) -> Optional[int]:
+        """TCP_INFO `key` summed over the data sockets as they closed; None where the record
+        misses the close of one of iperf3's streams (a socket still resending after a timeout
+        as the watch stopped): the sum of the others is not the transfer's figure."""
+        closed_ports = {int(port) for port in self.tcpinfo_at_close}
+        if not closed_ports.issuperset(int(port) for port in self.tcpinfo_per_stream):
+            return None
+        return sum_of_all([s.get(key) for s in self.tcpinfo_at_close.values()])
+
     @property
     def retransmissions_at_close(self) -> Optional[int]:
         """The sender's TCP_INFO total_retrans summed over the data sockets as they closed."""
-        return sum_of_all([s.get("total_retrans") for s in self.tcpinfo_at_close.values()])
+        return self.summed_at_close("total_retrans")
 
     @property
     def dsack_dups_at_close(self) -> Optional[int]:
         """D-SACK blocks the sender received (TCP_INFO dsack_dups) summed over the data sockets."""
-        return sum_of_all([s.get("dsack_dups") for s in self.tcpinfo_at_close.values()])
+        return self.summed_at_close("dsack_dups")
 
     @property
     def bytes_acked_at_close(self) -> Optional[int]:
         """What the receiver acknowledged (TCP_INFO bytes_acked) summed over the data sockets."""
-        return sum_of_all([s.get("bytes_acked") for s in self.tcpinfo_at_close.values()])
+        return self.summed_at_close("bytes_acked")
 
     @property
     def receiver_tcp_drop_packets(self) -> Optional[int]:

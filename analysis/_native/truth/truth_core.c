@@ -271,6 +271,9 @@ typedef struct {
     /* without SACK, whether the sender had left any recovery below it when it opened
      * (newreno_open_below): its own DupThresh duplicate ACKs then have it resent at once */
     int open_below;
+    /* without SACK, when a repair last filled its front (0: never): the partial ACK that repair
+     * draws tells the sender of the next segment (rest_of_hole_due) */
+    int64_t front_filled_ns;
 } hole;
 typedef struct {
     int64_t end, ts_ns;
@@ -427,6 +430,9 @@ typedef struct {
     /* when the newest repeat of the data at the cumulative ACK passed (-1: none since the ACK
      * last moved): the fill repeats_behind_lost_repair_passed measures against */
     int64_t repeat_at_una_ns;
+    /* a repair filled a hole here at the cumulative ACK since it last moved: the receiver's
+     * ACK stands at data lost before this capture point (una_lost_before_here) */
+    int una_hole_filled_here;
     uint16_t ack_window_last;
     int ack_window_valid; /* the window of the peer's last ACK */
     /* downstream: the receiver's ts_recent as this capture infers it (the newest TSval of data
@@ -689,7 +695,10 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     /* a repeat of the data at the old cumulative ACK passed since it last moved: the fill */
     if (!first && a_data > p->snd_una && p->repeat_at_una_ns >= 0)
         repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
-    if (a_data > p->snd_una) p->repeat_at_una_ns = -1;
+    if (a_data > p->snd_una) {
+        p->repeat_at_una_ns = -1;
+        p->una_hole_filled_here = 0;
+    }
     if (a > p->snd_una || first) p->snd_una = a_data;
     p->dupacks = 0;
     p->sack_evidence = 0;
@@ -759,6 +768,21 @@ static void repeats_behind_lost_repair_passed(pass *ps, int64_t d, int64_t old_u
         if (r->downstream && r->lo > old_una && r->hi <= a && ps->in->ts_ns[r->pkt] < fill_ns)
             mark_not_needed(ps, d, r, INT64_MAX);
     }
+}
+
+/* In path without SACK: whether the peer's cumulative ACK stands at data this capture never saw
+ * pass before (a hole here at it, open or filled by a repair since the ACK last moved): lost
+ * before here. The receiver cannot acknowledge anything above it until its repair arrives, so
+ * a repeat of data above it that passed here tells nothing of a loss downstream: the sender
+ * resends the window behind the ACK (go-back-N after a timeout; Reno's head segments marked lost
+ * from the duplicate-ACK count) without knowing what arrived. Its earlier copy passed here, and
+ * nothing says the receiver lacked it (seen, router -i any: 82 such repeats of data the receiver
+ * held, counted as lost past the router, which dropped nothing more). */
+static int una_lost_before_here(const pass *ps, int64_t d) {
+    const direction_state *s = &ps->dirs[d];
+    if (ps->in->mode[d] != TRUTH_MODE_IN_PATH || !sack_off(ps->in, d) || !s->have_una) return 0;
+    if (s->una_hole_filled_here) return 1;
+    return s->nholes > 0 && s->holes[0].lo <= s->snd_una && s->snd_una < s->holes[0].hi;
 }
 
 static void on_sack(pass *ps, int64_t d, int64_t i, int64_t a) {
@@ -1261,10 +1285,12 @@ static void scoreboard_finish(pass *ps, int64_t d) {
         s->lost_inferred_correction += first_lost * (double)s->resent_untold_first_copies;
         s->lost_inferred_variance += first_lost * (1.0 - first_lost) * (double)s->resent_untold_first_copies;
     }
-    /* copies not needed and not shown to have arrived (a D-SACK shows one) */
+    /* copies not needed and not shown to have arrived (a D-SACK shows one); without SACK none
+     * is shown, with timestamps or without (a no-SACK, no-timestamps sender resends whole
+     * windows not needed after a timeout, and the path loses those copies too) */
     int64_t *S = stats_of(ps, d);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
-    if (s->first_copy_verdicts > 0 && s->uses_ts && unproven > 0) {
+    if (s->first_copy_verdicts > 0 && (s->uses_ts || sack_off(ps->in, d)) && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);
         s->lost_inferred_correction += unneeded_loss_rate * (double)unproven;
         s->lost_inferred_variance += unneeded_loss_rate * (1.0 - unneeded_loss_rate) * (double)unproven;
@@ -2340,6 +2366,15 @@ static int repair_burst_after(const pass *ps, int64_t d, int64_t i) {
            ps->in->tsval[i] != s->last_repair_tsval;
 }
 
+/* Without SACK, a repair that filled the front of the lowest hole up to hi: the partial ACK it
+ * draws tells the sender of the next segment, and the repair that follows is that segment's
+ * first (RFC 6582); new data the same ACK let out may arrive ahead of it (seen after a timeout:
+ * the timer's resend of a 13-segment burst lost whole, its partial ACK, one new segment, then
+ * the next repair; each of the other 12 repairs had counted as the second of a lost one). */
+static void rest_of_hole_due(direction_state *s, int64_t hi, int64_t now) {
+    if (s->nholes > 0 && s->holes[0].lo == hi) s->holes[0].front_filled_ns = now;
+}
+
 /* Without SACK, whether the repair of the hole h, arriving idle_ns after the data before it,
  * shows the sender had resent h before its retransmission timer fired: a hole of one segment
  * above every recovery begun before it (newreno_open_below) that then had DupThresh duplicate
@@ -2376,6 +2411,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         hole h;
         int found;
         int64_t cut = holes_cut(ps, s, lo, hi, &h, &found);
+        if (cut > 0 && sack_off(in, d)) rest_of_hole_due(s, hi, now);
         if (s->nholes > 0 && s->holes[0].lowest_ns < 0) s->holes[0].lowest_ns = now;
         if (cut > 0) {
             filled = 1;
@@ -2399,6 +2435,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             if (s->have_una && hi <= s->snd_una) spurious = 1;
             for (int j = 0; j < s->nsack && !spurious; j++)
                 if (lo >= s->sack_lo[j] && hi <= s->sack_hi[j]) spurious = 1;
+            if (!spurious && lo > s->snd_una && una_lost_before_here(ps, d)) spurious = 1;
             downstream = !spurious && !paws_discarded(s, lo, hi);
         }
     } else {
@@ -2439,6 +2476,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
          * it already had (go-back-N after a timeout, without SACK), which fill nothing */
         int64_t fill_segs = segments_of(filled_bytes, s->mss);
         S[S_HOLE_FILL_RETRANS] += fill_segs;
+        if (s->have_una && lo <= s->snd_una && s->snd_una < hi) s->una_hole_filled_here = 1;
         if (s->dupthresh_last_ns >= 0 && s->repair_after_dupthresh_ns < 0) s->repair_after_dupthresh_ns = now;
         if (in->has_ts[i] && filled_hole.has_ts) {
             int slot = ring_push(&s->repair_fills_next, &s->repair_fills_len, REPAIR_FILLS_RECENT);
@@ -2479,6 +2517,9 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
          * opening had one repair, whatever new data overtook it (a sender that saw reordering
          * waits for more duplicate ACKs than DupThresh, and sends new data meanwhile) */
         if (sack_off(in, d) && hole_age_ns < RTO_MIN_NS) overtaken = 0;
+        /* ... nor within a minimum RTO of a partial ACK reaching it (rest_of_hole_due) */
+        if (sack_off(in, d) && filled_hole.front_filled_ns > 0 && now - filled_hole.front_filled_ns < RTO_MIN_NS)
+            overtaken = 0;
         int marked = !first_by_echo && repair_after_marked(ps, d, &filled_hole, hole_age_ns, now);
         int sacked_past = repair_sacked_past(ps, d, &filled_hole, hole_age_ns, now) && !first_by_echo;
         if (marking_unseen(ps, d) && hole_age_ns < RTO_MIN_NS) overtaken = sacked_past = marked = 0;
