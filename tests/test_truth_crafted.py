@@ -1307,6 +1307,19 @@ def test_at_the_receiver_a_repair_sent_on_the_ack_of_a_lower_repair_that_arrived
     assert r["reordered_segments"] == 0 and r["lost_segments"] == 3
 
 
+def test_at_the_receiver_once_the_capture_missed_data_the_echo_of_a_fill_is_not_read():
+    """A capture that dropped packets misses the peer's ACKs too, so its first ACK after a hole
+    can be later (a newer tick) than the one that told the sender: once it has missed data (here
+    segment 5, which the receiver ACKed), a fill's older echo no longer shows a late original."""
+    f = receiver_across_a_tick_edge(True)
+    fifth = next(n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] and r["seq"] == 1001 + 5 * MSS)
+    del f.rows[fifth]
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 1 and r["loss_method"] == "holes"
+    assert r["reordered_segments"] == 0 and r["lost_segments"] == 2
+
+
 def received_twice(f: Flow, k: int = 5) -> Flow:
     """`f` with its k-th data segment arriving a second time just before the next one (a
     spurious repair: the receiver D-SACKs it)."""
