@@ -1235,39 +1235,45 @@ def test_on_a_short_path_that_reorders_a_newer_copy_after_a_fill_in_the_reveals_
 
 
 def receiver_across_a_tick_edge(
-    late_echo_older: bool, rack_below: bool = False, segments: int = 120, rtt_s: float = 0.0002
+    late_echo_older: bool,
+    rack_below: bool = False,
+    rtt_s: float = 0.0002,
+    late_s: float = 0.0003,
+    late_k: int = 40,
 ) -> Flow:
     """At the receiver a of a 0.2 ms path (IPv4 IDs random, so only the timestamps can tell):
-    b's segments arrive 10 us apart. Segment 40 is delivered 0.3 ms late, after segment 41
-    opened its hole just past an edge of a's 1 ms TSval tick; it left in b's tick of segment 41
-    and echoes, as every segment does, a's newest ACK sent a round trip before it arrived had it
-    not been late: an ACK of the tick before the edge (`late_echo_older`), or, as a repair would,
-    the ACK a sent on segment 41. Segment 80 is lost, and its repair arrives 0.3 ms after segment
-    81, echoing the ACKs that reported the hole. a ACKs each arrival at once with SACK blocks.
+    b's segments arrive 10 us apart. Segment 40 (`late_k`) is delivered `late_s` (0.3 ms) late,
+    after segment 41 opened its hole just past an edge of a's 1 ms TSval tick; it left in b's
+    tick of segment 41 and echoes, as every segment does, a's newest ACK sent a round trip
+    before it arrived had it not been late: an ACK of the tick before the edge
+    (`late_echo_older`), or, as a repair would, the ACK a sent on segment 41. Segment 80 is lost,
+    and its repair arrives a round trip and 0.1 ms (at least 0.3 ms) after segment 81, echoing
+    the ACKs that reported the hole. a ACKs each arrival at once with SACK blocks.
     `rack_below`: segment 20 is lost too, and its repair arrives just after segment 39, before
     the edge; segment 40 is then no late original but lost, and its repair, sent on the ACK of
     that repair (RACK: a segment sent after it was delivered), echoes that ACK's TSval."""
-    step_s, late_s, repair_s = 0.00001, 0.0003, 0.0003
+    step_s, repair_s = 0.00001, max(0.0003, rtt_s + 0.0001)
+    late, lost, below = late_k, late_k + 40, late_k - 20
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng = 1001, np.random.default_rng(5)
-    start = np.ceil((t + 0.01) * 1000) / 1000 - 41 * step_s + 0.000005  # segment 41 just after an edge
-    arrivals = {k: start + step_s * k for k in range(segments) if k not in (40, 80)}
-    arrivals[40] = arrivals[41] + late_s
-    arrivals[80] = arrivals[81] + repair_s
-    on_time = {k: start + step_s * k for k in range(segments)}
-    on_time[80] = arrivals[80]
+    start = np.ceil((t + 0.01) * 1000) / 1000 - (late + 1) * step_s + 0.000005  # late + 1 just after an edge
+    arrivals = {k: start + step_s * k for k in range(late + 80) if k not in (late, lost)}
+    arrivals[late] = arrivals[late + 1] + late_s
+    arrivals[lost] = arrivals[lost + 1] + repair_s
+    on_time = {k: start + step_s * k for k in range(late + 80)}
+    on_time[lost] = arrivals[lost]
     if rack_below:
-        arrivals[20] = on_time[20] = arrivals[39] + 0.000005
+        arrivals[below] = on_time[below] = arrivals[late - 1] + 0.000005
     acks: List[Tuple[float, int]] = []  # (time sent, TSval)
     received: List[Tuple[int, int]] = []
     for k, when in sorted(arrivals.items(), key=lambda a: a[1]):
         heard = [(sent, tsval) for sent, tsval in acks if sent <= on_time[k] - rtt_s]
         echo = max(tsval for _, tsval in heard) if heard else 1
-        if k == 40 and rack_below:
-            echo = min(tsval for sent, tsval in acks if sent > arrivals[20])
-        elif k == 40 and not late_echo_older:
-            echo = max(tsval for sent, tsval in acks if sent > arrivals[41])
+        if k == late and rack_below:
+            echo = min(tsval for sent, tsval in acks if sent > arrivals[below])
+        elif k == late and not late_echo_older:
+            echo = max(tsval for sent, tsval in acks if sent > arrivals[late + 1])
         seq = base + k * MSS
         tsval = 9000 + int((on_time[k] + 0.0005) * 1000)  # b's tick edges half a tick off a's
         f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=tsval, tsecr=echo)
@@ -1317,6 +1323,17 @@ def test_at_the_receiver_once_the_capture_missed_data_the_echo_of_a_fill_is_not_
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["capture_gaps"] == 1 and r["loss_method"] == "holes"
+    assert r["reordered_segments"] == 0 and r["lost_segments"] == 2
+
+
+def test_at_the_receiver_behind_round_trips_of_a_tick_the_echo_of_a_fill_is_not_read():
+    """Behind a queue (round trips of a 1 ms tick or more) a sender can know of a loss before the
+    data above it arrives here (a timeout, or repairs of the same burst that read as new data),
+    so a fill echoing an ACK older than the hole's first seen here may be its repair: on a
+    1.5 ms path a fill 0.9 ms late is not read as a late original by its echo."""
+    _, _, d = analyze(receiver_across_a_tick_edge(True, rtt_s=0.0015, late_s=0.0009, late_k=200))
+    r = row_of(d, 0, 1)
+    assert r["loss_method"] == "holes"
     assert r["reordered_segments"] == 0 and r["lost_segments"] == 2
 
 
