@@ -152,6 +152,21 @@ def test_the_per_segment_count_replaces_the_skb_counters_upstream_of_the_receive
     assert expected_lost_segments(truth, "sender") == 103
 
 
+def test_frames_the_routers_receiver_side_link_dropped_after_router_out_saw_them_are_not_router_outs_loss():
+    """The router's egress veth could not hand 40 frames to the receiver's full backlog
+    (tx_dropped): router-out had already seen them leave; the receiver sees the holes."""
+    truth = {"lost_segments": 140, "data_drop_segments": 100, "qdisc_drops": 0}
+    truth["router_stack_drops"] = {"rhr1_tx_dropped": 40, "rhr1_rx_dropped": 0, "IpInDiscards": 0}
+    assert expected_lost_segments(truth, "router-out") == 100
+    for vantage in ("receiver", "router-any", "sender", "router-in"):
+        assert expected_lost_segments(truth, vantage) == 140
+    # never more than the loss the drop rule and the queue leave unexplained
+    truth["qdisc_drops"] = 25
+    assert expected_lost_segments(truth, "router-out") == 125
+    truth["router_stack_drops"] = None  # a record made before the counters were read
+    assert expected_lost_segments(truth, "router-out") == 140
+
+
 def test_the_receivers_copies_are_not_read_without_sack_or_from_a_capture_that_dropped_packets():
     capture = {"pcap": "/nonexistent.pcap", "counters": {"kernel_drops": 5}}
     transfer = Transfer(name="t", offloads="off", data_loss=0.01)

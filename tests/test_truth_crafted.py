@@ -1406,6 +1406,109 @@ def test_on_a_short_path_that_reorders_a_newer_copy_after_a_fill_in_the_reveals_
     assert r["spurious_retransmissions"] == int(resent)
 
 
+def receiver_across_a_tick_edge(
+    late_echo_older: bool,
+    rack_below: bool = False,
+    rtt_s: float = 0.0002,
+    late_s: float = 0.0003,
+    late_k: int = 40,
+) -> Flow:
+    """At the receiver a of a 0.2 ms path (IPv4 IDs random, so only the timestamps can tell):
+    b's segments arrive 10 us apart. Segment 40 (`late_k`) is delivered `late_s` (0.3 ms) late,
+    after segment 41 opened its hole just past an edge of a's 1 ms TSval tick; it left in b's
+    tick of segment 41 and echoes, as every segment does, a's newest ACK sent a round trip
+    before it arrived had it not been late: an ACK of the tick before the edge
+    (`late_echo_older`), or, as a repair would, the ACK a sent on segment 41. Segment 80 is lost,
+    and its repair arrives a round trip and 0.1 ms (at least 0.3 ms) after segment 81, echoing
+    the ACKs that reported the hole. a ACKs each arrival at once with SACK blocks.
+    `rack_below`: segment 20 is lost too, and its repair arrives just after segment 39, before
+    the edge; segment 40 is then no late original but lost, and its repair, sent on the ACK of
+    that repair (RACK: a segment sent after it was delivered), echoes that ACK's TSval."""
+    step_s, repair_s = 0.00001, max(0.0003, rtt_s + 0.0001)
+    late, lost, below = late_k, late_k + 40, late_k - 20
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
+    base, rng = 1001, np.random.default_rng(5)
+    start = np.ceil((t + 0.01) * 1000) / 1000 - (late + 1) * step_s + 0.000005  # late + 1 just after an edge
+    arrivals = {k: start + step_s * k for k in range(late + 80) if k not in (late, lost)}
+    arrivals[late] = arrivals[late + 1] + late_s
+    arrivals[lost] = arrivals[lost + 1] + repair_s
+    on_time = {k: start + step_s * k for k in range(late + 80)}
+    on_time[lost] = arrivals[lost]
+    if rack_below:
+        arrivals[below] = on_time[below] = arrivals[late - 1] + 0.000005
+    acks: List[Tuple[float, int]] = []  # (time sent, TSval)
+    received: List[Tuple[int, int]] = []
+    for k, when in sorted(arrivals.items(), key=lambda a: a[1]):
+        heard = [(sent, tsval) for sent, tsval in acks if sent <= on_time[k] - rtt_s]
+        echo = max(tsval for _, tsval in heard) if heard else 1
+        if k == late and rack_below:
+            echo = min(tsval for sent, tsval in acks if sent > arrivals[below])
+        elif k == late and not late_echo_older:
+            echo = max(tsval for sent, tsval in acks if sent > arrivals[late + 1])
+        seq = base + k * MSS
+        tsval = 9000 + int((on_time[k] + 0.0005) * 1000)  # b's tick edges half a tick off a's
+        f.add(when, 1, seq, 5001, length=MSS, ip_id=int(rng.integers(0, 65536)), ttl=61, tsval=tsval, tsecr=echo)
+        ack_tsval = 100 + int((when + 0.00001) * 1000)
+        acks.append((when + 0.00001, ack_tsval))
+        ack_at_once(f, received, base, seq, when, ack_tsval, tsval)
+    return f
+
+
+@pytest.mark.parametrize("late_echo_older, lost_segments", [(True, 1), (False, 2)])
+def test_at_the_receiver_a_fill_echoing_an_ack_older_than_the_holes_first_is_a_late_original(
+    late_echo_older, lost_segments
+):
+    """A sender repairs a hole on an ACK of a segment it sent after the hole's, and what it
+    sends after that echoes the ACK's TSval or a newer one. At the receiver its first ACK leaves
+    at once, so "no ACK since the hole opened" never holds there, and a fill 0.3 ms late (longer
+    than half the round trip) in the revealing segment's TSval tick looked like a repair.
+    Echoing an ACK of the tick before the hole's first one, it left before the sender could
+    know: the original, late. The same fill echoing that first ACK stays a repair, as does
+    segment 80's real one."""
+    _, _, d = analyze(receiver_across_a_tick_edge(late_echo_older))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["reordered_segments"] == int(late_echo_older)
+    assert r["lost_segments"] == lost_segments
+
+
+def test_at_the_receiver_a_repair_sent_on_the_ack_of_a_lower_repair_that_arrived_first_stays_a_repair():
+    """RACK (RFC 8985) marks a segment lost once one sent after it is delivered: the repair of
+    segment 20, which arrived after segment 39 and before segment 41 opened segment 40's hole.
+    The repair of 40, sent on that repair's ACK, echoes a TSval older than the receiver's first
+    ACK after the hole opened, but not older than its first after the data just below arrived:
+    a repair (three segments lost: 20, 40 and 80)."""
+    _, _, d = analyze(receiver_across_a_tick_edge(True, rack_below=True))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["reordered_segments"] == 0 and r["lost_segments"] == 3
+
+
+def test_at_the_receiver_once_the_capture_missed_data_the_echo_of_a_fill_is_not_read():
+    """A capture that dropped packets misses the peer's ACKs too, so its first ACK after a hole
+    can be later (a newer tick) than the one that told the sender: once it has missed data (here
+    segment 5, which the receiver ACKed), a fill's older echo no longer shows a late original."""
+    f = receiver_across_a_tick_edge(True)
+    fifth = next(n for n, r in enumerate(f.rows) if r["d"] == 1 and r["len"] and r["seq"] == 1001 + 5 * MSS)
+    del f.rows[fifth]
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["capture_gaps"] == 1 and r["loss_method"] == "holes"
+    assert r["reordered_segments"] == 0 and r["lost_segments"] == 2
+
+
+def test_at_the_receiver_behind_round_trips_of_a_tick_the_echo_of_a_fill_is_not_read():
+    """Behind a queue (round trips of a 1 ms tick or more) a sender can know of a loss before the
+    data above it arrives here (a timeout, or repairs of the same burst that read as new data),
+    so a fill echoing an ACK older than the hole's first seen here may be its repair: on a
+    1.5 ms path a fill 0.9 ms late is not read as a late original by its echo."""
+    _, _, d = analyze(receiver_across_a_tick_edge(True, rtt_s=0.0015, late_s=0.0009, late_k=200))
+    r = row_of(d, 0, 1)
+    assert r["loss_method"] == "holes"
+    assert r["reordered_segments"] == 0 and r["lost_segments"] == 2
+
+
 def received_twice(f: Flow, k: int = 5) -> Flow:
     """`f` with its k-th data segment arriving a second time just before the next one (a
     spurious repair: the receiver D-SACKs it)."""

@@ -444,7 +444,9 @@ def test_first_copy_that_left_just_before_a_repair_with_an_older_tsval_is_not_ce
     assert r["lost_segments"] - 3 * r["lost_inferred_sd"] <= out.network_drops <= r["lost_segments"]
 
 
-def receiver_capture_of_two_late_originals(ack_before_fill: bool, repair_before: bool = False) -> dict:
+def receiver_capture_of_two_late_originals(
+    ack_before_fill: bool, repair_before: bool = False, near_sender: bool = False
+) -> dict:
     """A receiver capture on a 0.5 ms path, IP IDs random (IPv6 has none), so TSvals and the
     receiver's ACKs are the only evidence: segments 12 and 13 arrive before 10 and 11, all
     four sent in the same 1 ms TSval tick, and 10-11 fill the hole 1.4 ms after it opened. With
@@ -454,10 +456,13 @@ def receiver_capture_of_two_late_originals(ack_before_fill: bool, repair_before:
     repair_before, segment 8 was lost and its repair, sent after 10 and 11 left (a later TSval
     tick than 9's), arrives 0.05 ms before 12, within a round trip (0.09 ms measured): its ACK
     can have had a RACK sender mark 10-11 lost and repair them with no ACK after their hole
-    opened."""
+    opened. near_sender: the same packets as a capture a hop from the sender sees them (the
+    router's interface from it: b's TTLs as sent, a's one lower), which the vantage reads as the
+    sender's."""
     f = Flow()
     rtt_s = 0.0005
-    t = f.handshake(0.0, 5000, ISN_B, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
+    data_ttl, ack_ttl = (64, 63) if near_sender else (61, 64)
+    t = f.handshake(0.0, 5000, ISN_B, rtt_s, 0.00002, ttl_a=ack_ttl, ttl_b=data_ttl)
     base = ISN_B + 1
     rng = np.random.default_rng(11)
 
@@ -470,7 +475,7 @@ def receiver_capture_of_two_late_originals(ack_before_fill: bool, repair_before:
             5001,
             length=MSS,
             ip_id=ip_id,
-            ttl=61,
+            ttl=data_ttl,
             flags=TCP_ACK | TCP_PSH,
             tsval=1000 + tick,
             tsecr=500 + tick,
@@ -482,7 +487,7 @@ def receiver_capture_of_two_late_originals(ack_before_fill: bool, repair_before:
             0,
             5001,
             base + upto * MSS,
-            ttl=64,
+            ttl=ack_ttl,
             tsval=500 + tick,
             tsecr=1000 + tick,
             sack=[(base + lo * MSS, base + hi * MSS) for lo, hi in sack],
@@ -513,7 +518,7 @@ def receiver_capture_of_two_late_originals(ack_before_fill: bool, repair_before:
         ack(0.003 + 0.0001 * k + 0.00001, k + 1, 3 + k // 10)
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
-    assert r["vantage"] == "receiver" and r["loss_method"] != "ip_id_gaps"
+    assert r["vantage"] == ("sender" if near_sender else "receiver") and r["loss_method"] != "ip_id_gaps"
     return r
 
 
@@ -530,6 +535,17 @@ def test_fill_a_round_trip_after_the_receiver_reported_its_hole_is_a_repair():
 def test_fill_after_a_repair_that_left_later_than_its_data_is_a_repair():
     r = receiver_capture_of_two_late_originals(ack_before_fill=False, repair_before=True)
     assert r["reordered_segments"] == 0 and r["retransmissions"] == 3 and r["lost_segments"] == 3
+
+
+@pytest.mark.parametrize("ack_before_fill, reordered, lost", [(False, 2, 0), (True, 0, 2)])
+def test_next_to_the_sender_a_gap_filled_before_any_ack_passed_is_the_original_reordered_on_the_hop(
+    ack_before_fill, reordered, lost
+):
+    """A hop from the sender the peer's ACKs pass on their way to it, so a repair of a gap leaves
+    after one of them did; data never seen here filling the gap before any ACK passed is the
+    original, reordered on the hop (a capture at the sender itself never sees a gap)."""
+    r = receiver_capture_of_two_late_originals(ack_before_fill=ack_before_fill, near_sender=True)
+    assert r["reordered_segments"] == reordered and r["lost_segments"] == lost
 
 
 def busy_host_transfer(late_segments: Sequence[int], drop_every: int = 50) -> Transfer:
