@@ -19,7 +19,12 @@ import numpy as np
 
 from .realhost_retransmissions import SEQ_SPACE, HALF_SEQ_SPACE, sender_data_rows, unwrap
 
+TCP_ACK = 0x010
+
 Ranges = Tuple[np.ndarray, np.ndarray]  # starts, ends (unwrapped, int64)
+
+# Linux's TCP_PAWS_WINDOW: a TSval this many ticks older than TS.Recent still passes.
+PAWS_WINDOW_TICKS = 1
 
 
 def segment_starts(lo: np.ndarray, hi: np.ndarray, mss: int) -> Ranges:
@@ -33,10 +38,47 @@ def segment_starts(lo: np.ndarray, hi: np.ndarray, mss: int) -> Ranges:
 
 def later_copies(starts: np.ndarray, ends: np.ndarray) -> Ranges:
     """The segments (in capture order) whose start an earlier segment already had."""
+    later = later_copy_mask(starts)
+    return starts[later], ends[later]
+
+
+def later_copy_mask(starts: np.ndarray) -> np.ndarray:
+    """Whether each segment (in capture order) repeats the start of an earlier one."""
     _, first = np.unique(starts, return_index=True)
     later = np.ones(len(starts), dtype=bool)
     later[first] = False
-    return starts[later], ends[later]
+    return later
+
+
+def first_copy_of(starts: np.ndarray) -> np.ndarray:
+    """For each segment (in capture order), the index of the first segment with its start."""
+    _, first, inverse = np.unique(starts, return_index=True, return_inverse=True)
+    return first[inverse]
+
+
+def paws_discarded(lo: np.ndarray, tsval_ticks: np.ndarray, has_ts: np.ndarray, rcv_wup: np.ndarray) -> np.ndarray:
+    """Whether each data copy (capture order; sequence and TSval unwrapped) failed the receiver's
+    PAWS check: its TSval older than TS.Recent by more than PAWS_WINDOW_TICKS, TS.Recent being the
+    newest TSval among the earlier copies with timestamps that began at or below `rcv_wup` (the
+    cumulative ACK the receiver had sent last before each copy). A discarded copy never updates
+    TS.Recent, and one that passes only raises it (Linux keeps the newer), so the newest such
+    TSval is TS.Recent."""
+    if len(lo) == 0:
+        return np.zeros(0, dtype=bool)
+    lowest = np.iinfo(np.int64).min
+    recent = np.maximum.accumulate(np.where(has_ts & (lo <= rcv_wup), tsval_ticks, lowest))
+    recent_before = np.concatenate(([lowest], recent[:-1]))
+    return has_ts & (recent_before != lowest) & (recent_before - tsval_ticks > PAWS_WINDOW_TICKS)
+
+
+def last_ack_before(data_rows: np.ndarray, ack_rows: np.ndarray, ack_unwrapped: np.ndarray) -> np.ndarray:
+    """For each data row (capture order), the cumulative ACK (unwrapped) of the latest ACK row
+    before it; the lowest int64 where no ACK came before."""
+    lowest = np.iinfo(np.int64).min
+    where = np.searchsorted(ack_rows, data_rows, side="left") - 1
+    if len(ack_rows) == 0:
+        return np.full(len(data_rows), lowest, dtype=np.int64)
+    return np.where(where >= 0, ack_unwrapped[np.maximum(where, 0)], lowest)
 
 
 def merged(starts: np.ndarray, ends: np.ndarray) -> Ranges:
@@ -97,7 +139,10 @@ def resends_not_dsacked(packets, sender_address: str, client_ports: Sequence[int
             continue
         base = int(seq_all[data[0]])
         lo = unwrap(seq_all[data], base)
-        starts, ends = later_copies(*segment_starts(lo, lo + lengths[data], mss))
+        hi = lo + lengths[data]
+        all_starts, all_ends = segment_starts(lo, hi, mss)
+        later = later_copy_mask(all_starts)
+        starts, ends = all_starts[later], all_ends[later]
         answers = np.flatnonzero((dport == port) & ~rows & (sack_count > 0))
         ack = ack_all[answers]
         blocks = dsack_blocks(
@@ -107,8 +152,33 @@ def resends_not_dsacked(packets, sender_address: str, client_ports: Sequence[int
             sack_count[answers],
             signed_offset(ack, np.full(len(ack), base)),
         )
-        out[int(port)] = int(np.count_nonzero(~covered(starts, ends, merged(*blocks))))
+        unanswered = ~covered(starts, ends, merged(*blocks))
+        discarded = copies_paws_discarded(packets, rows, port, data, lo, base)
+        if discarded is not None:
+            counts = np.maximum(1, -(-(hi - lo) // mss))
+            segment_discarded = np.repeat(discarded, counts)
+            by_paws = segment_discarded | segment_discarded[first_copy_of(all_starts)]
+            unanswered &= ~by_paws[later]
+        out[int(port)] = int(np.count_nonzero(unanswered))
     return out
+
+
+def copies_paws_discarded(
+    packets, rows: np.ndarray, port: int, data: np.ndarray, lo: np.ndarray, base: int
+) -> Optional[np.ndarray]:
+    """`paws_discarded` for the data rows `data` of client `port` (sequence `lo` unwrapped from
+    `base`), reading rcv_wup from the receiver's ACKs in the same capture; None where the data
+    carry no timestamps."""
+    has_ts = np.asarray(packets["opt_has_ts"])[data].astype(bool)
+    if not has_ts.any():
+        return None
+    tsval_raw = np.asarray(packets["opt_tsval"])[data].astype(np.int64)
+    tsval = signed_offset(tsval_raw, np.full(len(data), tsval_raw[has_ts][0]))
+    dport = np.asarray(packets["dport"])
+    acks = np.flatnonzero((dport == port) & ~rows & ((np.asarray(packets["tcp_flags"]) & TCP_ACK) != 0))
+    ack = np.asarray(packets["ack"])[acks].astype(np.int64)
+    rcv_wup = last_ack_before(data, acks, signed_offset(ack, np.full(len(ack), base)))
+    return paws_discarded(lo, tsval, has_ts, rcv_wup)
 
 
 def receiver_resends_not_dsacked(
