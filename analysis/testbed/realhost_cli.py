@@ -199,7 +199,11 @@ def load_records(out_dir: Path) -> List[Dict[str, Any]]:
         record["truth"] = recounted_truth(record, transfer)
         if resends_readable(record):
             record["truth"]["receiver_resends_not_dsacked"] = receiver_resends_truth(
-                record["captures"], transfer, record["sender_address"], record["client_ports"]
+                record["captures"],
+                transfer,
+                record["sender_address"],
+                record["client_ports"],
+                record["truth"].get("receiver_stack_drops"),
             )
         if "retransmissions" not in record["truth"]:
             pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}
