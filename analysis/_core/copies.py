@@ -186,10 +186,10 @@ def find_forwarded_copies(
     # receiver sees the data as they left and the answers so). Only on a forwarding host (one
     # hop between the copies): captures of a path's two ends merged keep the far end's copies.
     row_ttl = np.asarray(packets["ttl"])[rows].astype(np.int64)
-    hops = np.zeros(n_slots, dtype=np.int64)
-    np.maximum.at(hops, row_slot, ttl_max[row_slot].astype(np.int64) - row_ttl)
-    held = median_per_slot(row_slot[pair_in], ts[pair_out] - ts[pair_in], n_slots) > ANSWERS_HELD_NS
-    answers = answer_slots(row_slot, payload, n_slots) & (hops == 1) & held
+    far = ttl_max[row_slot].astype(np.int64) - row_ttl > 1
+    several_hops = np.bincount(row_slot[far], minlength=n_slots)[:n_slots] > 0
+    held = mostly_held(row_slot[pair_in], ts[pair_out] - ts[pair_in], n_slots)
+    answers = answer_slots(row_slot, payload, n_slots) & ~several_hops & held
     answer_row = answers[row_slot]
     # every incoming data copy leaves the view: forwarded ones are seen again leaving, the others
     # never left (dropped here, or still queued when the capture stopped); of the answers, the
@@ -212,22 +212,17 @@ def find_forwarded_copies(
 
 # A direction whose payload is at most this share of its peer's answers it (ACKs, a request).
 ANSWER_PAYLOAD_SHARE = 0.01
-# A forwarding host holds a direction's packets when their median stay exceeds a TSval tick of
-# Linux (1 ms): the time the copies that left carry is then not the time they were sent at.
+# A forwarding host holds a direction's packets when most of them stay longer than a TSval tick
+# of Linux (1 ms): the time the copies that left carry is then not the time they were sent at.
 ANSWERS_HELD_NS = 1_000_000
 
 
-def median_per_slot(slots: np.ndarray, values: np.ndarray, n_slots: int) -> np.ndarray:
-    """Per slot, the median (lower middle) of `values` of its rows; -1 for a slot with none."""
-    out = np.full(n_slots, -1, dtype=np.int64)
-    if len(slots) == 0:
-        return out
-    order = np.lexsort((values, slots))
-    sorted_slots, sorted_values = slots[order], values[order]
-    starts = np.flatnonzero(np.concatenate(([True], sorted_slots[1:] != sorted_slots[:-1])))
-    counts = np.diff(np.concatenate((starts, [len(order)])))
-    out[sorted_slots[starts]] = sorted_values[starts + (counts - 1) // 2]
-    return out
+def mostly_held(slots: np.ndarray, stays_ns: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot, whether most of its forwarded copies (their slots and the time each stayed
+    in the host) stayed longer than ANSWERS_HELD_NS."""
+    pairs = np.bincount(slots, minlength=n_slots)[:n_slots]
+    held = np.bincount(slots[stays_ns > ANSWERS_HELD_NS], minlength=n_slots)[:n_slots]
+    return 2 * held > pairs
 
 
 def answer_slots(row_slot: np.ndarray, payload_bytes: np.ndarray, n_slots: int) -> np.ndarray:
