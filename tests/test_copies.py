@@ -256,3 +256,27 @@ def test_sequence_numbers_unwrap_per_direction_across_2_32_and_back_for_resends(
     seq = np.array([2**32 - 100, 50, 2**32 - 100, 1000, 2**32 - 50, 2000], dtype=np.uint32)
     slot = np.array([1, 0, 1, 0, 1, 1])
     assert unwrapped_seq(seq, slot).tolist() == [2**32 - 100, 50, 2**32 - 100, 1000, 2**32 - 50, 2**32 + 2000]
+
+
+def forwarded_with_answers(hold_s: float, frames: int = 40) -> Flow:
+    """b sends `frames` segments through the host (each leaves 0.1 ms after it came in); a's ACK
+    of each comes back in 0.1 ms later and the host sends it on after `hold_s` (a delay line on
+    the return path)."""
+    f = forwarded_transfer(1, 0, split_on_the_way_out=False)
+    base = 1001
+    for frame in range(frames):
+        when = 0.030 + 0.001 * frame
+        f.add(when, 1, base + frame * MSS, 5001, length=MSS, ip_id=100 + frame, ttl=64)
+        f.add(when + 0.0001, 1, base + frame * MSS, 5001, length=MSS, ip_id=100 + frame, ttl=63)
+        ack = base + (frame + 1) * MSS
+        f.add(when + 0.0002, 0, 5001, ack, ip_id=20 + frame, ttl=64)
+        f.add(when + 0.0002 + hold_s, 0, 5001, ack, ip_id=20 + frame, ttl=63)
+    f.rows.sort(key=lambda row: row["t"])
+    return f
+
+
+def test_answers_a_forwarding_host_held_are_seen_as_they_came_in_and_quick_ones_as_they_left():
+    held = row_of(analyze(forwarded_with_answers(0.250))[2], 0, 1)
+    assert held["vantage"] == "receiver" and held["duplicate_frames"] == 40 + 1
+    quick = row_of(analyze(forwarded_with_answers(0.0002))[2], 0, 1)
+    assert quick["vantage"] == "in-path" and quick["duplicate_frames"] == 40 + 1

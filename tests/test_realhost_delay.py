@@ -154,3 +154,18 @@ def test_a_queue_may_overflow_without_random_loss():
     must, may = expected_warnings(shaped, "router-any", 0)
     assert "forwarding_drops" in may and "forwarding_drops" not in must
     assert "forwarding_drops" not in set().union(*expected_warnings(transfer(rate="0"), "router-any", 0))
+
+
+def test_in_the_guest_an_ipv6_capture_below_the_router_may_say_its_holes_are_no_floor():
+    tso = transfer(rate="8mbit", delay="300ms", ack_delay="300ms", family=6, offloads="tso+gro", data_loss="1%")
+    must, may = expected_warnings(tso, "router-out", 0, 39)
+    assert "loss_floor" in must and "loss_not_floor" not in may  # the host's veths keep order at 8 Mbit/s
+    must, may = expected_warnings(tso, "router-out", 0, 39, in_vm=True)
+    assert not {"loss_floor", "loss_not_floor"} & must and {"loss_floor", "loss_not_floor"} <= may
+
+
+def test_the_routers_interface_from_the_sender_may_estimate_loss_as_the_sender_does_on_a_reordering_path():
+    reorders = transfer(rate="8mbit", delay="25ms", jitter="20ms", jitter_reorders=True, data_loss="1%")
+    assert "loss_estimated" in expected_warnings(reorders, "router-in", 0, 61)[1]
+    assert "loss_estimated" in expected_warnings(reorders, "sender", 0, 61)[1]
+    assert "loss_estimated" not in expected_warnings(reorders, "router-out", 0, 61)[1]

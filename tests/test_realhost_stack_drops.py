@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 from spline_analysis.testbed.realhost import TransferTruth, receiver_resends_truth, stack_counter_deltas
-from spline_analysis.testbed.receiver_resends import covered, dsack_blocks, later_copies, merged, segment_starts
+from spline_analysis.testbed.receiver_resends import (
+    covered,
+    dsack_blocks,
+    later_copies,
+    merged,
+    dsack_overwritten,
+    paws_discarded,
+    resends_not_dsacked,
+    segment_starts,
+)
 from spline_analysis.testbed.realhost_compare import compare_capture, expected_lost_segments
 from spline_analysis.testbed.realhost_spec import Transfer
 from spline_analysis.testbed.stack_drops import (
@@ -175,3 +184,105 @@ def test_the_receivers_copies_are_not_read_without_sack_or_from_a_capture_that_d
     no_sack = Transfer(name="t", offloads="off", data_loss=0.01, sender_sack=False)
     assert receiver_resends_truth({"receiver": capture}, no_sack, "10.72.1.1", [41001]) is None
     assert receiver_resends_truth({"sender": capture}, transfer, "10.72.1.1", [41001]) is None
+
+
+def receiver_capture(frames):
+    """A receiver's packet table from (from_sender, seq, ack, payload bytes, tsval, sack blocks[,
+    TCP flags])."""
+    sender = b"\x00" * 10 + b"\xff\xff" + bytes([10, 72, 1, 1])
+    receiver = b"\x00" * 10 + b"\xff\xff" + bytes([10, 72, 2, 1])
+    n = len(frames)
+    sack_left, sack_right = np.zeros((n, 4), dtype=np.uint32), np.zeros((n, 4), dtype=np.uint32)
+    for row, frame in enumerate(frames):
+        for k, (left, right) in enumerate(frame[5]):
+            sack_left[row, k], sack_right[row, k] = left, right
+    return {
+        "src_addr": np.array([np.frombuffer(sender if f[0] else receiver, dtype=np.uint8) for f in frames]),
+        "sport": np.array([41001 if f[0] else 5201 for f in frames]),
+        "dport": np.array([5201 if f[0] else 41001 for f in frames]),
+        "ip_proto": np.full(n, 6),
+        "tcp_flags": np.array([f[6] if len(f) > 6 else 0x10 for f in frames]),
+        "seq": np.array([f[1] for f in frames], dtype=np.uint32),
+        "ack": np.array([f[2] for f in frames], dtype=np.uint32),
+        "tcp_payload_len": np.array([f[3] for f in frames]),
+        "opt_has_ts": np.ones(n, dtype=bool),
+        "opt_tsval": np.array([f[4] for f in frames], dtype=np.uint32),
+        "sack_count": np.array([len(f[5]) for f in frames]),
+        "sack_left": sack_left,
+        "sack_right": sack_right,
+    }
+
+
+def test_a_late_first_copy_the_receivers_paws_check_discarded_is_no_copy_lost_inside_it():
+    frames = [
+        (False, 1, 1000, 0, 1, []),
+        (True, 1000, 1, 1000, 100, []),
+        (False, 1, 2000, 0, 2, []),
+        # 2000-3000 (TSval 101) lost on the path; 4000-5000 (TSval 103) delayed behind its repair
+        (True, 3000, 1, 1000, 102, []),
+        (False, 1, 2000, 0, 3, [(3000, 4000)]),
+        (True, 2000, 1, 1000, 110, []),  # the repair: in order, TS.Recent 110
+        (False, 1, 4000, 0, 4, []),
+        (True, 4000, 1, 1000, 103, []),  # the late original: TSval 103 < 110 - 1, discarded (no D-SACK)
+        (False, 1, 4000, 0, 5, []),
+        (True, 4000, 1, 1000, 120, []),  # its resend, taken
+        (False, 1, 5000, 0, 6, []),
+        (True, 5000, 1, 1000, 121, []),  # seen by the capture, lost inside the receiver
+        (True, 5000, 1, 1000, 130, []),  # its resend, taken without a D-SACK
+        (False, 1, 6000, 0, 7, []),
+    ]
+    assert resends_not_dsacked(receiver_capture(frames), "10.72.1.1", [41001], 1000) == {41001: 1}
+
+
+def test_paws_reads_ts_recent_from_data_at_or_below_the_receivers_last_cumulative_ack():
+    lo = np.array([0, 2000, 1000, 3000, 4000], dtype=np.int64)
+    tsval = np.array([100, 102, 110, 103, 109], dtype=np.int64)
+    rcv_wup = np.array([0, 1000, 1000, 3000, 3000], dtype=np.int64)
+    has_ts = np.ones(5, dtype=bool)
+    # 2000 (above rcv_wup) leaves TS.Recent at 100; the repair at 1000 raises it to 110; 103 is
+    # older by more than a tick, 109 by one tick only
+    assert paws_discarded(lo, tsval, has_ts, rcv_wup).tolist() == [False, False, False, True, False]
+
+
+# Data 1000-3000 in order, 4000-6000 out of order (3000-4000 lost on the path); then the
+# sender resends 4000-5000 and 5000-6000 (the receiver holds both) before the receiver's next
+# ACK, which reports only the second as a D-SACK: Linux keeps one D-SACK block.
+TWO_DUPLICATES_ONE_ACK = [
+    (False, 1, 1000, 0, 1, []),
+    (True, 1000, 1, 1000, 100, []),
+    (True, 2000, 1, 1000, 101, []),
+    (False, 1, 3000, 0, 2, []),
+    (True, 4000, 1, 1000, 103, []),
+    (True, 5000, 1, 1000, 104, []),
+    (False, 1, 3000, 0, 3, [(4000, 6000)]),
+    (True, 4000, 1, 1000, 110, []),
+    (True, 5000, 1, 1000, 111, []),
+    (False, 1, 3000, 0, 4, [(5000, 6000), (4000, 6000)]),
+    (True, 3000, 1, 1000, 112, []),
+    (False, 1, 6000, 0, 5, []),
+]
+
+
+def test_a_duplicate_whose_dsack_the_next_one_replaced_counts_only_where_the_receiver_set_more_dsacks_than_it_sent():
+    packets = receiver_capture(TWO_DUPLICATES_ONE_ACK)
+    assert resends_not_dsacked(packets, "10.72.1.1", [41001], 1000, dsacks_set=2) == {41001: 0}
+    assert resends_not_dsacked(packets, "10.72.1.1", [41001], 1000, dsacks_set=1) == {41001: 1}
+    assert resends_not_dsacked(packets, "10.72.1.1", [41001], 1000) == {41001: 1}  # counters not kept
+
+
+def test_a_dsack_may_be_replaced_only_by_a_later_copy_before_the_next_reply_that_carries_one():
+    replies = np.array([3, 6, 9], dtype=np.int64)
+    dsack = np.array([False, False, True])
+    copies = np.array([4, 5, 7, 8, 8], dtype=np.int64)
+    assert dsack_overwritten(copies, replies, dsack).tolist() == [False, False, True, False, False]
+
+
+def test_a_resend_that_comes_after_the_receiver_reset_the_connection_is_no_copy_lost_inside_it():
+    frames = [
+        (False, 1, 1000, 0, 1, []),
+        (True, 1000, 1, 1000, 100, []),
+        (False, 1, 2000, 0, 2, []),
+        (False, 1, 2000, 0, 0, [], 0x14),  # the receiver's iperf3 closed with data unread: RST
+        (True, 1000, 1, 1000, 120, []),  # a resend the reset socket never answers
+    ]
+    assert resends_not_dsacked(receiver_capture(frames), "10.72.1.1", [41001], 1000) == {41001: 0}

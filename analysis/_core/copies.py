@@ -178,10 +178,25 @@ def find_forwarded_copies(
     segments = np.where(payload > 0, (payload + row_mss - 1) // row_mss, 1)
     segments_left = np.zeros(len(rows), dtype=np.int64)
     np.add.at(segments_left, pair_in, segments[pair_out])
+    # The view is what left the host. A host that holds the answers (ACKs) on their way back
+    # (a delay line: netem, a satellite hop, a shaper on the return path) sends them on long
+    # after the receiver sent them, and as they left they lag the data by that hold: the view
+    # would put the receiver a round trip's half away on a path whose receiver is next to the
+    # host. There the answers are kept as they came in (the host's interface towards the data's
+    # receiver sees the data as they left and the answers so). Only on a forwarding host (one
+    # hop between the copies): captures of a path's two ends merged keep the far end's copies.
+    row_ttl = np.asarray(packets["ttl"])[rows].astype(np.int64)
+    far = ttl_max[row_slot].astype(np.int64) - row_ttl > 1
+    several_hops = np.bincount(row_slot[far], minlength=n_slots)[:n_slots] > 0
+    held = mostly_held(row_slot[pair_in], ts[pair_out] - ts[pair_in], n_slots)
+    answers = answer_slots(row_slot, payload, n_slots) & ~several_hops & held
+    answer_row = answers[row_slot]
+    # every incoming data copy leaves the view: forwarded ones are seen again leaving, the others
+    # never left (dropped here, or still queued when the capture stopped); of the answers, the
+    # copies that left leave it
+    hidden[rows[incoming & ~answer_row]] = True
+    hidden[rows[pair_out[answer_row[pair_out]]]] = True
     pair_in = np.unique(pair_in)
-    # every incoming copy leaves the view: forwarded ones are seen again leaving, the others
-    # never left (dropped here, or still queued when the capture stopped)
-    hidden[rows[incoming]] = True
     np.add.at(duplicate_frames, row_slot[pair_in], 1)
 
     # never left although a later arrival of the same direction did: dropped by this host;
@@ -193,6 +208,29 @@ def find_forwarded_copies(
     dropped_segments = np.where(forwarded, np.maximum(segments - segments_left, 0), segments)
     np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+
+
+# A direction whose payload is at most this share of its peer's answers it (ACKs, a request).
+ANSWER_PAYLOAD_SHARE = 0.01
+# A forwarding host holds a direction's packets when most of them stay longer than a TSval tick
+# of Linux (1 ms): the time the copies that left carry is then not the time they were sent at.
+ANSWERS_HELD_NS = 1_000_000
+
+
+def mostly_held(slots: np.ndarray, stays_ns: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot, whether most of its forwarded copies (their slots and the time each stayed
+    in the host) stayed longer than ANSWERS_HELD_NS."""
+    pairs = np.bincount(slots, minlength=n_slots)[:n_slots]
+    held = np.bincount(slots[stays_ns > ANSWERS_HELD_NS], minlength=n_slots)[:n_slots]
+    return 2 * held > pairs
+
+
+def answer_slots(row_slot: np.ndarray, payload_bytes: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot (stream * 2 + direction), whether it answers its peer's data: its payload (of the
+    rows given) is at most ANSWER_PAYLOAD_SHARE of its peer's, which carries some."""
+    per_slot = np.bincount(row_slot, weights=payload_bytes, minlength=n_slots)[:n_slots]
+    peer = per_slot[np.arange(n_slots) ^ 1] if n_slots % 2 == 0 else np.zeros(n_slots)
+    return (peer > 0) & (per_slot <= ANSWER_PAYLOAD_SHARE * peer)
 
 
 def unwrapped_seq(seq: np.ndarray, row_slot: np.ndarray) -> np.ndarray:

@@ -95,7 +95,10 @@ WARNING_CODES: Sequence[WarningCode] = (
         "duplicate_frames",
         "direction",
         "the same packets were captured twice: coming in and "
-        "going out of a forwarding host (`tcpdump -i any`; the copies coming in are set aside), or on "
+        "going out of a forwarding host (`tcpdump -i any`; the copies coming in are set aside, except "
+        "the ACKs of a host that holds them on their way back by more than a millisecond, a delay "
+        "line or satellite hop: there the ACKs are read as they came in, and their copies going out "
+        "are set aside), or on "
         "two interfaces of a bridge or bond with one TTL (the later copy is set aside), or at two "
         "points of a path merged into one file (`mergecap` of the sender's and the receiver's "
         "captures, any number of hops apart, read like a forwarding host's; segments the receiver's "

@@ -820,17 +820,41 @@ def write_meta(
 
 
 def receiver_resends_truth(
-    captures: Dict[str, Dict[str, Any]], transfer: Transfer, sender_address: str, client_ports: List[int]
+    captures: Dict[str, Dict[str, Any]],
+    transfer: Transfer,
+    sender_address: str,
+    client_ports: List[int],
+    receiver_stack: Optional[Dict[str, int]] = None,
 ) -> Optional[int]:
     """`TransferTruth.receiver_resends_not_dsacked` from the receiver's capture (`{vantage:
     {"pcap", "counters"}}`): only where its D-SACKs can be trusted to be all there, so with SACK
-    on and a capture that dropped nothing."""
+    on and a capture that dropped nothing. `receiver_stack`: the receiver's counter deltas
+    (`receiver_stack_drops`), for the D-SACKs its TCP set (`dsacks_set_by_receiver`)."""
     capture = captures.get("receiver")
     if capture is None or not transfer.sender_sack or (capture["counters"].get("kernel_drops") or 0) > 0:
         return None
     return receiver_resends_not_dsacked(
-        Path(capture["pcap"]), sender_address, client_ports, transfer_mss_bytes(transfer)
+        Path(capture["pcap"]),
+        sender_address,
+        client_ports,
+        transfer_mss_bytes(transfer),
+        dsacks_set_by_receiver(receiver_stack),
     )
+
+
+# Counters every transfer moves at the receiver: a record whose deltas hold one kept the
+# counters that moved (a D-SACK counter missing there stayed at 0); older records kept only
+# the drop counters.
+MOVED_COUNTERS_KEPT_MARK = "TcpInSegs"
+DSACK_SET_COUNTERS = ("TcpExtTCPDSACKOldSent", "TcpExtTCPDSACKOfoSent")
+
+
+def dsacks_set_by_receiver(receiver_stack: Optional[Dict[str, int]]) -> Optional[int]:
+    """The D-SACK blocks the receiver's TCP set over the transfer, from its counter deltas; None
+    where the record did not keep the counters that moved."""
+    if not receiver_stack or MOVED_COUNTERS_KEPT_MARK not in receiver_stack:
+        return None
+    return sum(int(receiver_stack.get(name, 0)) for name in DSACK_SET_COUNTERS)
 
 
 def router_retransmission_truth(
@@ -992,7 +1016,11 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         router_stack_drops=stack_drops["rtr"],
         receiver_resends_not_dsacked=(
             receiver_resends_truth(
-                {vantage: asdict(c) for vantage, c in captures.items()}, transfer, addresses["sender"], client_ports
+                {vantage: asdict(c) for vantage, c in captures.items()},
+                transfer,
+                addresses["sender"],
+                client_ports,
+                stack_drops["rcv"],
             )
             if not in_vm
             else None

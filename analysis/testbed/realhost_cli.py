@@ -177,6 +177,16 @@ def make_transfers_in_guest(args: argparse.Namespace, matrix: Matrix, out_dir: P
         draw_progress(number, total, f"{transfer.name} ({record['wall_time_s']:.1f} s)", started_s, False)
 
 
+def resends_readable(record: Dict[str, Any]) -> bool:
+    """Whether the receiver's copies it never took are read again from its capture: always where
+    the capture is still there (the count's rules change: copies discarded by PAWS were added
+    before), else only for a record that never had them (kept as recorded otherwise)."""
+    receiver = record["captures"].get("receiver")
+    if receiver is not None and Path(receiver["pcap"]).exists():
+        return True
+    return "receiver_resends_not_dsacked" not in record["truth"]
+
+
 def load_records(out_dir: Path) -> List[Dict[str, Any]]:
     """The truth.json of every finished transfer under DIR/runs, in run order; its segment
     counts are read again from the chains' listings it keeps, and a transfer made before the
@@ -186,11 +196,14 @@ def load_records(out_dir: Path) -> List[Dict[str, Any]]:
     for path in sorted((out_dir / "runs").glob("*/truth.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         transfer = recorded_transfer(record["transfer"])
-        resends_read = "receiver_resends_not_dsacked" in record["truth"] and not record.get("in_vm")
         record["truth"] = recounted_truth(record, transfer)
-        if not resends_read:
+        if resends_readable(record):
             record["truth"]["receiver_resends_not_dsacked"] = receiver_resends_truth(
-                record["captures"], transfer, record["sender_address"], record["client_ports"]
+                record["captures"],
+                transfer,
+                record["sender_address"],
+                record["client_ports"],
+                record["truth"].get("receiver_stack_drops"),
             )
         if "retransmissions" not in record["truth"]:
             pcaps = {vantage: Path(c["pcap"]) for vantage, c in record["captures"].items()}

@@ -250,7 +250,9 @@ def compare_capture(
     delivered_error = relative_error(delivered, delivered_truth)
     per_flow_delivered = per_flow_errors(directions, at_close_by_port, "delivered_bytes", "bytes_acked")
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
-    must, may = expected_warnings(transfer, vantage, kernel_drops, int(truth["lost_segments"]))
+    must, may = expected_warnings(
+        transfer, vantage, kernel_drops, int(truth["lost_segments"]), in_vm=bool(record.get("in_vm"))
+    )
     missing = sorted(must - set(codes))
     unexpected = sorted(set(codes) - must - may)
     lost_ok = within(lost_error, LOST_TOLERANCE[vantage])

@@ -375,10 +375,11 @@ def with_duration(matrix: Matrix, duration_s: Optional[float]) -> Matrix:
 
 
 def expected_warnings(
-    transfer: Transfer, vantage: str, capture_kernel_drops: int, path_lost_segments: int = 0
+    transfer: Transfer, vantage: str, capture_kernel_drops: int, path_lost_segments: int = 0, in_vm: bool = False
 ) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """(codes that must be raised, codes that may be raised) for one capture of `transfer`;
-    `path_lost_segments`: the segments the router dropped (the truth).
+    `path_lost_segments`: the segments the router dropped (the truth); `in_vm`: made in the
+    guest (`--vm`), whose veths reorder.
 
     Anything outside the union is a warning the conditions do not explain. `capture_gaps`
     needs the capture to have missed data the receiver acknowledged, which small kernel
@@ -430,7 +431,8 @@ def expected_warnings(
     # retransmissions in the router's truth in two runs; `+4 estimated (+-1.9)` in the second).
     # Without SACK, those resent with a window after a timeout and the resent copies not
     # needed (no D-SACK tells whether they arrived)
-    if vantage in SENDER_VANTAGES and (
+    # The router's interface from the sender (router-in) is read as the sender's own capture.
+    if (vantage in SENDER_VANTAGES or vantage == "router-in") and (
         transfer.jitter_reorders or transfer.veths_may_reorder or not transfer.sender_sack
     ):
         may.add("loss_estimated")
@@ -458,7 +460,10 @@ def expected_warnings(
         # to +1.6% over the drops and said `loss_not_floor`)
         if capture_kernel_drops > 0 or transfer.jitter_reorders:
             expected, possible = {"loss_not_floor"}, set()
-        elif transfer.veths_may_reorder or transfer.jitter_ms > 0:
+        elif transfer.veths_may_reorder or transfer.jitter_ms > 0 or in_vm:
+            # in the guest under TCG a descheduled vCPU holds its veth backlog: a 2-segment TSO
+            # packet that left the sender 8 ms before the next reached the router 3 ms after it,
+            # 43 ms on the way (18 late originals in a 600 ms transfer without jitter)
             expected, possible = set(), {"loss_floor", "loss_not_floor"}
         else:
             expected, possible = {"loss_floor"}, set()
