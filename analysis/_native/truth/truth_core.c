@@ -275,7 +275,8 @@ typedef struct {
      * draws tells the sender of the next segment (rest_of_hole_due) */
     int64_t front_filled_ns;
     /* from when a segment the sender sent after the hole's can have arrived here and its ACK
-     * told the sender of the hole (fill_heard_from_ns) */
+     * told the sender of the hole: its opening, or after a repair that can have left after the
+     * hole's data (after_repair), the arrival of the data just below it (RACK) */
     int64_t heard_from_ns;
 } hole;
 typedef struct {
@@ -1752,7 +1753,6 @@ static int64_t recent_rtt_max_ns(const direction_state *s);
 static void on_data_above_holes(pass *ps, int64_t d, int64_t lo, int64_t hi, int opened, int first);
 static int peer_tsval_as_of(const direction_state *p, int64_t at_ns, uint32_t *tsval);
 static int peer_tsval_from(const direction_state *p, int64_t at_ns, uint32_t *tsval);
-static int64_t fill_heard_from_ns(const direction_state *s, int64_t now);
 static int64_t recent_rtt_median_ns(const direction_state *s);
 
 /* Downstream, a hole opening now: whether a repair passed here within the longest recent round
@@ -1813,7 +1813,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
                   -1,
                   newreno_open_below(s),
                   0,
-                  fill_heard_from_ns(s, now)};
+                  heard_from_ns};
         holes_append(ps, s, h);
         if (s->generation_due_ns < 0 || now < s->generation_due_ns) s->generation_due_ns = now;
     }
@@ -1875,20 +1875,6 @@ static int fill_unasked(const pass *ps, int64_t d, int64_t i, const hole *h) {
         return 0;
     if (h->after_repair) return 0;
     return peer_acked_between(s, h->created_ns, now) == 0;
-}
-
-/* Downstream, a hole opening now: from when a segment its sender sent after the hole's can
- * have arrived here, so that the ACK of it told the sender of the hole (RACK, RFC 8985: a
- * segment sent later was delivered). The data above it opens it now; a repair of lower data
- * that passed since the data just below the hole arrived (a reordering extent before, on a
- * path that reorders), unless its TSval shows it left before that data, may have left after
- * the hole's original too: then from the data just below. Called before the packet moves the
- * highest sequence seen. */
-static int64_t fill_heard_from_ns(const direction_state *s, int64_t now) {
-    int64_t below_ns = ns_before(s->hi_end_ns, reorder_extent_ns(s));
-    if (s->repair_seen_ns < 0 || s->repair_seen_ns < below_ns) return now;
-    if (s->repair_seen_has_ts && s->hi_end_has_ts && (int32_t)(s->repair_seen_tsval - s->hi_end_tsval) < 0) return now;
-    return below_ns;
 }
 
 /* Downstream, data in packet i filling the hole h before a timeout: whether its TSecr shows it
