@@ -118,8 +118,8 @@ IP_ID_MIN_STEPS = 16
 # IP-ID gaps stand for lost data only in directions where at least this share of packets is data.
 IP_ID_DATA_FRACTION = 0.5
 # The IP-ID loss count contradicts the holes (a floor of the loss) when it is below this share
-# of them, or above this multiple (holes miss only retransmissions lost again), by more than
-# the slack.
+# of them by more than the slack; above this multiple of them (more than repairs lost again
+# explain) it must show that its gaps are losses (IP_ID_EVENT_WINDOW_PACKETS).
 IP_ID_BELOW_HOLES_FRACTION = 0.98
 IP_ID_ABOVE_HOLES_FACTOR = 1.5
 IP_ID_SLACK_SEGMENTS = 5
@@ -680,9 +680,13 @@ def analyze_directions(
     # The ID count is used where the sender numbers each connection's packets and the holes
     # do not contradict it: the holes seen are a floor (every hole is a loss), and with the
     # lost repairs they miss little.
-    # Above the holes (which miss tails resent in order and repairs lost again), each gap must
-    # sit beside a loss event; a shared counter's foreign IDs fall in steady delivery too.
-    above_holes = ids_count_data & ~is_sender_mode & (id_based > hole_based + IP_ID_SLACK_SEGMENTS)
+    # Far above the holes (which miss tails resent in order and repairs lost again), each gap
+    # must sit beside a loss event; a shared counter's foreign IDs fall in steady delivery too.
+    # Counts up to IP_ID_ABOVE_HOLES_FACTOR times the holes stand as they are (lost repairs
+    # explain them), which spares the work where loss is random and light.
+    above_holes = (
+        ids_count_data & ~is_sender_mode & (id_based > IP_ID_ABOVE_HOLES_FACTOR * hole_based + IP_ID_SLACK_SEGMENTS)
+    )
     unexplained = np.zeros(len(data_slots), dtype=np.int64)
     quiet_share = np.zeros(len(data_slots), dtype=np.float64)
     if above_holes.any():
@@ -1030,29 +1034,31 @@ def _ip_id_gaps_without_loss_event(
     connection each missing ID is a packet of this connection that did not arrive: the next
     that did is out of sequence order (a hole opens, a repair or resend arrives), or, where a
     lost tail was resent in order after a probe or timeout, comes after a silence of at least
-    `stall_ns` (per wanted slot). A counter shared
-    with other flows also skips their IDs in steady, in-order delivery. Also per slot: the
-    share of its packets with no event that near (where such IDs stand out)."""
+    `stall_ns` (one per slot of `slots_wanted`, in its order). A counter shared with other
+    flows also skips their IDs in steady, in-order delivery. Also per slot: the share of its
+    packets with no event that near (where such IDs stand out)."""
     out = np.zeros(n_slots, dtype=np.int64)
     quiet_share = np.zeros(n_slots, dtype=np.float64)
-    wanted = np.zeros(n_slots + 1, dtype=bool)
-    wanted[slots_wanted] = True
-    rows = np.flatnonzero((id64 >= 0) & wanted[np.where(slot >= 0, slot, n_slots)])
+    rank_of_slot = np.full(n_slots + 1, -1, dtype=np.int64)
+    rank_of_slot[slots_wanted] = np.arange(len(slots_wanted))
+    packet_rank = rank_of_slot[np.where(slot >= 0, slot, n_slots)]
+    rows = np.flatnonzero((packet_rank >= 0) & (id64 >= 0))
     if len(rows) < 2:
         return out, quiet_share
-    rows = rows[np.argsort(slot[rows], kind="stable")]
-    row_slot = slot[rows].astype(np.int64)
+    # the wanted slots' packets, slot by slot, in capture order (a radix sort on few slots)
+    key = packet_rank[rows].astype(np.uint16 if len(slots_wanted) <= 1 << 16 else np.int64)
+    rows = rows[np.argsort(key, kind="stable")]
+    rank = packet_rank[rows]
     starts = np.empty(len(rows), dtype=bool)
     starts[0] = True
-    np.not_equal(row_slot[1:], row_slot[:-1], out=starts[1:])
-    rank = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
+    np.not_equal(rank[1:], rank[:-1], out=starts[1:])
+    first = rows[starts]
     # IDs: how far each packet's first ID lies past the highest ID before it
-    ids = id64[rows] - id64[rows[first]][rank]
+    ids = id64[rows] - id64[first][rank]
     last_id = ids + (id_count[rows] - 1 if id_count is not None else 0)
     highest_id = _grouped_running_max(rank, last_id)
     skipped = np.zeros(len(rows), dtype=np.int64)
-    skipped[1:] = np.maximum(ids[1:] - highest_id[:-1] - 1, 0)
+    np.maximum(ids[1:] - highest_id[:-1] - 1, 0, out=skipped[1:])
     skipped[starts] = 0
     # sequence: relative to the slot's first packet, unwrapped step by step
     seq = np.asarray(packets["seq"])[rows].astype(np.int64)
@@ -1060,25 +1066,26 @@ def _ip_id_gaps_without_loss_event(
     step[1:] = ((seq[1:] - seq[:-1] + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
     step[starts] = 0
     total = np.cumsum(step)
-    rel_seq = total - total[first][rank] + (1 << 33)
+    rel_seq = total - total[starts][rank] + (1 << 33)
     payload = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
     flags = np.asarray(packets["tcp_flags"])[rows]
     end = rel_seq + payload + ((flags & TCP_SYN) != 0) + ((flags & TCP_FIN) != 0)
     highest_end = _grouped_running_max(rank, end)
     ts = np.asarray(packets["ts_ns"])[rows].astype(np.int64)
-    stall = np.asarray(stall_ns, dtype=np.int64)
-    stall_of_slot = np.zeros(n_slots, dtype=np.int64)
-    stall_of_slot[slots_wanted] = stall
-    threshold = stall_of_slot[row_slot]
+    threshold = np.asarray(stall_ns, dtype=np.int64)[rank]
     event = np.zeros(len(rows), dtype=bool)
     event[1:] = (payload[1:] > 0) & (rel_seq[1:] != highest_end[:-1])
     event[1:] |= ts[1:] - ts[:-1] >= threshold[1:]
     event[starts] = False
-    window = 2 * IP_ID_EVENT_WINDOW_PACKETS + 1
-    near = np.convolve(event.astype(np.int64), np.ones(window, dtype=np.int64), mode="same") > 0
-    np.add.at(out, row_slot[~near], skipped[~near])
-    counted = np.bincount(row_slot, minlength=n_slots)
-    quiet_share[:] = np.bincount(row_slot[~near], minlength=n_slots) / np.maximum(counted, 1)
+    # an event within the window either side (a running count of events)
+    w = IP_ID_EVENT_WINDOW_PACKETS
+    count = np.concatenate(([0], np.cumsum(event, dtype=np.int64)))
+    index = np.arange(len(rows))
+    near = count[np.minimum(index + w + 1, len(rows))] > count[np.maximum(index - w, 0)]
+    quiet = ~near
+    k = len(slots_wanted)
+    out[slots_wanted] = np.rint(np.bincount(rank[quiet], weights=skipped[quiet], minlength=k)).astype(np.int64)
+    quiet_share[slots_wanted] = np.bincount(rank[quiet], minlength=k) / np.maximum(np.bincount(rank, minlength=k), 1)
     return out, quiet_share
 
 
