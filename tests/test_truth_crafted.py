@@ -390,6 +390,23 @@ def test_a_counter_shared_with_a_quiet_flow_skips_ids_in_steady_delivery_and_is_
     assert r["lost_segments"] == 4 and r["loss_method"] == "holes"
 
 
+def test_ids_jumping_by_thousands_across_silences_of_a_quiet_connection_are_contradicted():
+    # a control connection of a host whose one counter serves its bulk flow too: 5 messages
+    # of 8 segments, a second apart, each 1,000 IDs after the last. Each gap follows a silence, but a
+    # connection resends no tail of a thousand packets it never had in flight: the count is
+    # contradicted (nothing lost)
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    for k in range(40):
+        now = t + 0.001 + 0.0001 * k + (k // 8) * 1.0
+        ip_id = 100 + k + (k // 8) * 1000
+        f.add(now, 1, 1001 + k * MSS, 5001, length=MSS, ttl=61, ip_id=ip_id, flags=TCP_ACK | TCP_PSH)
+        f.add(now + 0.00002, 0, 5001, 1001 + (k + 1) * MSS, ttl=64)
+    r = row_of(analyze(f)[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["ip_id_lost_segments"] == 4000
+    assert r["ip_id_contradicted"] and r["lost_segments"] == 0
+
+
 def test_a_per_connection_counter_with_repairs_inside_the_flight_is_not_contradicted():
     # the same losses without the foreign IDs: every gap opens a hole
     r = row_of(analyze(receiver_capture_of_ids_skipped(400, (50, 150, 250, 350), 10, 0))[2], 0, 1)

@@ -129,7 +129,7 @@ IP_ID_SLACK_SEGMENTS = 5
 # other flows skips their IDs wherever they fall: it is contradicted when the stretches with
 # no event hold more than this share of the gap IDs their share of the packets would.
 IP_ID_EVENT_WINDOW_PACKETS = 8
-IP_ID_QUIET_SHARE_FRACTION = 0.25
+IP_ID_QUIET_SHARE_FRACTION = 0.15
 # A silence in delivery that shows the sender's recovery timers at work: at least Linux's
 # shortest loss probe (two round trips of the empty path, the handshake's, plus 2 ms) and
 # at least this share of the connection's median round trip as seen here (its recent-ACK
@@ -698,6 +698,7 @@ def analyze_directions(
             id64,
             id_count,
             _stall_ns(stats, rtt_us, rtt_slot, data_slots[above_holes]),
+            mss,
         )
         unexplained, quiet_share = unexplained[data_slots], quiet_share[data_slots]
     contradicted = (
@@ -1028,6 +1029,7 @@ def _ip_id_gaps_without_loss_event(
     id64: np.ndarray,
     id_count: Optional[np.ndarray],
     stall_ns: np.ndarray,
+    mss: np.ndarray,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Per slot: IDs skipped (the counter's advance past one step, in capture order) where no
     loss event is within IP_ID_EVENT_WINDOW_PACKETS packets of the direction. With a counter per
@@ -1035,8 +1037,10 @@ def _ip_id_gaps_without_loss_event(
     that did is out of sequence order (a hole opens, a repair or resend arrives), or, where a
     lost tail was resent in order after a probe or timeout, comes after a silence of at least
     `stall_ns` (one per slot of `slots_wanted`, in its order). A counter shared with other
-    flows also skips their IDs in steady, in-order delivery. Also per slot: the share of its
-    packets with no event that near (where such IDs stand out)."""
+    flows also skips their IDs in steady, in-order delivery. Beside an event, a gap larger
+    than the segments a hole opening there skipped plus a window of packets counts beyond
+    that (`mss`: segment bytes per slot). Also per slot: the share of its packets with no
+    event that near (where such IDs stand out)."""
     out = np.zeros(n_slots, dtype=np.int64)
     quiet_share = np.zeros(n_slots, dtype=np.float64)
     rank_of_slot = np.full(n_slots + 1, -1, dtype=np.int64)
@@ -1083,8 +1087,17 @@ def _ip_id_gaps_without_loss_event(
     index = np.arange(len(rows))
     near = count[np.minimum(index + w + 1, len(rows))] > count[np.maximum(index - w, 0)]
     quiet = ~near
+    # beside an event a gap stands for at most the segments a hole opened there skipped, and
+    # a window's worth of packets more (resends and tails): a jump of thousands of IDs
+    # across a silence in a connection of a few packets is other flows' traffic
+    segment_bytes = np.maximum(np.asarray(mss, dtype=np.int64)[slots_wanted], 1)[rank]
+    jump = np.zeros(len(rows), dtype=np.int64)
+    jump[1:] = np.maximum(rel_seq[1:] - highest_end[:-1], 0)
+    jump[starts] = 0
+    most = (jump + segment_bytes - 1) // segment_bytes + 2 * w + 1
+    beyond = np.where(quiet, skipped, np.maximum(skipped - most, 0))
     k = len(slots_wanted)
-    out[slots_wanted] = np.rint(np.bincount(rank[quiet], weights=skipped[quiet], minlength=k)).astype(np.int64)
+    out[slots_wanted] = np.rint(np.bincount(rank, weights=beyond, minlength=k)).astype(np.int64)
     quiet_share[slots_wanted] = np.bincount(rank[quiet], minlength=k) / np.maximum(np.bincount(rank, minlength=k), 1)
     return out, quiet_share
 
