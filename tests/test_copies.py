@@ -99,7 +99,8 @@ def test_a_repeat_that_came_in_while_the_first_copy_was_queued_leaves_that_copy_
     with its own copy's TSval: neither copy was dropped here."""
     f = forwarded_transfer(4, 10)
     start, when, queued_s = 1001 + 10 * 4 * MSS, 0.040, 0.012
-    for copy, (tsval, ip_id, in_s) in enumerate(((500, 300, when), (508, 400, when + 0.008))):
+    # the sender numbers its packets per connection: frames 0-9 took IDs 100-139
+    for copy, (tsval, ip_id, in_s) in enumerate(((500, 140, when), (508, 144, when + 0.008))):
         f.add(in_s, 1, start, 5001, length=4 * MSS, ip_id=ip_id, ttl=64, tsval=tsval)
         for k in range(4):
             out_s = when + queued_s + 0.001 * copy + 0.00001 * k

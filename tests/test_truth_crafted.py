@@ -323,15 +323,112 @@ def receiver_capture_below_a_go_back_n_resend() -> Flow:
 
 def test_without_sack_ids_lost_beyond_the_holes_as_resends_of_held_data_do_not_contradict_the_ids():
     # the IDs count 27 (5 holes, 22 resends of held data lost); the holes show 5 and a lost
-    # repair: over 1.5 times as many, which reads as a counter shared with other flows where the
-    # sender resends nothing the receiver held; here 62 such resends arrived, so the 22 lost
-    # among them are the path's, and the ID count stands
+    # repair: far fewer; but each gap sits among resends below the highest data (out of
+    # sequence order), where a per-connection counter's lost copies fall, so the ID count stands
     _, _, d = analyze(receiver_capture_below_a_go_back_n_resend())
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["ip_id_per_packet"]
     assert r["hole_lost_segments"] == 6 and r["spurious_retransmissions"] == 62
     assert not r["ip_id_contradicted"]
     assert r["ip_id_lost_segments"] == 27 and r["lost_segments"] == 27
+
+
+def receiver_capture_of_ids_skipped(
+    segments: int, lost: Sequence[int], resend_after: int, foreign_every: int, tail_stall_s: float = 0.0
+) -> Flow:
+    """A receiver-side capture with SACK of a sender that numbers IPv4 packets with one counter
+    stepping once per packet: segments sent 0.1 ms apart on a 1 ms path, those in `lost` lost
+    on the way. Each loss inside the flight is repaired `resend_after` packets later (a hole
+    opens, a fill arrives); with `tail_stall_s` the flight ends at each loss instead and the
+    sender resends in order after that silence (no hole: a tail resent after a probe or
+    timeout). Every `foreign_every`-th packet (0: none) the counter also skips an ID another
+    flow of the host took (a counter shared with a quiet flow)."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    base, ip_id, now, sent = 1001, 100, t + 0.001, 0
+    received: set = set()
+    repairs: Dict[int, List[int]] = {}
+
+    def cumulative() -> int:
+        k = 0
+        while k in received:
+            k += 1
+        return k
+
+    def send(k: int, arrives: bool, gap_s: float = 0.0001) -> None:
+        nonlocal ip_id, now, sent
+        sent += 1
+        ip_id += 2 if foreign_every and sent % foreign_every == 0 else 1
+        now += gap_s
+        if not arrives:
+            return
+        f.add(now, 1, base + k * MSS, 5001, length=MSS, ttl=61, ip_id=ip_id, flags=TCP_ACK | TCP_PSH)
+        received.add(k)
+        cum = cumulative()
+        ranges = [(base + j * MSS, base + (j + 1) * MSS) for j in received if j > cum]
+        f.add(now + 0.00002, 0, 5001, base + cum * MSS, ttl=64, sack=merged_blocks(ranges, base + cum * MSS))
+
+    for k in range(segments):
+        for j in repairs.pop(k, []):
+            send(j, True)
+        if k in lost and tail_stall_s:
+            send(k, False)
+            send(k, True, gap_s=tail_stall_s)
+        elif k in lost:
+            send(k, False)
+            repairs.setdefault(k + resend_after, []).append(k)
+        else:
+            send(k, True)
+    return f
+
+
+def test_ids_skipped_by_tails_resent_in_order_after_a_silence_are_losses_not_a_shared_counter():
+    # 30 segments lost at the ends of flights and resent in order after 5 ms (over four round
+    # trips): no hole shows them, so the IDs count 30 for holes' 0, far above any bound on
+    # what holes miss; but each gap sits where delivery resumed after a silence, as a
+    # per-connection counter's does, so the ID count stands
+    f = receiver_capture_of_ids_skipped(300, range(5, 300, 10), 0, 0, tail_stall_s=0.005)
+    r = row_of(analyze(f)[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["ip_id_policy"] == "per_connection"
+    assert r["hole_lost_segments"] == 0 and r["ip_id_lost_segments"] == 30
+    assert not r["ip_id_contradicted"]
+    assert r["lost_segments"] == 30 and r["loss_method"] == "ip_id_gaps"
+
+
+def test_a_counter_shared_with_a_quiet_flow_skips_ids_in_steady_delivery_and_is_contradicted():
+    # 4 segments lost and repaired 10 packets later; the counter skips one more ID every 8th
+    # packet (still over 80% steps of one: it reads as numbered per connection). Most of the
+    # 51 skipped IDs fall in in-order delivery with no loss event beside them: the count is
+    # contradicted and the holes' 4 stand
+    f = receiver_capture_of_ids_skipped(400, (50, 150, 250, 350), 10, 8)
+    r = row_of(analyze(f)[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["ip_id_policy"] == "per_connection"
+    assert r["hole_lost_segments"] == 4 and r["ip_id_lost_segments"] == 4 + 404 // 8
+    assert r["ip_id_contradicted"]
+    assert r["lost_segments"] == 4 and r["loss_method"] == "holes"
+
+
+def test_ids_jumping_by_thousands_across_silences_of_a_quiet_connection_are_contradicted():
+    # a control connection of a host whose one counter serves its bulk flow too: 5 messages
+    # of 8 segments, a second apart, each 1,000 IDs after the last. Each gap follows a silence, but a
+    # connection resends no tail of a thousand packets it never had in flight: the count is
+    # contradicted (nothing lost)
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
+    for k in range(40):
+        now = t + 0.001 + 0.0001 * k + (k // 8) * 1.0
+        ip_id = 100 + k + (k // 8) * 1000
+        f.add(now, 1, 1001 + k * MSS, 5001, length=MSS, ttl=61, ip_id=ip_id, flags=TCP_ACK | TCP_PSH)
+        f.add(now + 0.00002, 0, 5001, 1001 + (k + 1) * MSS, ttl=64)
+    r = row_of(analyze(f)[2], 0, 1)
+    assert r["vantage"] == "receiver" and r["ip_id_lost_segments"] == 4000
+    assert r["ip_id_contradicted"] and r["lost_segments"] == 0
+
+
+def test_a_per_connection_counter_with_repairs_inside_the_flight_is_not_contradicted():
+    # the same losses without the foreign IDs: every gap opens a hole
+    r = row_of(analyze(receiver_capture_of_ids_skipped(400, (50, 150, 250, 350), 10, 0))[2], 0, 1)
+    assert r["ip_id_lost_segments"] == 4 and not r["ip_id_contradicted"] and r["lost_segments"] == 4
 
 
 def burst_left_to_the_timer_then_repaired_per_partial_ack() -> Flow:

@@ -118,11 +118,25 @@ IP_ID_MIN_STEPS = 16
 # IP-ID gaps stand for lost data only in directions where at least this share of packets is data.
 IP_ID_DATA_FRACTION = 0.5
 # The IP-ID loss count contradicts the holes (a floor of the loss) when it is below this share
-# of them, or above this multiple (holes miss only retransmissions lost again), by more than
-# the slack.
+# of them by more than the slack; above this multiple of them (more than repairs lost again
+# explain) it must show that its gaps are losses (IP_ID_EVENT_WINDOW_PACKETS).
 IP_ID_BELOW_HOLES_FRACTION = 0.98
 IP_ID_ABOVE_HOLES_FACTOR = 1.5
 IP_ID_SLACK_SEGMENTS = 5
+# A per-connection count above the holes stands where its gaps fall beside loss events the
+# sequence numbers show (a segment out of sequence order, or delivery resuming after a
+# silence: IP_ID_STALL_*) within this many packets of the direction. A counter shared with
+# other flows skips their IDs wherever they fall: it is contradicted when the stretches with
+# no event hold more than this share of the gap IDs their share of the packets would.
+IP_ID_EVENT_WINDOW_PACKETS = 8
+IP_ID_QUIET_SHARE_FRACTION = 0.15
+# A silence in delivery that shows the sender's recovery timers at work: at least Linux's
+# shortest loss probe (two round trips of the empty path, the handshake's, plus 2 ms) and
+# at least this share of the connection's median round trip as seen here (its recent-ACK
+# timer waits a round trip; a window-limited flow delivers within each round trip).
+IP_ID_STALL_ROUND_TRIPS = 2
+IP_ID_STALL_MIN_NS = 2_000_000
+IP_ID_STALL_MEDIAN_RTT_FRACTION = 0.5
 # Handshake legs closer than this ratio mean the capture sat between the endpoints.
 IN_PATH_HANDSHAKE_RATIO = 0.25
 # Timestamps-option bytes in each segment, subtracted from the announced MSS.
@@ -666,12 +680,33 @@ def analyze_directions(
     # The ID count is used where the sender numbers each connection's packets and the holes
     # do not contradict it: the holes seen are a floor (every hole is a loss), and with the
     # lost repairs they miss little.
+    # Far above the holes (which miss tails resent in order and repairs lost again), each gap
+    # must sit beside a loss event; a shared counter's foreign IDs fall in steady delivery too.
+    # Counts up to IP_ID_ABOVE_HOLES_FACTOR times the holes stand as they are (lost repairs
+    # explain them), which spares the work where loss is random and light.
+    above_holes = (
+        ids_count_data & ~is_sender_mode & (id_based > IP_ID_ABOVE_HOLES_FACTOR * hole_based + IP_ID_SLACK_SEGMENTS)
+    )
+    unexplained = np.zeros(len(data_slots), dtype=np.int64)
+    quiet_share = np.zeros(len(data_slots), dtype=np.float64)
+    if above_holes.any():
+        unexplained, quiet_share = _ip_id_gaps_without_loss_event(
+            packets,
+            slot,
+            data_slots[above_holes],
+            n_slots,
+            id64,
+            id_count,
+            _stall_ns(stats, rtt_us, rtt_slot, data_slots[above_holes]),
+            mss,
+        )
+        unexplained, quiet_share = unexplained[data_slots], quiet_share[data_slots]
     contradicted = (
         ids_count_data
         & ~is_sender_mode
         & (
             (id_based < IP_ID_BELOW_HOLES_FRACTION * holes_seen - IP_ID_SLACK_SEGMENTS)
-            | (id_based > _ip_id_above_holes_bound(table, hole_based, sack[data_slots] == SACK_OFF))
+            | (above_holes & (unexplained > IP_ID_QUIET_SHARE_FRACTION * quiet_share * id_based + IP_ID_SLACK_SEGMENTS))
         )
     )
     table["ip_id_contradicted"] = contradicted
@@ -951,18 +986,120 @@ def _hole_counts(table: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarra
     return holes_seen, holes_seen + table["lost_repairs"]
 
 
-def _ip_id_above_holes_bound(
-    table: Mapping[str, np.ndarray], hole_based: np.ndarray, sack_off: np.ndarray
-) -> np.ndarray:
-    """Per direction: the most IDs a per-connection count can miss beyond what the holes show
-    (IP_ID_ABOVE_HOLES_FACTOR: holes miss only retransmissions lost again). Without SACK a
-    sender resends windows the receiver already held (go-back-N after a timeout), and a copy of
-    those lost on the way leaves an ID gap and no hole: as many more as such copies arrived
-    here (a path that loses fewer than half of what it carries loses fewer than it delivers).
-    Seen below a BBR sender without SACK at a 5 ms queue: 181 such copies lost, 336 arrived;
-    the IDs counted 670 for the router's 670 drops, the holes 412."""
-    bound = IP_ID_ABOVE_HOLES_FACTOR * hole_based + IP_ID_SLACK_SEGMENTS
-    return bound + np.where(sack_off, table["spurious_retransmissions"], 0)
+def _handshake_round_trip_ns(stats: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Per slot in `slots`: the whole round trip the handshake shows at any capture point (SYN
+    to the ACK of the SYN/ACK: both legs, wherever the capture sat), 0 unknown."""
+    col = STAT_INDEX
+    syn = stats[slots & ~1, col["syn_ts_ns"]]
+    synack = stats[slots | 1, col["synack_ts_ns"]]
+    ack = stats[slots & ~1, col["first_ack_ts_ns"]]
+    known = (syn >= 0) & (synack >= syn) & (ack >= synack)
+    return np.where(known, ack - syn, 0).astype(np.int64)
+
+
+def _stall_ns(stats: np.ndarray, rtt_us: np.ndarray, rtt_slot: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Per slot in `slots`: the shortest silence in delivery that reads as a recovery timer
+    (IP_ID_STALL_*), from the handshake's round trip and the median of the RTT samples."""
+    floor_ns = IP_ID_STALL_ROUND_TRIPS * _handshake_round_trip_ns(stats, slots) + IP_ID_STALL_MIN_NS
+    sampled = np.flatnonzero(np.isin(rtt_slot, slots))
+    median_ns = np.zeros(len(slots), dtype=np.int64)
+    if len(sampled):
+        by_slot = sampled[np.argsort(rtt_slot[sampled], kind="stable")]
+        bounds = (
+            np.searchsorted(rtt_slot[by_slot], slots, side="left"),
+            np.searchsorted(rtt_slot[by_slot], slots, side="right"),
+        )
+        for k, (lo, hi) in enumerate(zip(*bounds)):
+            if hi > lo:
+                median_ns[k] = int(np.median(rtt_us[by_slot[lo:hi]]) * 1000)
+    return np.maximum(floor_ns, (IP_ID_STALL_MEDIAN_RTT_FRACTION * median_ns).astype(np.int64))
+
+
+def _grouped_running_max(group_rank: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running maximum of non-negative `values` restarting at each group (ranks ascending)."""
+    offset = group_rank << 42
+    return np.maximum.accumulate(values + offset) - offset
+
+
+def _ip_id_gaps_without_loss_event(
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    slots_wanted: np.ndarray,
+    n_slots: int,
+    id64: np.ndarray,
+    id_count: Optional[np.ndarray],
+    stall_ns: np.ndarray,
+    mss: np.ndarray,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Per slot: IDs skipped (the counter's advance past one step, in capture order) where no
+    loss event is within IP_ID_EVENT_WINDOW_PACKETS packets of the direction. With a counter per
+    connection each missing ID is a packet of this connection that did not arrive: the next
+    that did is out of sequence order (a hole opens, a repair or resend arrives), or, where a
+    lost tail was resent in order after a probe or timeout, comes after a silence of at least
+    `stall_ns` (one per slot of `slots_wanted`, in its order). A counter shared with other
+    flows also skips their IDs in steady, in-order delivery. Beside an event, a gap larger
+    than the segments a hole opening there skipped plus a window of packets counts beyond
+    that (`mss`: segment bytes per slot). Also per slot: the share of its packets with no
+    event that near (where such IDs stand out)."""
+    out = np.zeros(n_slots, dtype=np.int64)
+    quiet_share = np.zeros(n_slots, dtype=np.float64)
+    rank_of_slot = np.full(n_slots + 1, -1, dtype=np.int64)
+    rank_of_slot[slots_wanted] = np.arange(len(slots_wanted))
+    packet_rank = rank_of_slot[np.where(slot >= 0, slot, n_slots)]
+    rows = np.flatnonzero((packet_rank >= 0) & (id64 >= 0))
+    if len(rows) < 2:
+        return out, quiet_share
+    # the wanted slots' packets, slot by slot, in capture order (a radix sort on few slots)
+    key = packet_rank[rows].astype(np.uint16 if len(slots_wanted) <= 1 << 16 else np.int64)
+    rows = rows[np.argsort(key, kind="stable")]
+    rank = packet_rank[rows]
+    starts = np.empty(len(rows), dtype=bool)
+    starts[0] = True
+    np.not_equal(rank[1:], rank[:-1], out=starts[1:])
+    first = rows[starts]
+    # IDs: how far each packet's first ID lies past the highest ID before it
+    ids = id64[rows] - id64[first][rank]
+    last_id = ids + (id_count[rows] - 1 if id_count is not None else 0)
+    highest_id = _grouped_running_max(rank, last_id)
+    skipped = np.zeros(len(rows), dtype=np.int64)
+    np.maximum(ids[1:] - highest_id[:-1] - 1, 0, out=skipped[1:])
+    skipped[starts] = 0
+    # sequence: relative to the slot's first packet, unwrapped step by step
+    seq = np.asarray(packets["seq"])[rows].astype(np.int64)
+    step = np.zeros(len(rows), dtype=np.int64)
+    step[1:] = ((seq[1:] - seq[:-1] + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    step[starts] = 0
+    total = np.cumsum(step)
+    rel_seq = total - total[starts][rank] + (1 << 33)
+    payload = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
+    flags = np.asarray(packets["tcp_flags"])[rows]
+    end = rel_seq + payload + ((flags & TCP_SYN) != 0) + ((flags & TCP_FIN) != 0)
+    highest_end = _grouped_running_max(rank, end)
+    ts = np.asarray(packets["ts_ns"])[rows].astype(np.int64)
+    threshold = np.asarray(stall_ns, dtype=np.int64)[rank]
+    event = np.zeros(len(rows), dtype=bool)
+    event[1:] = (payload[1:] > 0) & (rel_seq[1:] != highest_end[:-1])
+    event[1:] |= ts[1:] - ts[:-1] >= threshold[1:]
+    event[starts] = False
+    # an event within the window either side (a running count of events)
+    w = IP_ID_EVENT_WINDOW_PACKETS
+    count = np.concatenate(([0], np.cumsum(event, dtype=np.int64)))
+    index = np.arange(len(rows))
+    near = count[np.minimum(index + w + 1, len(rows))] > count[np.maximum(index - w, 0)]
+    quiet = ~near
+    # beside an event a gap stands for at most the segments a hole opened there skipped, and
+    # a window's worth of packets more (resends and tails): a jump of thousands of IDs
+    # across a silence in a connection of a few packets is other flows' traffic
+    segment_bytes = np.maximum(np.asarray(mss, dtype=np.int64)[slots_wanted], 1)[rank]
+    jump = np.zeros(len(rows), dtype=np.int64)
+    jump[1:] = np.maximum(rel_seq[1:] - highest_end[:-1], 0)
+    jump[starts] = 0
+    most = (jump + segment_bytes - 1) // segment_bytes + 2 * w + 1
+    beyond = np.where(quiet, skipped, np.maximum(skipped - most, 0))
+    k = len(slots_wanted)
+    out[slots_wanted] = np.rint(np.bincount(rank, weights=beyond, minlength=k)).astype(np.int64)
+    quiet_share[slots_wanted] = np.bincount(rank[quiet], minlength=k) / np.maximum(np.bincount(rank, minlength=k), 1)
+    return out, quiet_share
 
 
 def _per_connection_below_loss(
