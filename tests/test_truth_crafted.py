@@ -7,7 +7,7 @@ endpoint a = 10.0.0.1:40000 (direction 0) and b = 10.0.0.2:5201 (direction 1).
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -533,12 +533,14 @@ def test_without_sack_a_window_resent_behind_a_lost_repair_was_not_needed_when_i
     assert r["lost_segments"] == 2
 
 
-def in_path_window_behind_a_hole_here(ack_after_window: bool) -> Flow:
-    """In the middle of a path without SACK: segment 1 lost before here (a hole), 2-3 pass and
-    the receiver answers each with a duplicate ACK at 1 (too few for a fast retransmit); the
-    timeout's go-back-N resends 1 and, back to back before any ACK can answer, 2-3; then either
-    one ACK covers 1-3 (the receiver held 2-3 from their first copies) or the test ends and the
-    connection is reset first."""
+InPathSend = Callable[[float, int], None]
+
+
+def in_path_flight_with_segment_1_lost_before_here() -> Tuple[Flow, float, InPathSend, InPathSend]:
+    """In the middle of a path without SACK: segments 0-3 sent, 1 lost before here (a hole), 2-3
+    pass and the receiver answers each with a duplicate ACK at 1 (too few for a fast
+    retransmit). The flow, when the sender's timeout fires (300 ms on), and how to add a data
+    segment k and an ACK of segments below k at a time."""
     f = Flow(sack_permitted=False)
     t = f.handshake(0.0, 5000, 1000, 0.0005, 0.0005, ttl_a=63, ttl_b=63)
     base = 1001
@@ -556,6 +558,16 @@ def in_path_window_behind_a_hole_here(ack_after_window: bool) -> Flow:
         if k != 1:
             ack(t + 0.0001 * k + 0.001, min(k + 1, 1))
     timeout = t + 0.3
+    return f, timeout, data, ack
+
+
+def in_path_window_behind_a_hole_here(ack_after_window: bool) -> Flow:
+    """In the middle of a path without SACK: segment 1 lost before here (a hole), 2-3 pass and
+    the receiver answers each with a duplicate ACK at 1 (too few for a fast retransmit); the
+    timeout's go-back-N resends 1 and, back to back before any ACK can answer, 2-3; then either
+    one ACK covers 1-3 (the receiver held 2-3 from their first copies) or the test ends and the
+    connection is reset first."""
+    f, timeout, data, ack = in_path_flight_with_segment_1_lost_before_here()
     for n, k in enumerate(range(1, 4)):
         data(timeout + 0.0001 * n, k)
     if ack_after_window:
@@ -584,23 +596,7 @@ def test_without_sack_in_path_a_window_resent_behind_a_repair_lost_downstream_is
     # sender resends 2-3 behind it and sends 4-5, which pass here while the receiver's ACK
     # stands at 1; the next repair of 1 moves the ACK past all: the receiver held 2-3, so the
     # loss is the hole and the one repair lost downstream
-    f = Flow(sack_permitted=False)
-    t = f.handshake(0.0, 5000, 1000, 0.0005, 0.0005, ttl_a=63, ttl_b=63)
-    base = 1001
-
-    def data(when: float, k: int) -> None:
-        f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=63, flags=TCP_ACK | TCP_PSH)
-
-    def ack(when: float, k: int) -> None:
-        f.add(when, 0, 5001, base + k * MSS, ttl=63)
-
-    for k in range(4):
-        if k != 1:
-            data(t + 0.0001 * k, k)
-    for k in range(4):
-        if k != 1:
-            ack(t + 0.0001 * k + 0.001, min(k + 1, 1))
-    timeout = t + 0.3
+    f, timeout, data, ack = in_path_flight_with_segment_1_lost_before_here()
     data(timeout, 1)
     for n, k in enumerate(range(2, 6)):
         data(timeout + 0.0011 * (n + 1), k)
