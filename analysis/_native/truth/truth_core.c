@@ -1109,7 +1109,8 @@ static void lost_copy_arrived(pass *ps, int64_t d, const lost_copy *c) {
     s->ro->repeats_matched++;
     int64_t k = sb_index(s, c->lo);
     if (k < s->sb_len && s->sb[k].lo == c->lo) s->sb[k].verdict = VERDICT_DELIVERED;
-    sent_segment e = {c->lo, c->hi, c->first_ns, c->first_ns, 0, 2, 1, 0, VERDICT_DELIVERED};
+    sent_segment e = {
+        .lo = c->lo, .hi = c->hi, .first_ns = c->first_ns, .last_ns = c->first_ns, .verdict = VERDICT_DELIVERED};
     retransmissions_not_needed(ps, d, &e);
 }
 
@@ -1794,26 +1795,26 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
         int64_t heard_from_ns = after_repair ? ns_before(s->hi_end_ns, reorder_extent_ns(s)) : now;
         uint32_t opened_echo = 0;
         int opened_echo_known = peer_tsval_as_of(&ps->dirs[d ^ 1], heard_from_ns, &opened_echo);
-        hole h = {s->hi_end,
-                  lo,
-                  now,
-                  id >= 0 ? id : -1,
-                  in->tsval[i],
-                  in->has_ts[i] ? 1 : 0,
-                  lo - s->hi_end,
-                  after_repair,
-                  -1,
-                  now,
-                  0,
-                  s->nholes == 0 ? now : -1,
-                  0,
-                  -1,
-                  opened_echo,
-                  opened_echo_known,
-                  -1,
-                  newreno_open_below(s),
-                  0,
-                  heard_from_ns};
+        hole h = {.lo = s->hi_end,
+                  .hi = lo,
+                  .created_ns = now,
+                  .reveal_id = id >= 0 ? id : -1,
+                  .reveal_tsval = in->tsval[i],
+                  .has_ts = in->has_ts[i] ? 1 : 0,
+                  .opened_bytes = lo - s->hi_end,
+                  .after_repair = after_repair,
+                  .known_lost_ns = -1,
+                  .generation_ns = now,
+                  .repairs_overtaken = 0,
+                  .lowest_ns = s->nholes == 0 ? now : -1,
+                  .dupacks = 0,
+                  .dupthresh_ns = -1,
+                  .opened_echo = opened_echo,
+                  .opened_echo_known = opened_echo_known,
+                  .echoed_after_ns = -1,
+                  .open_below = newreno_open_below(s),
+                  .front_filled_ns = 0,
+                  .heard_from_ns = heard_from_ns};
         holes_append(ps, s, h);
         if (s->generation_due_ns < 0 || now < s->generation_due_ns) s->generation_due_ns = now;
     }
