@@ -2325,6 +2325,16 @@ static int paws_discarded(const direction_state *s, int64_t lo, int64_t hi) {
     return 0;
 }
 
+/* The segments of the fill f that data [lo, hi) overlaps, taken back from those it counted lost
+ * (each once): its hole was no loss. */
+static int64_t fill_taken_back(repair_fill *f, int64_t lo, int64_t hi, int64_t mss) {
+    int64_t olo = lo > f->lo ? lo : f->lo, ohi = hi < f->hi ? hi : f->hi;
+    int64_t segments = segments_of(ohi - olo, mss);
+    if (segments > f->segments_lost) segments = f->segments_lost;
+    f->segments_lost -= segments;
+    return segments;
+}
+
 /* Downstream, data [lo, hi) of packet i that fills no hole: whether it is the original of holes
  * that repairs filled before it arrived. Its TSval is older than the data that revealed the
  * hole, so it left before the sender could know of the hole, and before any repair of it. On a
@@ -2340,11 +2350,7 @@ static int late_original_after_repair(pass *ps, int64_t d, int64_t i, int64_t lo
         repair_fill *f = &s->repair_fills[j];
         if (f->segments_lost <= 0 || lo >= f->hi || hi <= f->lo || (int32_t)(in->tsval[i] - f->reveal_tsval) >= 0)
             continue;
-        int64_t olo = lo > f->lo ? lo : f->lo, ohi = hi < f->hi ? hi : f->hi;
-        int64_t segments = segments_of(ohi - olo, s->mss);
-        if (segments > f->segments_lost) segments = f->segments_lost;
-        f->segments_lost -= segments;
-        taken_back += segments;
+        taken_back += fill_taken_back(f, lo, hi, s->mss);
     }
     stats_of(ps, d)[S_HOLE_FILL_RETRANS] -= taken_back;
     return taken_back > 0;
@@ -2371,11 +2377,7 @@ static int repair_of_late_original(pass *ps, int64_t d, int64_t i, int64_t lo, i
         if (f->segments_lost <= 0 || lo >= f->hi || hi <= f->lo || f->fill_tsval != f->reveal_tsval ||
             (int32_t)(in->tsval[i] - f->fill_tsval) <= 0)
             continue;
-        int64_t olo = lo > f->lo ? lo : f->lo, ohi = hi < f->hi ? hi : f->hi;
-        int64_t segments = segments_of(ohi - olo, s->mss);
-        if (segments > f->segments_lost) segments = f->segments_lost;
-        f->segments_lost -= segments;
-        taken_back += segments;
+        taken_back += fill_taken_back(f, lo, hi, s->mss);
     }
     stats_of(ps, d)[S_HOLE_FILL_RETRANS] -= taken_back;
     return taken_back > 0;
