@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _truth
 from .columns import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
-from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots
+from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots, unwrapped_seq
 from .rtt import rtt_stats
 
 # Per-packet segment kinds (mirror of the C enum).
@@ -986,15 +986,22 @@ def _hole_counts(table: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarra
     return holes_seen, holes_seen + table["lost_repairs"]
 
 
-def _handshake_round_trip_ns(stats: np.ndarray, slots: np.ndarray) -> np.ndarray:
-    """Per slot in `slots`: the whole round trip the handshake shows at any capture point (SYN
-    to the ACK of the SYN/ACK: both legs, wherever the capture sat), 0 unknown."""
+def _handshake_legs_ns(stats: np.ndarray, slots: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Per slot in `slots`: its connection's handshake legs as this capture point saw them, the
+    client's (SYN -> SYN/ACK) and the server's (SYN/ACK -> ACK); -1 where unknown."""
     col = STAT_INDEX
     syn = stats[slots & ~1, col["syn_ts_ns"]]
     synack = stats[slots | 1, col["synack_ts_ns"]]
     ack = stats[slots & ~1, col["first_ack_ts_ns"]]
     known = (syn >= 0) & (synack >= syn) & (ack >= synack)
-    return np.where(known, ack - syn, 0).astype(np.int64)
+    return np.where(known, synack - syn, -1).astype(np.int64), np.where(known, ack - synack, -1).astype(np.int64)
+
+
+def _handshake_round_trip_ns(stats: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Per slot in `slots`: the whole round trip the handshake shows at any capture point (SYN
+    to the ACK of the SYN/ACK: both legs, wherever the capture sat), 0 unknown."""
+    client_ns, server_ns = _handshake_legs_ns(stats, slots)
+    return np.where(client_ns >= 0, client_ns + server_ns, 0)
 
 
 def _stall_ns(stats: np.ndarray, rtt_us: np.ndarray, rtt_slot: np.ndarray, slots: np.ndarray) -> np.ndarray:
@@ -1065,12 +1072,8 @@ def _ip_id_gaps_without_loss_event(
     np.maximum(ids[1:] - highest_id[:-1] - 1, 0, out=skipped[1:])
     skipped[starts] = 0
     # sequence: relative to the slot's first packet, unwrapped step by step
-    seq = np.asarray(packets["seq"])[rows].astype(np.int64)
-    step = np.zeros(len(rows), dtype=np.int64)
-    step[1:] = ((seq[1:] - seq[:-1] + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-    step[starts] = 0
-    total = np.cumsum(step)
-    rel_seq = total - total[starts][rank] + (1 << 33)
+    seq = unwrapped_seq(np.asarray(packets["seq"])[rows], rank)
+    rel_seq = seq - seq[starts][rank] + (1 << 33)
     payload = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
     flags = np.asarray(packets["tcp_flags"])[rows]
     end = rel_seq + payload + ((flags & TCP_SYN) != 0) + ((flags & TCP_FIN) != 0)
@@ -1139,17 +1142,8 @@ def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np
 def _handshake_rtt_us(stats: np.ndarray, n_slots: int) -> np.ndarray:
     """Per slot: the RTT the handshake shows at this capture point (the longer
     leg: SYN -> SYN/ACK at the client, SYN/ACK -> ACK at the server), 0 unknown."""
-    col = STAT_INDEX
-    out = np.zeros(n_slots, dtype=np.float64)
-    for k in range(0, n_slots, 2):
-        syn, synack, ack = (
-            stats[k, col["syn_ts_ns"]],
-            stats[k + 1, col["synack_ts_ns"]],
-            stats[k, col["first_ack_ts_ns"]],
-        )
-        if syn >= 0 and synack >= syn and ack >= synack:
-            out[k] = out[k + 1] = max(synack - syn, ack - synack) / 1000.0
-    return out
+    client_ns, server_ns = _handshake_legs_ns(stats, np.arange(n_slots))
+    return np.where(client_ns >= 0, np.maximum(client_ns, server_ns) / 1000.0, 0.0)
 
 
 def main_direction(directions: Directions) -> Optional[int]:
