@@ -163,6 +163,20 @@ def test_receiver_rmem_limits_the_receivers_buffer_ceiling_in_kib():
             matrix_from_document({"transfer": [{"name": "a", "receiver_rmem_kib": bad}]})
 
 
+def test_app_rate_and_block_make_iperf3_an_application_limited_sender():
+    (plain,) = matrix_from_document({"transfer": [{"name": "a"}]}).transfers
+    assert plain.iperf3_application_args == []
+    (limited,) = matrix_from_document(
+        {"transfer": [{"name": "a", "app_rate": "20mbit", "app_block_kib": 64}]}
+    ).transfers
+    assert limited.app_rate_bps == 20_000_000 and limited.iperf3_application_args == ["-b", "20000000", "-l", "64K"]
+    (rate_only,) = matrix_from_document({"transfer": [{"name": "a", "app_rate": "5mbit"}]}).transfers
+    assert rate_only.iperf3_application_args == ["-b", "5000000"]
+    for bad in (-1, 2048, "64k", 1.5, True):
+        with pytest.raises(TestbedError, match="app_block_kib"):
+            matrix_from_document({"transfer": [{"name": "a", "app_block_kib": bad}]})
+
+
 def test_snaplen_is_checked_and_a_short_one_may_cut_sack_acks_where_headers_are_long():
     (short,) = matrix_from_document({"transfer": [{"name": "a", "family": 6, "snaplen_bytes": 96}]}).transfers
     assert short.snaplen_bytes == 96

@@ -941,6 +941,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                     "-t",
                     f"{transfer.duration_s:g}",
                     "-J",
+                    *transfer.iperf3_application_args,
                 ],
                 names["snd"],
                 run_dir / "iperf3.json",

@@ -28,6 +28,9 @@ tables; each transfer takes the defaults and overrides some of them:
     sender_ecn = false        # the sender's net.ipv4.tcp_ecn = 1: it asks for ECN (the receiver's
                               # default, 2, accepts); no qdisc here marks CE, so packets carry ECT(0)
     receiver_rmem_kib = 0     # the receiver's tcp_rmem maximum (0: the kernel's): a window-limited receiver
+    app_rate = "0"            # iperf3 -b per flow: an application-limited sender that writes a
+                              # block, waits, writes the next ("0": as fast as the path takes)
+    app_block_kib = 0         # iperf3 -l: the size of each write in KiB (0: iperf3's, 128 KiB)
     snaplen_bytes = 128       # tcpdump -s at every capture point (96: SACK blocks of IPv6 ACKs cut)
     sender_mtu = 1500         # the sender's interface MTU: below the receiver's, its segments are
                               # shorter than the MSS the receiver announces (a VPN or PPPoE uplink)
@@ -136,6 +139,8 @@ class Transfer:
     sender_sack: bool = True  # net.ipv4.tcp_sack in the sender
     sender_ecn: bool = False  # net.ipv4.tcp_ecn = 1 in the sender
     receiver_rmem_kib: int = 0  # the receiver's tcp_rmem maximum, KiB (0: the kernel's default)
+    app_rate_bps: int = 0  # iperf3 -b per flow, bit/s (0: not limited by the application)
+    app_block_kib: int = 0  # iperf3 -l, KiB per write (0: iperf3's default)
     snaplen_bytes: int = DEFAULT_SNAPLEN_BYTES  # tcpdump -s at every capture point
     sender_mtu: int = MTU_BYTES  # the sender's interface MTU, bytes
     receiver_mtu: int = MTU_BYTES  # the receiver's interface MTU, bytes (its SYN announces the MSS it allows)
@@ -149,6 +154,13 @@ class Transfer:
             "net.ipv4.tcp_sack": "1" if self.sender_sack else "0",
             "net.ipv4.tcp_ecn": "1" if self.sender_ecn else "0",
         }
+
+    @property
+    def iperf3_application_args(self) -> List[str]:
+        """iperf3 client options that make the sending application the limit: -b (its rate per
+        flow; iperf3 writes a block whenever it is behind that rate) and -l (the block)."""
+        args = ["-b", str(self.app_rate_bps)] if self.app_rate_bps else []
+        return args + (["-l", f"{self.app_block_kib}K"] if self.app_block_kib else [])
 
     @property
     def receiver_sysctls(self) -> Dict[str, str]:
@@ -242,6 +254,8 @@ KNOWN_KEYS = {
     "sender_sack",
     "sender_ecn",
     "receiver_rmem_kib",
+    "app_rate",
+    "app_block_kib",
     "snaplen_bytes",
     "sender_mtu",
     "receiver_mtu",
@@ -312,6 +326,11 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         raise TestbedError(f"{name}: receiver_rmem_kib {receiver_rmem_kib!r}: a whole number of KiB, 0 for the default")
     if 0 < receiver_rmem_kib < 8:
         raise TestbedError(f"{name}: receiver_rmem_kib {receiver_rmem_kib}: at least 8 (Linux's floor is 4 KiB)")
+    app_rate_text = str(merged.get("app_rate", "0"))
+    app_rate_bps = 0 if app_rate_text.strip() in ("0", "") else int(parse_rate_bps(app_rate_text).value)
+    app_block_kib = merged.get("app_block_kib", 0)
+    if not _whole_number(app_block_kib) or not 0 <= app_block_kib <= 1024:
+        raise TestbedError(f"{name}: app_block_kib {app_block_kib!r}: a whole number of KiB up to 1024, 0 for iperf3's")
     snaplen = merged.get("snaplen_bytes", DEFAULT_SNAPLEN_BYTES)
     shortest = min_snaplen_bytes(family)
     if not _whole_number(snaplen) or not shortest <= snaplen <= 262144:
@@ -341,6 +360,8 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         jitter_reorders=jitter_reorders,
         queue_ms=queue_ms,
         receiver_rmem_kib=receiver_rmem_kib,
+        app_rate_bps=app_rate_bps,
+        app_block_kib=app_block_kib,
         snaplen_bytes=snaplen,
         **mtus,
         **switches,
