@@ -774,3 +774,14 @@ def test_committed_matrix_has_senders_without_timestamps_or_sack_a_short_snaplen
     assert any(t.sender_mtu == 1280 and t.sender_tso and t.family == 6 for t in transfers)
     assert any(t.receiver_mtu < t.sender_mtu for t in transfers)
     assert all(t.path_mtu == 1500 for t in transfers)
+
+
+def test_applimited_matrix_holds_only_application_limited_senders_clean_and_lossy_in_both_families():
+    matrix = load_matrix(MATRIX.with_name("realhost-applimited.toml"))
+    assert all(t.app_rate_bps > 0 for t in matrix.transfers)
+    assert any(t.app_block_kib for t in matrix.transfers)
+    assert {t.family for t in matrix.transfers} == {4, 6}
+    deep_queue_ms = max(t.queue_ms for t in matrix.transfers)
+    assert any(t.data_loss == 0 and t.queue_ms == deep_queue_ms for t in matrix.transfers)  # clean: nothing dropped
+    assert any(t.data_loss > 0 for t in matrix.transfers)  # random loss
+    assert any(t.data_loss == 0 and t.queue_ms < 10 for t in matrix.transfers)  # bursts that overflow a short queue
