@@ -267,12 +267,15 @@ def test_without_sack_repairs_one_ack_covers_with_the_holes_fill_are_spurious(ti
     assert r["lost_segments"] == 1
 
 
-def test_without_sack_copies_not_needed_add_the_first_copy_loss_rate_with_or_without_timestamps():
+def test_without_sack_copies_not_needed_add_a_loss_estimate_with_or_without_timestamps():
     # the resends of 2-4 behind the fill were not needed; a copy not needed is lost on the path
-    # as often as a first copy, and its loss is a lost segment no ACK shows: the estimate adds
-    # that rate for each, whether or not the connection carries timestamps (without them it
-    # added nothing: a no-SACK, no-timestamps BBR sender resent 1,214 copies not needed at 1%
-    # random loss, 12 of them lost, and read 78 lost for 89)
+    # too, and its loss is a lost segment no ACK shows: the estimate adds it whether or not the
+    # connection carries timestamps (without them it added nothing: a no-SACK, no-timestamps BBR
+    # sender resent 1,214 copies not needed at 1% random loss, 12 of them lost, and read 78 lost
+    # for 89). First copies are lost 2 in 40 (with one more copy: 0.05). Without timestamps: 2's
+    # first copy at 0.05, the three resends at 0.05 - 1/40 each: 0.125. With them, 2 was held
+    # from one of its 2 copies (resent with the fill), lost at the repairs' rate (none of 1 lost,
+    # one more copy at 0.05: p = 0.025), not both: 2p/(1+p) = 0.0488; 3 and 4's resends 0.05
     inferred = []
     for timestamps in (False, True):
         f = go_back_n_after_timeout(
@@ -282,7 +285,73 @@ def test_without_sack_copies_not_needed_add_the_first_copy_loss_rate_with_or_wit
         r = row_of(d, 0, 1)
         assert r["spurious_retransmissions"] == 3
         inferred.append(r["lost_inferred_milli"])
-    assert inferred[0] == inferred[1] == 125
+    assert inferred == [125, 99]
+
+
+def no_sack_sender_scripted(sends: Sequence[Tuple[float, int]], acks: Sequence[Tuple[float, int, float]]) -> Flow:
+    """Capture next to a data sender b without SACK, with timestamps (1 ms ticks): `sends` are
+    (time, segment) of b's data, `acks` (time, segments acknowledged, time of the data whose
+    TSval the ACK echoes) of the receiver's, both from just after the handshake."""
+    f = Flow(sack_permitted=False)
+    t0 = f.handshake(0.0, 5000, 1000, 0.001, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    rows = [(t0 + t, "data", k, 0.0) for t, k in sends] + [(t0 + t, "ack", k, t0 + e) for t, k, e in acks]
+    for when, kind, k, echo in sorted(rows, key=lambda r: r[0]):
+        if kind == "data":
+            tsval = int(when * 1000)
+            f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, tsval=tsval, tsecr=1)
+        else:
+            f.add(when, 0, 5001, base + k * MSS, ttl=63, tsval=2, tsecr=int(echo * 1000))
+    return f
+
+
+def first_flight_with_segment_1_lost() -> Tuple[List[Tuple[float, int]], List[Tuple[float, int, float]]]:
+    """Segments 0-9 back to back over a 1 ms path, 1 lost: the receiver ACKs 0, then each of
+    2-9 with a duplicate ACK at 1 echoing 0's TSval."""
+    sends = [(0.0001 * k, k) for k in range(10)]
+    acks = [(0.0011 + 0.0001 * k, 1, 0.0) for k in range(10) if k != 1]
+    return sends, acks
+
+
+@pytest.mark.parametrize("repairs_lost", [0, 3])
+def test_without_sack_a_segment_held_from_one_of_its_copies_counts_them_lost_at_the_repairs_rate_and_not_all(
+    repairs_lost: int,
+):
+    # 1's timeouts resend it alone, and `repairs_lost` of those repairs are lost; the next resends
+    # 1 and 2 back to back, and one ACK covers the whole flight: the receiver held 2 from one of
+    # its 2 copies, no ACK telling which. First copies are lost 1 in 10 (with one more copy:
+    # 0.2). The copies of a segment resent with the window leave in the recovery that loses the
+    # repairs, and are lost as often as those (one more copy at 0.2): 0.1 after no lost repair,
+    # 3.2 / 5 = 0.64 after 3; of 2 copies one arrived, so 2p/(1+p) of them are lost, never 2p
+    # (1.28: more than the one copy that can have been lost)
+    sends, acks = first_flight_with_segment_1_lost()
+    timeouts_s = [0.3, 0.9, 2.1, 4.5][: repairs_lost + 1]
+    sends += [(t, 1) for t in timeouts_s] + [(timeouts_s[-1] + 0.0001, 2)]
+    acks += [(timeouts_s[-1] + 0.0011, 10, timeouts_s[-1])]
+    _, _, d = analyze(no_sack_sender_scripted(sends, acks))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == repairs_lost + 2 and r["spurious_retransmissions"] == 1
+    p = (repairs_lost + 0.2) / (repairs_lost + 1 + 1)
+    assert r["lost_inferred_milli"] == round(1000 * 2 * p / (1 + p))
+    assert r["lost_segments"] == repairs_lost + 1 + round(2 * p / (1 + p))
+
+
+def test_without_sack_a_middle_copy_of_a_segment_held_from_an_earlier_copy_is_not_counted_lost():
+    # 1's first repair is lost, and 2 was resent with it; the second repair of 1 fills the hole,
+    # and 2's third copy leaves 1.5 ms after it, over the 1 ms round trip: the one ACK that
+    # covers both shows the receiver held 2 from an earlier copy, its first or its second, no
+    # ACK telling which. Both later copies of 2 count as not needed (the second was counted a
+    # certain loss of the first before), and 2's first two copies as lost at the repairs' rate
+    # (1 of 2 lost, one more copy at 0.2: p = 0.4), not both: 2p/(1+p) = 0.571; the third, sent
+    # after the fill, as a copy not needed at the first copies' rate: 0.2 - 0.1
+    sends, acks = first_flight_with_segment_1_lost()
+    sends += [(0.3, 1), (0.3001, 2), (0.9, 1), (0.9015, 2)]
+    acks += [(0.3011, 1, 0.0), (0.9035, 10, 0.9)]
+    _, _, d = analyze(no_sack_sender_scripted(sends, acks))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 2
+    assert r["lost_inferred_milli"] == round(1000 * (0.8 / 1.4 + 0.1))
+    assert r["lost_segments"] == 3
 
 
 def receiver_capture_below_a_go_back_n_resend() -> Flow:

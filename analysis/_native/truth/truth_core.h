@@ -14,10 +14,12 @@
  *    block may report several repeats the receiver coalesced, several blocks the
  *    segments of one repeat sent as a super-segment); without SACK (TRUTH_SACK_OFF) a repeat
  *    whose cumulative ACK echoes an older copy's TSval (Eifel), or that covers it together with
- *    the fill of the lowest hole (the window resent after a timeout: its first copy counts as
- *    lost at the first copies' loss rate), was not needed (with timestamps, a super-segment
- *    the sender sent is cut where a cumulative ACK or a repeat ends inside it, so that each
- *    repaired MSS is judged on its own);
+ *    the fill of the lowest hole (the window resent after a timeout), was not needed; where
+ *    such an ACK shows the receiver held a segment from one of k copies without telling which,
+ *    those copies count as lost at the rate the ACKs show the fills' repairs were lost, never
+ *    all k (without timestamps: its first copy at the first copies' loss rate); with
+ *    timestamps, a super-segment the sender sent is cut where a cumulative ACK or a repeat ends
+ *    inside it, so that each repaired MSS is judged on its own;
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
