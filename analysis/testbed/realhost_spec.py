@@ -37,6 +37,14 @@ tables; each transfer takes the defaults and overrides some of them:
                               # path): the sender's first full segments come back as ICMP "packet
                               # too big" and it sends shorter ones from then on (path MTU discovery);
                               # the lost truth is then a few segments off (see the README)
+                              # (all three up to 9000: jumbo frames; the router's interface from
+                              # the sender takes the sender's MTU, so it accepts what the sender sends)
+    capturer = "tcpdump"      # or "dumpcap" (Wireshark's capturer): pcapng with its interface and
+                              # statistics blocks (drop counters in the file, no meta.json beside
+                              # it), Linux cooked v1 frames for `-i any`; -B in whole MiB
+    bridged = ["receiver"]    # hosts whose address sits on a Linux bridge with their veth as its
+                              # port (a host of containers or VMs): its `-i any` capture sees each
+                              # packet twice, on the port and on the bridge, with one TTL
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
@@ -85,6 +93,11 @@ LONGEST_LINK_HEADER_BYTES = 20  # SLL2 (`-i any`); Ethernet is 14
 LONGEST_TCP_HEADER_BYTES = 60
 MIN_MTU_BYTES = 1280  # IPv6's minimum link MTU
 MTU_BYTES = 1500  # the veths' own
+MAX_FLOWS = 32  # iperf3 -P: a download manager's or a browser's many connections
+MAX_MTU_BYTES = 9000  # jumbo frames: the largest MTU a matrix may give a host or the path
+BRIDGEABLE_HOSTS = ("sender", "receiver")
+CAPTURERS = ("tcpdump", "dumpcap")
+KIB_PER_MIB = 1024  # dumpcap's -B counts MiB, tcpdump's KiB
 IP_HEADER_BYTES = {4: 20, 6: 40}
 ETHERNET_HEADER_BYTES = 14
 TCP_FIXED_HEADER_BYTES = 20
@@ -140,6 +153,20 @@ class Transfer:
     sender_mtu: int = MTU_BYTES  # the sender's interface MTU, bytes
     receiver_mtu: int = MTU_BYTES  # the receiver's interface MTU, bytes (its SYN announces the MSS it allows)
     path_mtu: int = MTU_BYTES  # the router's interface MTU towards the receiver, bytes (learnt by the sender from ICMP)
+    bridged: Tuple[str, ...] = ()  # hosts whose address sits on a bridge, their veth its port
+    capturer: str = "tcpdump"  # the program at every capture point: tcpdump or dumpcap
+
+    @property
+    def trace_file_name(self) -> str:
+        """The capture's file name: dumpcap writes pcapng, tcpdump pcap."""
+        return "trace.pcapng" if self.capturer == "dumpcap" else "trace.pcap"
+
+    def captures_bridge_copies(self, vantage: str) -> bool:
+        """Whether `vantage` is `-i any` on a bridged host: each packet captured on the bridge's
+        port and on the bridge itself, with one TTL (`duplicate_frames`)."""
+        return (vantage == "receiver-any" and "receiver" in self.bridged) or (
+            vantage == "sender-any" and "sender" in self.bridged
+        )
 
     @property
     def sender_sysctls(self) -> Dict[str, str]:
@@ -246,6 +273,8 @@ KNOWN_KEYS = {
     "sender_mtu",
     "receiver_mtu",
     "path_mtu",
+    "bridged",
+    "capturer",
 }
 
 
@@ -263,7 +292,7 @@ def _whole_number(value: Any) -> bool:
 
 def recorded_transfer(saved: Dict[str, Any]) -> Transfer:
     """The Transfer a run wrote into its truth.json (`asdict`: its vantages a list)."""
-    return Transfer(**{**saved, "vantages": tuple(saved["vantages"])})
+    return Transfer(**{**saved, "vantages": tuple(saved["vantages"]), "bridged": tuple(saved.get("bridged", ()))})
 
 
 def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> Transfer:
@@ -282,8 +311,8 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     if family not in FAMILIES:
         raise TestbedError(f"{name}: family {family}: 4 or 6")
     flows = int(merged.get("flows", 1))
-    if not 1 <= flows <= 16:
-        raise TestbedError(f"{name}: flows {flows}: 1 to 16")
+    if not 1 <= flows <= MAX_FLOWS:
+        raise TestbedError(f"{name}: flows {flows}: 1 to {MAX_FLOWS}")
     vantages = tuple(str(v) for v in merged.get("vantages", DEFAULT_VANTAGES))
     if not vantages or any(v not in VANTAGES for v in vantages):
         raise TestbedError(f"{name}: vantages {list(vantages)}: a list of {', '.join(VANTAGES)}")
@@ -318,8 +347,17 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {shortest} to 262144 for IPv{family}")
     mtus = {key: merged.get(key, MTU_BYTES) for key in ("sender_mtu", "receiver_mtu", "path_mtu")}
     for key, mtu in mtus.items():
-        if not _whole_number(mtu) or not MIN_MTU_BYTES <= mtu <= MTU_BYTES:
-            raise TestbedError(f"{name}: {key} {mtu!r}: {MIN_MTU_BYTES} to {MTU_BYTES} (the veths' own)")
+        if not _whole_number(mtu) or not MIN_MTU_BYTES <= mtu <= MAX_MTU_BYTES:
+            raise TestbedError(f"{name}: {key} {mtu!r}: {MIN_MTU_BYTES} to {MAX_MTU_BYTES} (jumbo frames)")
+    capturer = merged.get("capturer", "tcpdump")
+    if capturer not in CAPTURERS:
+        raise TestbedError(f"{name}: capturer {capturer!r}: one of {', '.join(CAPTURERS)}")
+    buffers = [merged.get("buffer_kib", DEFAULT_BUFFER_KIB), merged.get("receiver_buffer_kib") or KIB_PER_MIB]
+    if capturer == "dumpcap" and any(int(b) % KIB_PER_MIB for b in buffers):
+        raise TestbedError(f"{name}: dumpcap's buffer counts whole MiB: buffer_kib and receiver_buffer_kib in 1024s")
+    bridged = merged.get("bridged", [])
+    if not isinstance(bridged, list) or any(h not in BRIDGEABLE_HOSTS for h in bridged):
+        raise TestbedError(f"{name}: bridged {bridged!r}: a list of {', '.join(BRIDGEABLE_HOSTS)}")
     return Transfer(
         name=name,
         offloads=offloads,
@@ -342,6 +380,8 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         queue_ms=queue_ms,
         receiver_rmem_kib=receiver_rmem_kib,
         snaplen_bytes=snaplen,
+        bridged=tuple(sorted(set(str(h) for h in bridged))),
+        capturer=capturer,
         **mtus,
         **switches,
     )
@@ -390,6 +430,8 @@ def expected_warnings(
         must.add("super_segments")
     if (vantage in SENDER_VANTAGES or vantage == "router-in") and transfer.sender_tso:
         must.add("super_segments")  # the sender's GSO packets cross the veth whole
+    if transfer.captures_bridge_copies(vantage):
+        must.add("duplicate_frames")
     if vantage == "router-any":
         must.add("duplicate_frames")
         if transfer.data_loss > 0 or transfer.ack_loss > 0 or transfer.rate_bps > 0:
