@@ -281,3 +281,74 @@ def test_answers_a_forwarding_host_held_are_seen_as_they_came_in_and_quick_ones_
     assert held["vantage"] == "receiver" and held["duplicate_frames"] == 40 + 1
     quick = row_of(analyze(forwarded_with_answers(0.0002))[2], 0, 1)
     assert quick["vantage"] == "in-path" and quick["duplicate_frames"] == 40 + 1
+
+
+def bridged_host_sll1_capture(tmp_path, doubled: bool = True):
+    """`dumpcap -i any` (Linux cooked v1) on a host whose address sits on a bridge: each data
+    packet it receives from 10.0.0.1 is captured on the bridge's port and on the bridge, both
+    "in", 2 us apart, and each ACK it sends on both, "out". The sender leaves the IP ID at 0
+    (as some stacks do) and uses no timestamps: its resend of segment 7, 30 ms later, is
+    byte for byte the first copy, and must still count as one retransmission."""
+    from pcapbuild import LINKTYPE_LINUX_SLL, ipv4, pcap_file, sll, tcp
+
+    records = []
+    t_ns = 1_000_000_000
+    for n, k in enumerate(list(range(20)) + [7]):
+        t_ns += 1_000_000 if n < 20 else 30_000_000
+        segment = tcp(sport=40000, dport=5201, seq=1 + k * 1000, ack=1, flags="A", payload=b"d" * 1000)
+        data = ipv4("10.0.0.1", "10.0.0.2", segment, ident=0)
+        acked = 1 + min(n + 1, 20) * 1000
+        answer = ipv4("10.0.0.2", "10.0.0.1", tcp(sport=5201, dport=40000, seq=1, ack=acked, flags="A"), ident=500 + n)
+        for copy in range(2 if doubled else 1):
+            records.append((t_ns + copy * 2_000, sll(data, packet_type=0)))
+        for copy in range(2 if doubled else 1):
+            records.append((t_ns + 50_000 + copy * 2_000, sll(answer, packet_type=4)))
+    path = tmp_path / "bridged-host.pcap"
+    path.write_bytes(pcap_file(records, link_type=LINKTYPE_LINUX_SLL, nanosecond=True))
+    return path
+
+
+def test_a_bridged_hosts_cooked_v1_copies_with_one_direction_flag_are_set_aside_not_retransmissions(tmp_path):
+    """Cooked v1 names no interface: both copies of a frame the bridged host received read "in"
+    (s29 dumpcap runs: 33,144 retransmissions read for 296, before every second copy of a burst
+    was set aside)."""
+    from spline_analysis._core.pipeline import analyze as analyze_file
+
+    document = analyze_file(bridged_host_sll1_capture(tmp_path)).to_json()
+    data = max(document["directions"], key=lambda x: x["payload_bytes"])
+    assert (data["data_packets"], data["duplicate_frames"], data["retransmissions"]) == (21, 21, 1)
+    assert "duplicate_frames" in {w["code"] for w in document["warnings"]}
+    single = max(
+        analyze_file(bridged_host_sll1_capture(tmp_path, doubled=False)).to_json()["directions"],
+        key=lambda x: x["payload_bytes"],
+    )
+    assert (single["data_packets"], single["duplicate_frames"], single["retransmissions"]) == (21, 0, 1)
+
+
+def test_duplicate_acks_that_differ_only_in_their_sack_blocks_are_not_copies_of_one(tmp_path):
+    """A receiver's ACKs during a recovery (IPv6: no IP ID; one TSval tick) repeat the same
+    cumulative ACK with growing SACK blocks: in a cooked v1 capture, where no interface tells
+    copies apart, those are distinct packets and all stay."""
+    from pcapbuild import ETHERTYPE_IPV6, LINKTYPE_LINUX_SLL, ipv6, pcap_file, sll, tcp, tcp_options
+    from spline_analysis._core.pipeline import analyze as analyze_file
+
+    records = []
+    t_ns = 1_000_000_000
+    for k in range(30):
+        segment = tcp(sport=40000, dport=5201, seq=1 + k * 1000, ack=1, flags="A", payload=b"d" * 1000)
+        records.append((t_ns + k * 10_000, sll(ipv6("fd00::1", "fd00::2", segment), protocol=ETHERTYPE_IPV6)))
+        if k >= 2:  # segment 1 was lost: every later one draws a duplicate ACK with one SACK block more
+            options = tcp_options(sack=[(1 + 2 * 1000, 1 + (k + 1) * 1000)], ts=(777, 555))
+            answer = tcp(sport=5201, dport=40000, seq=1, ack=1 + 1000, flags="A", options=options)
+            records.append(
+                (
+                    t_ns + k * 10_000 + 5_000,
+                    sll(ipv6("fd00::2", "fd00::1", answer), protocol=ETHERTYPE_IPV6, packet_type=4),
+                )
+            )
+    path = tmp_path / "dupacks.pcap"
+    path.write_bytes(pcap_file(records, link_type=LINKTYPE_LINUX_SLL, nanosecond=True))
+    document = analyze_file(path).to_json()
+    (data,) = document["directions"]
+    assert data["dup_acks"] == 27 and data["sack_blocks"] == 28 and data["duplicate_frames"] == 0
+    assert "duplicate_frames" not in {w["code"] for w in document["warnings"]}

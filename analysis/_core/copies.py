@@ -32,6 +32,8 @@ _PIECE_LOOKBACK = 64
 # Share of a direction's packets (the fewer of its in and out copies) that must pair up before
 # its incoming copies are set aside.
 MIN_PAIRED_FRACTION = 0.5
+# Linux cooked v1 (`-i any` as libpcap's first choice: Wireshark's dumpcap): no interface named
+LINKTYPE_LINUX_SLL = 113
 # TCP sequence space
 _SEQ_SPACE = 1 << 32
 _HALF_SEQ_SPACE = 1 << 31
@@ -386,10 +388,14 @@ def find_interface_copies(
     """Copies of one packet seen on several interfaces with the same TTL: a bridge, a bond,
     or `tcpdump -i any` on a host whose interfaces pass a packet on unchanged (the
     `interface` column tells them apart: pcapng interface, Linux cooked v2 ifindex, v1
-    in/out). Identical copies (everything but the checksum) follow each other in a burst,
-    each gap within MAX_FORWARDING_DELAY_NS; in a burst, a copy on another interface than
-    the burst's first is set aside, while one on the same interface is a real repeat (a
-    retransmission the sender made). A direction's copies are set aside only when at least
+    in/out). Identical copies (everything but the checksum, SACK blocks included) follow each
+    other in a burst, each gap within MAX_FORWARDING_DELAY_NS; in a burst, a copy on another
+    interface than the burst's first is set aside, while one on the same interface is a real
+    repeat (a retransmission the sender made). Linux cooked v1 frames name no interface: on a
+    host whose address sits on a bridge, both copies of a packet it receives read "in" (the
+    port's and the bridge's), both of one it sends "out" (Wireshark's dumpcap writes v1 for
+    `-i any`); there every second frame of a burst is the copy (each frame, the original and
+    any repeat, comes twice). A direction's copies are set aside only when at least
     MIN_PAIRED_FRACTION of its packets (half of them: each has its copy) have one."""
     n = len(slot)
     hidden = np.zeros(n, dtype=bool)
@@ -400,17 +406,25 @@ def find_interface_copies(
     in_eligible = np.zeros(n, dtype=bool)
     in_eligible[usable] = eligible_slots[slot[usable]]
     rows = np.flatnonzero(in_eligible)
-    if len(rows) < 2 or np.all(interface[rows] == interface[rows[0]]):
+    if len(rows) < 2:
+        return none
+    unnamed = np.asarray(packets["link_type"])[rows] == LINKTYPE_LINUX_SLL
+    if np.all(interface[rows] == interface[rows[0]]) and not unnamed.any():
         return none
     ts = np.asarray(packets["ts_ns"])[rows]
-    content = _content_hash(packets, rows, slot) ^ (np.asarray(packets["ttl"])[rows].astype(np.uint64) << np.uint64(56))
+    content = (
+        _content_hash(packets, rows, slot)
+        ^ _sack_hash(packets, rows)
+        ^ (np.asarray(packets["ttl"])[rows].astype(np.uint64) << np.uint64(56))
+    )
     order = np.lexsort((ts, content))
     h, t, ifc = content[order], ts[order], interface[rows][order]
     # a burst starts where the content changes or the gap to the previous copy is too long
     starts = np.ones(len(order), dtype=bool)
     starts[1:] = (h[1:] != h[:-1]) | (t[1:] - t[:-1] > MAX_FORWARDING_DELAY_NS)
     burst_first = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
-    copy = ~starts & (ifc != ifc[burst_first])
+    second_of_pair = (np.arange(len(order)) - burst_first) % 2 == 1
+    copy = ~starts & np.where(unnamed[order], second_of_pair, ifc != ifc[burst_first])
     copy_rows = rows[order[copy]]
     row_slot = slot[copy_rows].astype(np.int64)
     copies = np.bincount(row_slot, minlength=n_slots)
@@ -420,3 +434,17 @@ def find_interface_copies(
     hidden[copy_rows[keep]] = True
     np.add.at(duplicate_frames, row_slot[keep], 1)
     return ForwardedCopies(hidden, duplicate_frames, none.forwarded_drops)
+
+
+def _sack_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """64-bit hash of the SACK blocks (count and first block): duplicate ACKs that differ only
+    in them are distinct packets, not copies of one."""
+    left = np.asarray(packets["sack_left"])[rows]
+    right = np.asarray(packets["sack_right"])[rows]
+    first_left = left[:, 0] if left.ndim == 2 else left
+    first_right = right[:, 0] if right.ndim == 2 else right
+    h = np.asarray(packets["sack_count"])[rows].astype(np.uint64) * np.uint64(_HASH_MULTIPLIERS[0])
+    with np.errstate(over="ignore"):
+        h ^= first_left.astype(np.uint64) * np.uint64(_HASH_MULTIPLIERS[1])
+        h ^= (first_right.astype(np.uint64) * np.uint64(_HASH_MULTIPLIERS[2])) >> np.uint64(7)
+    return h
