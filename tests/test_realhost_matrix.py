@@ -29,7 +29,12 @@ from spline_analysis.testbed.realhost import (
     recounted_truth,
     router_qdisc_commands,
 )
-from spline_analysis.testbed.realhost_compare import compare_capture, delivery_rate_bps, relative_error
+from spline_analysis.testbed.realhost_compare import (
+    compare_capture,
+    delivery_rate_bps,
+    expected_lost_segments,
+    relative_error,
+)
 from spline_analysis.testbed.realhost_spec import (
     DEFAULT_VANTAGES,
     LOST_TOLERANCE,
@@ -870,3 +875,20 @@ def test_the_routers_tbf_bucket_and_queue_hold_at_least_two_and_ten_frames_of_th
     assert tbf[tbf.index("burst") + 1] == "18028" and tbf[tbf.index("limit") + 1] == "90140"
     (plain,) = router_qdisc_commands(replace(jumbo, sender_mtu=1500, receiver_mtu=1500, path_mtu=1500))
     assert plain[plain.index("burst") + 1] == "12500" and plain[plain.index("limit") + 1] == "62500"
+
+
+def test_router_both_is_dumpcap_on_both_router_interfaces_in_one_file_read_as_router_any():
+    """Wireshark's capture of several interfaces: one pcapng with an interface block for each,
+    each packet seen coming in and leaving, as with `-i any` on the router; tcpdump cannot."""
+    role, interfaces = CAPTURE_POINTS["router-both"]
+    argv = capture_argv("dumpcap", interfaces, Path("x/trace.pcapng"), 8192, 128)
+    assert role == "rtr" and [argv[i + 1] for i, a in enumerate(argv) if a == "-i"] == ["rhr0", "rhr1"]
+    (both,) = matrix_from_document(
+        {"transfer": [{"name": "b", "capturer": "dumpcap", "vantages": ["router-both"], "data_loss": "1%"}]}
+    ).transfers
+    assert LOST_TOLERANCE["router-both"] == LOST_TOLERANCE["router-any"]
+    assert expected_warnings(both, "router-both", 0, 10) == expected_warnings(both, "router-any", 0, 10)
+    truth = {"lost_segments": 100, "receiver_resends_not_dsacked": 3}
+    assert expected_lost_segments(truth, "router-both") == expected_lost_segments(truth, "router-any") == 103
+    with pytest.raises(TestbedError, match="router-both"):
+        matrix_from_document({"transfer": [{"name": "a", "vantages": ["router-both"]}]})

@@ -117,6 +117,7 @@ CAPTURE_POINTS = {
     "router-in": ("rtr", "rhr0"),
     "receiver-any": ("rcv", "any"),
     "sender-any": ("snd", "any"),
+    "router-both": ("rtr", f"{DEVICES['router_s']},{DEVICES['router_r']}"),  # dumpcap -i rhr0 -i rhr1
 }
 
 
@@ -680,8 +681,10 @@ def capture_argv(capturer: str, interface: str, pcap: Path, buffer_kib: int, sna
     KiB) or Wireshark's dumpcap (-B in MiB; its `-i any` takes libpcap's first link type,
     Linux cooked v1, where tcpdump picks v2)."""
     if capturer == "dumpcap":
+        # several interfaces (comma-separated): one -i each, into one pcapng
+        interfaces = [arg for name in interface.split(",") for arg in ("-i", name)]
         buffer = ["-B", str(max(1, buffer_kib // KIB_PER_MIB))]
-        return ["dumpcap", "-i", interface, "-s", str(snaplen_bytes), *buffer, "-f", "tcp", "-w", str(pcap)]
+        return ["dumpcap", *interfaces, "-s", str(snaplen_bytes), *buffer, "-f", "tcp", "-w", str(pcap)]
     buffer = ["-B", str(buffer_kib)]
     return ["tcpdump", "-i", interface, "-n", "-s", str(snaplen_bytes), *buffer, "-Z", "root", "-w", str(pcap), "tcp"]
 

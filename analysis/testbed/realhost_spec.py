@@ -78,8 +78,12 @@ from .matrix import parse_duration_s, parse_probability, parse_rate_bps, parse_t
 DEFAULT_VANTAGES = ("sender", "receiver", "router-any", "router-out")
 # router-in: the router's interface from the sender, before its drops; receiver-any and
 # sender-any: the receiver's and the sender's `tcpdump -i any` (Linux cooked frames, SLL2)
-VANTAGES = DEFAULT_VANTAGES + ("router-in", "receiver-any", "sender-any")
+# router-both: Wireshark's dumpcap on both the router's interfaces into one pcapng (two
+# interface blocks, Ethernet; `capturer = "dumpcap"` only), read as router-any is
+VANTAGES = DEFAULT_VANTAGES + ("router-in", "receiver-any", "sender-any", "router-both")
 SENDER_VANTAGES = frozenset({"sender", "sender-any"})  # the sender's own captures, either way
+# the router's captures of both its interfaces in one file: each packet seen coming in and leaving
+ROUTER_BOTH_WAYS_VANTAGES = frozenset({"router-any", "router-both"})
 OFFLOADS = ("off", "gro", "tso", "tso+gro")
 FAMILIES = (4, 6)
 CCAS = ("cubic", "bbr", "reno")
@@ -112,6 +116,7 @@ LOST_TOLERANCE = {
     "router-any": 0.03,
     "router-out": 0.03,
     "router-in": 0.03,
+    "router-both": 0.03,
 }
 RETRANSMISSION_TOLERANCE_AT_SENDER = 0.01
 # The fastest shaped rate at which this testbed's veths were seen to keep every flow in order:
@@ -353,6 +358,8 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     if capturer not in CAPTURERS:
         raise TestbedError(f"{name}: capturer {capturer!r}: one of {', '.join(CAPTURERS)}")
     buffers = [merged.get("buffer_kib", DEFAULT_BUFFER_KIB), merged.get("receiver_buffer_kib") or KIB_PER_MIB]
+    if "router-both" in vantages and capturer != "dumpcap":
+        raise TestbedError(f'{name}: router-both (two interfaces in one file) needs capturer = "dumpcap"')
     if capturer == "dumpcap" and any(int(b) % KIB_PER_MIB for b in buffers):
         raise TestbedError(f"{name}: dumpcap's buffer counts whole MiB: buffer_kib and receiver_buffer_kib in 1024s")
     bridged = merged.get("bridged", [])
@@ -432,7 +439,7 @@ def expected_warnings(
         must.add("super_segments")  # the sender's GSO packets cross the veth whole
     if transfer.captures_bridge_copies(vantage):
         must.add("duplicate_frames")
-    if vantage == "router-any":
+    if vantage in ROUTER_BOTH_WAYS_VANTAGES:
         must.add("duplicate_frames")
         if transfer.data_loss > 0 or transfer.ack_loss > 0 or transfer.rate_bps > 0:
             may.add("forwarding_drops")  # random drops, or the bottleneck's queue overflowing
@@ -443,9 +450,9 @@ def expected_warnings(
             must.add("forwarding_drops")
         if transfer.sender_tso:
             may.add("super_segments")  # the GSO packets coming in are set aside, but seen
-    if (vantage in SENDER_VANTAGES or vantage in ("router-in", "router-any")) and transfer.path_mtu < min(
-        transfer.sender_mtu, transfer.receiver_mtu
-    ):
+    if (
+        vantage in SENDER_VANTAGES or vantage == "router-in" or vantage in ROUTER_BOTH_WAYS_VANTAGES
+    ) and transfer.path_mtu < min(transfer.sender_mtu, transfer.receiver_mtu):
         # the first flight, at the size the sender had before it learnt the path's MTU, is
         # longer than the segments after it, and counted as the segments of that size it holds
         may.add("super_segments")
@@ -512,7 +519,7 @@ def expected_warnings(
         if vantage in ("receiver", "receiver-any", "router-out") and path_lost_segments > 0:
             must.update(expected)
             may.update(possible)
-        if vantage == "router-any" and path_lost_segments > 0:
+        if vantage in ROUTER_BOTH_WAYS_VANTAGES and path_lost_segments > 0:
             may.update(expected | possible)
         if vantage not in SENDER_VANTAGES and capture_kernel_drops > 0:
             may.add("loss_not_floor")  # holes the capture made, where no ACK tells them apart
