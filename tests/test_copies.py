@@ -352,3 +352,23 @@ def test_duplicate_acks_that_differ_only_in_their_sack_blocks_are_not_copies_of_
     (data,) = document["directions"]
     assert data["dup_acks"] == 27 and data["sack_blocks"] == 28 and data["duplicate_frames"] == 0
     assert "duplicate_frames" not in {w["code"] for w in document["warnings"]}
+
+
+def test_where_the_capture_dropped_packets_only_copies_whose_bytes_came_in_again_are_the_hosts_drops():
+    """Two interfaces into one file (dumpcap -i in -i out) drop packets of their own: an incoming
+    copy whose outgoing copy the capture missed looks dropped by the host, but the host's real
+    drops are repaired, and the repair comes in again. Frame 5 was dropped here and resent;
+    frame 12 left unseen (s29 held-out, dumpcap on both router interfaces: 2,475 read for the
+    router's 246 drops, 244 with this rule)."""
+    from spline_analysis._core import truth
+
+    f = forwarded_transfer(1, 40, drop_frames=(5, 12), split_on_the_way_out=False)
+    repair = 1001 + 5 * MSS
+    f.add(0.070, 1, repair, 5001, length=MSS, ip_id=900, ttl=64)
+    f.add(0.0701, 1, repair, 5001, length=MSS, ip_id=900, ttl=63)
+    packets, flows = f.table()
+    counted = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 1, "interface": 0}), 0, 1)
+    # the IP-ID gap frame 12 leaves among the copies that left is the capture's, not a loss
+    assert counted["forwarded_drops"] == 1 and counted["lost_segments"] == 1
+    uncounted = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 0, "interface": 0}), 0, 1)
+    assert (uncounted["forwarded_drops"], uncounted["lost_segments"]) == (2, 2), "no capture drops: as before"

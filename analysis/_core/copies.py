@@ -100,9 +100,13 @@ def find_forwarded_copies(
     candidate_slots: np.ndarray,
     ttl_max: np.ndarray,
     mss: np.ndarray,
+    capture_dropped: bool = False,
 ) -> ForwardedCopies:
     """Pair incoming and outgoing copies in `candidate_slots` (bool per slot; `ttl_max` per
-    slot is the incoming TTL). Copies of one content are paired first in, first out."""
+    slot is the incoming TTL). Copies of one content are paired first in, first out.
+    `capture_dropped`: the file's own counters say the capture missed packets, so an incoming
+    data copy seen never leaving counts as this host's drop only where its bytes came in again
+    (a copy the capture missed leaving is not repaired)."""
     n = len(slot)
     hidden = np.zeros(n, dtype=bool)
     duplicate_frames = np.zeros(n_slots, dtype=np.int64)
@@ -208,8 +212,58 @@ def find_forwarded_copies(
     np.maximum.at(last_forwarded_in_ns, row_slot[pair_in], ts[pair_in])
     settled = incoming & (ts < last_forwarded_in_ns[row_slot])
     dropped_segments = np.where(forwarded, np.maximum(segments - segments_left, 0), segments)
+    if capture_dropped:
+        # data this host dropped came in again (the sender repairs every loss while the
+        # connection lasts); data whose outgoing copy the capture itself missed (its kernel or
+        # dumpcap dropped it: two interfaces into one file) did not, and left unseen
+        data_dropped = np.flatnonzero(settled & (payload > 0) & (dropped_segments > 0))
+        left_unseen = data_dropped[~came_in_again(row_slot, seq, payload, ts, incoming, data_dropped)]
+        settled[left_unseen] = False
     np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+
+
+def came_in_again(
+    row_slot: np.ndarray,
+    seq: np.ndarray,
+    payload_len: np.ndarray,
+    ts: np.ndarray,
+    incoming: np.ndarray,
+    candidates: np.ndarray,
+) -> np.ndarray:
+    """For each candidate row (an incoming data copy), whether a later incoming data copy of its
+    direction overlaps its sequence range (`seq` unwrapped): its bytes were sent again. Looks
+    back over at most _PIECE_LOOKBACK copies starting below the candidate's end, nearest first
+    (a repair may start below it: a resend cut otherwise than the first copy)."""
+    found = np.zeros(len(candidates), dtype=bool)
+    data_in = np.flatnonzero(incoming & (payload_len > 0))
+    if len(candidates) == 0 or len(data_in) == 0:
+        return found
+    # one ordered key per (direction, sequence): unwrapped sequences stay below 2^40 apart
+    order = np.lexsort((seq[data_in], row_slot[data_in]))
+    by_start = data_in[order]
+    ends = seq[candidates] + payload_len[candidates]
+    # the rank of the first start at or beyond each candidate's end, in its direction
+    all_keys = np.concatenate((row_slot[by_start], row_slot[candidates]))
+    all_seqs = np.concatenate((seq[by_start], ends))
+    ranks = _dense_rank(all_keys, all_seqs)
+    end_rank = ranks[len(by_start) :]
+    at = np.searchsorted(ranks[: len(by_start)], end_rank, side="left") - 1
+    todo = np.arange(len(candidates))
+    for _ in range(_PIECE_LOOKBACK):
+        ok = at[todo] >= 0
+        todo = todo[ok]
+        if len(todo) == 0:
+            break
+        other = by_start[at[todo]]
+        same_direction = row_slot[other] == row_slot[candidates[todo]]
+        todo = todo[same_direction]
+        other = other[same_direction]
+        hit = (ts[other] > ts[candidates[todo]]) & (seq[other] + payload_len[other] > seq[candidates[todo]])
+        found[todo[hit]] = True
+        todo = todo[~hit]
+        at[todo] -= 1
+    return found
 
 
 # A direction whose payload is at most this share of its peer's answers it (ACKs, a request).

@@ -576,8 +576,12 @@ def analyze_directions(
     copies = None
     candidates = forwarding_slots(stats1[:, col["ttl_min"]], stats1[:, col["ttl_max"]], stats1[:, col["packets"]])
     forwarded_through = np.zeros(n_slots, dtype=bool)
+    # the capture's own counters say it missed packets: either copy of a forwarded packet may be gone
+    capture_dropped = bool((capture_drops or {}).get("kernel") or (capture_drops or {}).get("interface"))
     if candidates.any():
-        copies = find_forwarded_copies(packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss)
+        copies = find_forwarded_copies(
+            packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss, capture_dropped
+        )
         forwarded_through = copies.duplicate_frames > 0
     # the same packet on two interfaces with one TTL (bridges, bonds): set the copies aside
     same_ttl = find_interface_copies(packets, slot, n_slots, ~candidates & (stats1[:, col["packets"]] > 1))
@@ -718,7 +722,12 @@ def analyze_directions(
     # holes seen (a floor: they miss a repair lost again) or the IDs may add loss before it,
     # so the larger of those and the drops stands for loss up to here (no estimate needed)
     forwarded = table["forwarded_drops"]
-    upstream = np.where(forwarded > 0, np.maximum(np.where(use_ids, id_based, holes_seen), forwarded), upstream)
+    # Where the capture itself dropped packets, the copies that left miss some the host did send
+    # on: their IDs and holes read those as loss, and only the drops counted from copies that
+    # came in again (find_forwarded_copies) stand (loss before the host then goes uncounted;
+    # `capture_drops` says the capture is incomplete)
+    before_host = np.where(use_ids, id_based, holes_seen) if not capture_dropped else 0
+    upstream = np.where(forwarded > 0, np.maximum(before_host, forwarded), upstream)
     # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
     # at the sender: retransmissions needed, plus the inferred part (first copies whose fate
     # no ACK told, by their loss probability, and copies not needed lost on the way)
