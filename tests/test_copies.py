@@ -416,3 +416,21 @@ def test_two_interfaces_written_in_blocks_out_of_time_order_read_as_in_time_orde
     assert "time_backwards" in {w["code"] for w in analyze_file(blocked).to_json()["warnings"]}
     assert figures(blocked) == figures(two_interface_pcapng(tmp_path, 0))
     assert figures(blocked)[1] == 399
+
+
+def test_where_the_capture_dropped_packets_a_super_segment_counts_only_its_missing_pieces_resent():
+    """A GSO packet forwarded in pieces: of its two pieces missing on the way out, the host
+    dropped one (resent later) and the capture missed the other (held-out dumpcap router-both,
+    4 BBR flows with TSO: 1,381 read for the router's 1,326 while any resent piece admitted all
+    missing ones, 1,326 with the resent bytes counted)."""
+    from spline_analysis._core import truth
+
+    f = forwarded_transfer(4, 30, drop_pieces={10: (2, 3)})
+    repair = 1001 + (10 * 4 + 2) * MSS
+    f.add(0.070, 1, repair, 5001, length=MSS, ip_id=900, ttl=64)
+    f.add(0.0701, 1, repair, 5001, length=MSS, ip_id=900, ttl=63)
+    packets, flows = f.table()
+    counted = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 1, "interface": 0}), 0, 1)
+    assert counted["forwarded_drops"] == 1
+    uncounted = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 0, "interface": 0}), 0, 1)
+    assert uncounted["forwarded_drops"] == 2

@@ -216,14 +216,17 @@ def find_forwarded_copies(
         # data this host dropped came in again (the sender repairs every loss while the
         # connection lasts); data whose outgoing copy the capture itself missed (its kernel or
         # dumpcap dropped it: two interfaces into one file) did not, and left unseen
+        # (as many of its segments as the bytes that came in again hold, at most those missing)
         data_dropped = np.flatnonzero(settled & (payload > 0) & (dropped_segments > 0))
-        left_unseen = data_dropped[~came_in_again(row_slot, seq, payload, ts, incoming, data_dropped)]
-        settled[left_unseen] = False
+        again = bytes_in_again(row_slot, seq, payload, ts, incoming, data_dropped)
+        resent_segments = (again + row_mss[data_dropped] - 1) // row_mss[data_dropped]
+        dropped_segments[data_dropped] = np.minimum(dropped_segments[data_dropped], resent_segments)
+        settled[data_dropped[resent_segments == 0]] = False
     np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
 
 
-def came_in_again(
+def bytes_in_again(
     row_slot: np.ndarray,
     seq: np.ndarray,
     payload_len: np.ndarray,
@@ -231,14 +234,37 @@ def came_in_again(
     incoming: np.ndarray,
     candidates: np.ndarray,
 ) -> np.ndarray:
-    """For each candidate row (an incoming data copy), whether a later incoming data copy of its
-    direction overlaps its sequence range (`seq` unwrapped): its bytes were sent again. Looks
-    back over at most _PIECE_LOOKBACK copies starting below the candidate's end, nearest first
-    (a repair may start below it: a resend cut otherwise than the first copy)."""
-    found = np.zeros(len(candidates), dtype=bool)
+    """For each candidate row (an incoming data copy), how many of its bytes later incoming data
+    copies of its direction overlap (`seq` unwrapped; copies of the same bytes added up): the
+    bytes that were sent again. Looks at the _PIECE_LOOKBACK copies starting nearest below the
+    candidate's end (a repair may start below it: a resend cut otherwise than the first copy)."""
+    again = np.zeros(len(candidates), dtype=np.int64)
     data_in = np.flatnonzero(incoming & (payload_len > 0))
     if len(candidates) == 0 or len(data_in) == 0:
-        return found
+        return again
+    by_start = data_in[np.lexsort((seq[data_in], row_slot[data_in]))]
+    # the rank of each candidate's end among the (direction, start) keys of the copies
+    ranks = _dense_rank(
+        np.concatenate((row_slot[by_start], row_slot[candidates])),
+        np.concatenate((seq[by_start], seq[candidates] + payload_len[candidates])),
+    )
+    at = np.searchsorted(ranks[: len(by_start)], ranks[len(by_start) :], side="left") - 1
+    todo = np.arange(len(candidates))
+    lo, hi = seq[candidates], seq[candidates] + payload_len[candidates]
+    for _ in range(_PIECE_LOOKBACK):
+        todo = todo[at[todo] >= 0]
+        other = by_start[at[todo]]
+        todo, other = (
+            todo[row_slot[other] == row_slot[candidates[todo]]],
+            other[row_slot[other] == row_slot[candidates[todo]]],
+        )
+        if len(todo) == 0:
+            break
+        overlap = np.minimum(hi[todo], seq[other] + payload_len[other]) - np.maximum(lo[todo], seq[other])
+        later = ts[other] > ts[candidates[todo]]
+        np.add.at(again, todo[later], np.maximum(overlap[later], 0))
+        at[todo] -= 1
+    return again
     # one ordered key per (direction, sequence): unwrapped sequences stay below 2^40 apart
     order = np.lexsort((seq[data_in], row_slot[data_in]))
     by_start = data_in[order]
