@@ -254,10 +254,8 @@ def bytes_in_again(
     for _ in range(_PIECE_LOOKBACK):
         todo = todo[at[todo] >= 0]
         other = by_start[at[todo]]
-        todo, other = (
-            todo[row_slot[other] == row_slot[candidates[todo]]],
-            other[row_slot[other] == row_slot[candidates[todo]]],
-        )
+        same_direction = row_slot[other] == row_slot[candidates[todo]]
+        todo, other = todo[same_direction], other[same_direction]
         if len(todo) == 0:
             break
         overlap = np.minimum(hi[todo], seq[other] + payload_len[other]) - np.maximum(lo[todo], seq[other])
@@ -265,31 +263,6 @@ def bytes_in_again(
         np.add.at(again, todo[later], np.maximum(overlap[later], 0))
         at[todo] -= 1
     return again
-    # one ordered key per (direction, sequence): unwrapped sequences stay below 2^40 apart
-    order = np.lexsort((seq[data_in], row_slot[data_in]))
-    by_start = data_in[order]
-    ends = seq[candidates] + payload_len[candidates]
-    # the rank of the first start at or beyond each candidate's end, in its direction
-    all_keys = np.concatenate((row_slot[by_start], row_slot[candidates]))
-    all_seqs = np.concatenate((seq[by_start], ends))
-    ranks = _dense_rank(all_keys, all_seqs)
-    end_rank = ranks[len(by_start) :]
-    at = np.searchsorted(ranks[: len(by_start)], end_rank, side="left") - 1
-    todo = np.arange(len(candidates))
-    for _ in range(_PIECE_LOOKBACK):
-        ok = at[todo] >= 0
-        todo = todo[ok]
-        if len(todo) == 0:
-            break
-        other = by_start[at[todo]]
-        same_direction = row_slot[other] == row_slot[candidates[todo]]
-        todo = todo[same_direction]
-        other = other[same_direction]
-        hit = (ts[other] > ts[candidates[todo]]) & (seq[other] + payload_len[other] > seq[candidates[todo]])
-        found[todo[hit]] = True
-        todo = todo[~hit]
-        at[todo] -= 1
-    return found
 
 
 # A direction whose payload is at most this share of its peer's answers it (ACKs, a request).
