@@ -434,3 +434,16 @@ def test_where_the_capture_dropped_packets_a_super_segment_counts_only_its_missi
     assert counted["forwarded_drops"] == 1
     uncounted = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 0, "interface": 0}), 0, 1)
     assert uncounted["forwarded_drops"] == 2
+
+
+def test_where_the_capture_dropped_packets_a_resend_seen_only_leaving_still_shows_the_drop():
+    """The capture may miss either copy of the resend: frame 5, dropped here, was resent, and
+    only the resend's outgoing copy was captured; it still counts as the host's drop (a copy
+    leaving that no incoming copy was paired with is a resend whose arrival the capture missed)."""
+    from spline_analysis._core import truth
+
+    f = forwarded_transfer(1, 40, drop_frames=(5, 12), split_on_the_way_out=False)
+    f.add(0.0701, 1, 1001 + 5 * MSS, 5001, length=MSS, ip_id=900, ttl=63, tsval=70)  # a later TSval
+    packets, flows = f.table()
+    counted = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 1, "interface": 0}), 0, 1)
+    assert counted["forwarded_drops"] == 1 and counted["lost_segments"] == 1

@@ -174,6 +174,9 @@ def find_forwarded_copies(
     confirmed = (pairs > 0) & (pairs >= MIN_PAIRED_FRACTION * np.minimum(n_in, n_out))
     keep_pair = confirmed[row_slot[pair_in]]
     pair_in, pair_out = pair_in[keep_pair], pair_out[keep_pair]
+    # the incoming copy each outgoing one left as (-1: none paired)
+    left_as_copy_of = np.full(len(rows), -1, dtype=np.int64)
+    left_as_copy_of[pair_out] = pair_in
     incoming &= confirmed[row_slot]
 
     forwarded = np.zeros(len(rows), dtype=bool)
@@ -218,7 +221,7 @@ def find_forwarded_copies(
         # dumpcap dropped it: two interfaces into one file) did not, and left unseen
         # (as many of its segments as the bytes that came in again hold, at most those missing)
         data_dropped = np.flatnonzero(settled & (payload > 0) & (dropped_segments > 0))
-        again = bytes_in_again(row_slot, seq, payload, ts, incoming, data_dropped)
+        again = bytes_in_again(row_slot, seq, payload, ts, left_as_copy_of, data_dropped)
         resent_segments = (again + row_mss[data_dropped] - 1) // row_mss[data_dropped]
         dropped_segments[data_dropped] = np.minimum(dropped_segments[data_dropped], resent_segments)
         settled[data_dropped[resent_segments == 0]] = False
@@ -231,15 +234,19 @@ def bytes_in_again(
     seq: np.ndarray,
     payload_len: np.ndarray,
     ts: np.ndarray,
-    incoming: np.ndarray,
+    left_as_copy_of: np.ndarray,
     candidates: np.ndarray,
 ) -> np.ndarray:
-    """For each candidate row (an incoming data copy), how many of its bytes later incoming data
-    copies of its direction overlap (`seq` unwrapped; copies of the same bytes added up): the
-    bytes that were sent again. Looks at the _PIECE_LOOKBACK copies starting nearest below the
-    candidate's end (a repair may start below it: a resend cut otherwise than the first copy)."""
+    """For each candidate row (an incoming data copy), how many of its bytes later data copies of
+    its direction overlap, coming in or leaving (`seq` unwrapped; copies of the same bytes added
+    up): the bytes that were sent again. A copy leaving counts only where no incoming copy was
+    paired with it (`left_as_copy_of`: the incoming row each outgoing one left as, -1 none): a
+    resend whose incoming copy the capture missed; the candidate's own pieces leaving, and a
+    resend seen both ways, do not (again). Looks at the _PIECE_LOOKBACK copies starting nearest
+    below the candidate's end (a repair may start below it: a resend cut otherwise than the first
+    copy)."""
     again = np.zeros(len(candidates), dtype=np.int64)
-    data_in = np.flatnonzero(incoming & (payload_len > 0))
+    data_in = np.flatnonzero(payload_len > 0)
     if len(candidates) == 0 or len(data_in) == 0:
         return again
     by_start = data_in[np.lexsort((seq[data_in], row_slot[data_in]))]
@@ -259,7 +266,7 @@ def bytes_in_again(
         if len(todo) == 0:
             break
         overlap = np.minimum(hi[todo], seq[other] + payload_len[other]) - np.maximum(lo[todo], seq[other])
-        later = ts[other] > ts[candidates[todo]]
+        later = (ts[other] > ts[candidates[todo]]) & (left_as_copy_of[other] < 0)
         np.add.at(again, todo[later], np.maximum(overlap[later], 0))
         at[todo] -= 1
     return again
