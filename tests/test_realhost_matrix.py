@@ -10,7 +10,12 @@ import pytest
 
 from spline_analysis.testbed.errors import TestbedError
 from spline_analysis.testbed.realhost import (
+    BRIDGE_DEVICE,
     CAPTURE_POINTS,
+    capture_argv,
+    capture_counters,
+    host_device,
+    parse_dumpcap_counters,
     counted_segments,
     data_header_bytes,
     data_match,
@@ -22,8 +27,14 @@ from spline_analysis.testbed.realhost import (
     segments_from_buckets,
     receiving_seconds,
     recounted_truth,
+    router_qdisc_commands,
 )
-from spline_analysis.testbed.realhost_compare import compare_capture, delivery_rate_bps, relative_error
+from spline_analysis.testbed.realhost_compare import (
+    compare_capture,
+    delivery_rate_bps,
+    expected_lost_segments,
+    relative_error,
+)
 from spline_analysis.testbed.realhost_spec import (
     DEFAULT_VANTAGES,
     LOST_TOLERANCE,
@@ -718,7 +729,7 @@ def test_a_sender_mtu_below_the_receivers_shortens_the_segments_the_truth_counts
     assert transfer_mss_bytes(vpn) == 1348 and transfer_mss_bytes(Transfer(name="d")) == 1448
     buckets = segment_buckets(4, True, 1400)
     assert next(k for k, low, high in buckets if low <= 52 + 3 * 1348 <= high) == 3
-    for bad in (1279, 1501, "1400", True):
+    for bad in (1279, 9001, "1400", True):
         with pytest.raises(TestbedError, match="sender_mtu"):
             matrix_from_document({"transfer": [{"name": "a", "sender_mtu": bad}]})
 
@@ -737,7 +748,7 @@ def test_a_receiver_mtu_below_the_senders_sets_the_segments_through_the_mss_it_a
     assert transfer_mss_bytes(downlink) == 1280 - 72 and transfer_mss_bytes(both) == 1400 - 52
     older_record = {key: value for key, value in asdict(downlink).items() if key != "receiver_mtu"}
     assert recorded_transfer(older_record).receiver_mtu == 1500, "records made before the key read as the veths' own"
-    for bad in (1279, 1501, 1400.0):
+    for bad in (1279, 9001, 1400.0):
         with pytest.raises(TestbedError, match="receiver_mtu"):
             matrix_from_document({"transfer": [{"name": "a", "receiver_mtu": bad}]})
 
@@ -753,7 +764,62 @@ def test_a_tunnel_in_the_path_sets_the_segments_the_sender_learns_and_the_truth_
     assert "super_segments" in may and "super_segments" not in must, "its first flight is longer, TSO or not"
     assert "super_segments" not in set().union(*expected_warnings(Transfer(name="plain"), "sender", 0))
     with pytest.raises(TestbedError, match="path_mtu"):
-        matrix_from_document({"transfer": [{"name": "a", "path_mtu": 9000}]})
+        matrix_from_document({"transfer": [{"name": "a", "path_mtu": 9001}]})
+
+
+def test_jumbo_frames_give_8948_byte_segments_and_buckets_up_to_a_64_kib_packet_of_them():
+    """MTU 9000 on every veth (jumbo frames): IPv4 segments of 8,948 bytes with timestamps, 8,928
+    over IPv6; a GRO or GSO packet of 64 KiB holds 7 of them and the buckets count it so."""
+    (jumbo,) = matrix_from_document(
+        {"transfer": [{"name": "j", "sender_mtu": 9000, "receiver_mtu": 9000, "path_mtu": 9000}]}
+    ).transfers
+    assert transfer_mss_bytes(jumbo) == 8948
+    assert transfer_mss_bytes(replace(jumbo, family=6)) == 8928
+    buckets = segment_buckets(4, True, 9000)
+    assert next(k for k, low, high in buckets if low <= 52 + 7 * 8948 <= high) == 7
+    assert buckets[-1][2] == 65535 and len(buckets) == 8
+    # a jumbo sender towards a 1500-byte receiver: the receiver's MSS sets the segments
+    (mixed,) = matrix_from_document({"transfer": [{"name": "m", "sender_mtu": 9000}]}).transfers
+    assert transfer_mss_bytes(mixed) == 1448
+
+
+def test_a_bridged_hosts_any_capture_must_say_it_holds_each_packet_twice():
+    """A host whose address sits on a bridge (containers, VMs) with its veth as the port: `-i any`
+    there captures each packet on the port and on the bridge, one TTL, so `duplicate_frames` is
+    required of that host's any-interface capture and of no other of its captures."""
+    (both,) = matrix_from_document(
+        {"transfer": [{"name": "b", "bridged": ["receiver", "sender"], "data_loss": "1%"}]}
+    ).transfers
+    assert both.bridged == ("receiver", "sender")
+    for vantage in ("receiver-any", "sender-any"):
+        assert "duplicate_frames" in expected_warnings(both, vantage, 0, 10)[0]
+    for vantage in ("receiver", "sender", "router-out"):
+        assert "duplicate_frames" not in set().union(*expected_warnings(both, vantage, 0, 10))
+    (receiver_only,) = matrix_from_document({"transfer": [{"name": "r", "bridged": ["receiver"]}]}).transfers
+    assert "duplicate_frames" not in set().union(*expected_warnings(receiver_only, "sender-any", 0))
+    assert "duplicate_frames" not in set().union(*expected_warnings(Transfer(name="plain"), "receiver-any", 0))
+    older_record = {key: value for key, value in asdict(both).items() if key != "bridged"}
+    assert recorded_transfer(older_record).bridged == (), "records made before the key had no bridge"
+    assert recorded_transfer(json.loads(json.dumps(asdict(both)))).bridged == ("receiver", "sender")
+    for bad in ("receiver", ["router"], [1]):
+        with pytest.raises(TestbedError, match="bridged"):
+            matrix_from_document({"transfer": [{"name": "a", "bridged": bad}]})
+
+
+def test_a_bridged_hosts_address_and_truth_counters_sit_on_its_bridge_not_its_port():
+    """The bridge is where a bridged host's IP stack sends and receives (its OUTPUT and INPUT
+    counters name it); an unbridged host's veth, as before."""
+    assert host_device("receiver", ("receiver",)) == BRIDGE_DEVICE
+    assert host_device("sender", ("receiver",)) == CAPTURE_POINTS["sender"][1]
+    assert host_device("receiver") == CAPTURE_POINTS["receiver"][1]
+
+
+def test_flows_run_from_1_to_32():
+    (many,) = matrix_from_document({"transfer": [{"name": "p", "flows": 32}]}).transfers
+    assert many.flows == 32
+    for bad in (0, 33):
+        with pytest.raises(TestbedError, match="flows"):
+            matrix_from_document({"transfer": [{"name": "a", "flows": bad}]})
 
 
 def test_committed_matrix_has_senders_without_timestamps_or_sack_a_short_snaplen_and_smaller_mtus():
@@ -785,3 +851,69 @@ def test_applimited_matrix_holds_only_application_limited_senders_clean_and_loss
     assert any(t.data_loss == 0 and t.queue_ms == deep_queue_ms for t in matrix.transfers)  # clean: nothing dropped
     assert any(t.data_loss > 0 for t in matrix.transfers)  # random loss
     assert any(t.data_loss == 0 and t.queue_ms < 10 for t in matrix.transfers)  # bursts that overflow a short queue
+
+
+# dumpcap 4.0's closing lines, captured on two veths and loopback with -B 2 at ~14 Gbit/s
+DUMPCAP_STDERR = """Capturing on 'a0', 'a1', and 'Loopback: lo'
+File: /tmp/d.pcapng
+Packets: 4 Packets: 8 Packets: 6311 Packets: 35281 Packets captured: 35281
+Packets received/dropped on interface 'a0': 10/0 (pcap:0/dumpcap:0/flushed:0/ps_ifdrop:0) (100.0%)
+Packets received/dropped on interface 'a1': 10/3 (pcap:1/dumpcap:0/flushed:2/ps_ifdrop:4) (100.0%)
+Packets received/dropped on interface 'Loopback: lo': 35261/625 (pcap:0/dumpcap:625/flushed:0/ps_ifdrop:0) (98.3%)
+"""
+
+
+def test_dumpcaps_counters_read_as_tcpdumps_with_every_host_side_drop_in_the_kernels():
+    """The packets dumpcap lost on the host (the kernel's ring, its own buffer, flushed) are the
+    capture's drops, as tcpdump's "dropped by kernel"; ps_ifdrop the interface's."""
+    counters = parse_dumpcap_counters(DUMPCAP_STDERR)
+    assert counters == {"captured": 35281, "received_by_filter": 35281, "kernel_drops": 628, "interface_drops": 4}
+    assert capture_counters("dumpcap", DUMPCAP_STDERR) == counters
+    assert set(parse_dumpcap_counters("dumpcap: killed\n").values()) == {None}
+    assert capture_counters("tcpdump", "5 packets captured\n0 packets dropped by kernel\n")["kernel_drops"] == 0
+
+
+def test_dumpcap_captures_into_pcapng_with_its_buffer_in_mib_and_needs_whole_mib():
+    (wireshark,) = matrix_from_document(
+        {"transfer": [{"name": "w", "capturer": "dumpcap", "receiver_buffer_kib": 2048}]}
+    ).transfers
+    assert wireshark.trace_file_name == "trace.pcapng" and Transfer(name="t").trace_file_name == "trace.pcap"
+    argv = capture_argv("dumpcap", "any", Path("x/trace.pcapng"), wireshark.buffer_at("receiver"), 128)
+    assert argv[0] == "dumpcap" and argv[argv.index("-B") + 1] == "2" and argv[argv.index("-f") + 1] == "tcp"
+    tcpdump = capture_argv("tcpdump", "any", Path("x/trace.pcap"), 2048, 128)
+    assert tcpdump[0] == "tcpdump" and tcpdump[tcpdump.index("-B") + 1] == "2048"
+    for bad in ({"capturer": "wireshark"}, {"capturer": "dumpcap", "receiver_buffer_kib": 32}):
+        with pytest.raises(TestbedError, match="capturer|dumpcap"):
+            matrix_from_document({"transfer": [{"name": "a", **bad}]})
+    older_record = {key: value for key, value in asdict(wireshark).items() if key != "capturer"}
+    assert recorded_transfer(older_record).capturer == "tcpdump"
+
+
+def test_the_routers_tbf_bucket_and_queue_hold_at_least_two_and_ten_frames_of_the_paths_mtu():
+    """tbf drops a frame longer than its bucket and releases a bucket's worth at once: at
+    100 Mbit/s a 1 ms bucket (12,500 bytes) held one jumbo frame of 9,014 bytes, so the receiver's
+    GRO never found two arriving together (run 1: no super-segment in 4 s with GRO on)."""
+    (jumbo,) = matrix_from_document(
+        {"transfer": [{"name": "j", "sender_mtu": 9000, "receiver_mtu": 9000, "path_mtu": 9000, "queue_ms": 5}]}
+    ).transfers
+    (tbf,) = router_qdisc_commands(jumbo)
+    assert tbf[tbf.index("burst") + 1] == "18028" and tbf[tbf.index("limit") + 1] == "90140"
+    (plain,) = router_qdisc_commands(replace(jumbo, sender_mtu=1500, receiver_mtu=1500, path_mtu=1500))
+    assert plain[plain.index("burst") + 1] == "12500" and plain[plain.index("limit") + 1] == "62500"
+
+
+def test_router_both_is_dumpcap_on_both_router_interfaces_in_one_file_read_as_router_any():
+    """Wireshark's capture of several interfaces: one pcapng with an interface block for each,
+    each packet seen coming in and leaving, as with `-i any` on the router; tcpdump cannot."""
+    role, interfaces = CAPTURE_POINTS["router-both"]
+    argv = capture_argv("dumpcap", interfaces, Path("x/trace.pcapng"), 8192, 128)
+    assert role == "rtr" and [argv[i + 1] for i, a in enumerate(argv) if a == "-i"] == ["rhr0", "rhr1"]
+    (both,) = matrix_from_document(
+        {"transfer": [{"name": "b", "capturer": "dumpcap", "vantages": ["router-both"], "data_loss": "1%"}]}
+    ).transfers
+    assert LOST_TOLERANCE["router-both"] == LOST_TOLERANCE["router-any"]
+    assert expected_warnings(both, "router-both", 0, 10) == expected_warnings(both, "router-any", 0, 10)
+    truth = {"lost_segments": 100, "receiver_resends_not_dsacked": 3}
+    assert expected_lost_segments(truth, "router-both") == expected_lost_segments(truth, "router-any") == 103
+    with pytest.raises(TestbedError, match="router-both"):
+        matrix_from_document({"transfer": [{"name": "a", "vantages": ["router-both"]}]})

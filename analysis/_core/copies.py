@@ -32,6 +32,8 @@ _PIECE_LOOKBACK = 64
 # Share of a direction's packets (the fewer of its in and out copies) that must pair up before
 # its incoming copies are set aside.
 MIN_PAIRED_FRACTION = 0.5
+# Linux cooked v1 (`-i any` as libpcap's first choice: Wireshark's dumpcap): no interface named
+LINKTYPE_LINUX_SLL = 113
 # TCP sequence space
 _SEQ_SPACE = 1 << 32
 _HALF_SEQ_SPACE = 1 << 31
@@ -98,9 +100,13 @@ def find_forwarded_copies(
     candidate_slots: np.ndarray,
     ttl_max: np.ndarray,
     mss: np.ndarray,
+    capture_dropped: bool = False,
 ) -> ForwardedCopies:
     """Pair incoming and outgoing copies in `candidate_slots` (bool per slot; `ttl_max` per
-    slot is the incoming TTL). Copies of one content are paired first in, first out."""
+    slot is the incoming TTL). Copies of one content are paired first in, first out.
+    `capture_dropped`: the file's own counters say the capture missed packets, so an incoming
+    data copy seen never leaving counts as this host's drop only where its bytes came in again
+    (a copy the capture missed leaving is not repaired)."""
     n = len(slot)
     hidden = np.zeros(n, dtype=bool)
     duplicate_frames = np.zeros(n_slots, dtype=np.int64)
@@ -168,6 +174,9 @@ def find_forwarded_copies(
     confirmed = (pairs > 0) & (pairs >= MIN_PAIRED_FRACTION * np.minimum(n_in, n_out))
     keep_pair = confirmed[row_slot[pair_in]]
     pair_in, pair_out = pair_in[keep_pair], pair_out[keep_pair]
+    # the incoming copy each outgoing one left as (-1: none paired)
+    left_as_copy_of = np.full(len(rows), -1, dtype=np.int64)
+    left_as_copy_of[pair_out] = pair_in
     incoming &= confirmed[row_slot]
 
     forwarded = np.zeros(len(rows), dtype=bool)
@@ -206,8 +215,61 @@ def find_forwarded_copies(
     np.maximum.at(last_forwarded_in_ns, row_slot[pair_in], ts[pair_in])
     settled = incoming & (ts < last_forwarded_in_ns[row_slot])
     dropped_segments = np.where(forwarded, np.maximum(segments - segments_left, 0), segments)
+    if capture_dropped:
+        # data this host dropped came in again (the sender repairs every loss while the
+        # connection lasts); data whose outgoing copy the capture itself missed (its kernel or
+        # dumpcap dropped it: two interfaces into one file) did not, and left unseen
+        # (as many of its segments as the bytes that came in again hold, at most those missing)
+        data_dropped = np.flatnonzero(settled & (payload > 0) & (dropped_segments > 0))
+        again = bytes_in_again(row_slot, seq, payload, ts, left_as_copy_of, data_dropped)
+        resent_segments = (again + row_mss[data_dropped] - 1) // row_mss[data_dropped]
+        dropped_segments[data_dropped] = np.minimum(dropped_segments[data_dropped], resent_segments)
+        settled[data_dropped[resent_segments == 0]] = False
     np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
     return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+
+
+def bytes_in_again(
+    row_slot: np.ndarray,
+    seq: np.ndarray,
+    payload_len: np.ndarray,
+    ts: np.ndarray,
+    left_as_copy_of: np.ndarray,
+    candidates: np.ndarray,
+) -> np.ndarray:
+    """For each candidate row (an incoming data copy), how many of its bytes later data copies of
+    its direction overlap, coming in or leaving (`seq` unwrapped; copies of the same bytes added
+    up): the bytes that were sent again. A copy leaving counts only where no incoming copy was
+    paired with it (`left_as_copy_of`: the incoming row each outgoing one left as, -1 none): a
+    resend whose incoming copy the capture missed; the candidate's own pieces leaving, and a
+    resend seen both ways, do not (again). Looks at the _PIECE_LOOKBACK copies starting nearest
+    below the candidate's end (a repair may start below it: a resend cut otherwise than the first
+    copy)."""
+    again = np.zeros(len(candidates), dtype=np.int64)
+    data_in = np.flatnonzero(payload_len > 0)
+    if len(candidates) == 0 or len(data_in) == 0:
+        return again
+    by_start = data_in[np.lexsort((seq[data_in], row_slot[data_in]))]
+    # the rank of each candidate's end among the (direction, start) keys of the copies
+    ranks = _dense_rank(
+        np.concatenate((row_slot[by_start], row_slot[candidates])),
+        np.concatenate((seq[by_start], seq[candidates] + payload_len[candidates])),
+    )
+    at = np.searchsorted(ranks[: len(by_start)], ranks[len(by_start) :], side="left") - 1
+    todo = np.arange(len(candidates))
+    lo, hi = seq[candidates], seq[candidates] + payload_len[candidates]
+    for _ in range(_PIECE_LOOKBACK):
+        todo = todo[at[todo] >= 0]
+        other = by_start[at[todo]]
+        same_direction = row_slot[other] == row_slot[candidates[todo]]
+        todo, other = todo[same_direction], other[same_direction]
+        if len(todo) == 0:
+            break
+        overlap = np.minimum(hi[todo], seq[other] + payload_len[other]) - np.maximum(lo[todo], seq[other])
+        later = (ts[other] > ts[candidates[todo]]) & (left_as_copy_of[other] < 0)
+        np.add.at(again, todo[later], np.maximum(overlap[later], 0))
+        at[todo] -= 1
+    return again
 
 
 # A direction whose payload is at most this share of its peer's answers it (ACKs, a request).
@@ -386,10 +448,14 @@ def find_interface_copies(
     """Copies of one packet seen on several interfaces with the same TTL: a bridge, a bond,
     or `tcpdump -i any` on a host whose interfaces pass a packet on unchanged (the
     `interface` column tells them apart: pcapng interface, Linux cooked v2 ifindex, v1
-    in/out). Identical copies (everything but the checksum) follow each other in a burst,
-    each gap within MAX_FORWARDING_DELAY_NS; in a burst, a copy on another interface than
-    the burst's first is set aside, while one on the same interface is a real repeat (a
-    retransmission the sender made). A direction's copies are set aside only when at least
+    in/out). Identical copies (everything but the checksum, SACK blocks included) follow each
+    other in a burst, each gap within MAX_FORWARDING_DELAY_NS; in a burst, a copy on another
+    interface than the burst's first is set aside, while one on the same interface is a real
+    repeat (a retransmission the sender made). Linux cooked v1 frames name no interface: on a
+    host whose address sits on a bridge, both copies of a packet it receives read "in" (the
+    port's and the bridge's), both of one it sends "out" (Wireshark's dumpcap writes v1 for
+    `-i any`); there every second frame of a burst is the copy (each frame, the original and
+    any repeat, comes twice). A direction's copies are set aside only when at least
     MIN_PAIRED_FRACTION of its packets (half of them: each has its copy) have one."""
     n = len(slot)
     hidden = np.zeros(n, dtype=bool)
@@ -400,17 +466,25 @@ def find_interface_copies(
     in_eligible = np.zeros(n, dtype=bool)
     in_eligible[usable] = eligible_slots[slot[usable]]
     rows = np.flatnonzero(in_eligible)
-    if len(rows) < 2 or np.all(interface[rows] == interface[rows[0]]):
+    if len(rows) < 2:
+        return none
+    unnamed = np.asarray(packets["link_type"])[rows] == LINKTYPE_LINUX_SLL
+    if np.all(interface[rows] == interface[rows[0]]) and not unnamed.any():
         return none
     ts = np.asarray(packets["ts_ns"])[rows]
-    content = _content_hash(packets, rows, slot) ^ (np.asarray(packets["ttl"])[rows].astype(np.uint64) << np.uint64(56))
+    content = (
+        _content_hash(packets, rows, slot)
+        ^ _sack_hash(packets, rows)
+        ^ (np.asarray(packets["ttl"])[rows].astype(np.uint64) << np.uint64(56))
+    )
     order = np.lexsort((ts, content))
     h, t, ifc = content[order], ts[order], interface[rows][order]
     # a burst starts where the content changes or the gap to the previous copy is too long
     starts = np.ones(len(order), dtype=bool)
     starts[1:] = (h[1:] != h[:-1]) | (t[1:] - t[:-1] > MAX_FORWARDING_DELAY_NS)
     burst_first = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
-    copy = ~starts & (ifc != ifc[burst_first])
+    second_of_pair = (np.arange(len(order)) - burst_first) % 2 == 1
+    copy = ~starts & np.where(unnamed[order], second_of_pair, ifc != ifc[burst_first])
     copy_rows = rows[order[copy]]
     row_slot = slot[copy_rows].astype(np.int64)
     copies = np.bincount(row_slot, minlength=n_slots)
@@ -420,3 +494,17 @@ def find_interface_copies(
     hidden[copy_rows[keep]] = True
     np.add.at(duplicate_frames, row_slot[keep], 1)
     return ForwardedCopies(hidden, duplicate_frames, none.forwarded_drops)
+
+
+def _sack_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """64-bit hash of the SACK blocks (count and first block): duplicate ACKs that differ only
+    in them are distinct packets, not copies of one."""
+    left = np.asarray(packets["sack_left"])[rows]
+    right = np.asarray(packets["sack_right"])[rows]
+    first_left = left[:, 0] if left.ndim == 2 else left
+    first_right = right[:, 0] if right.ndim == 2 else right
+    h = np.asarray(packets["sack_count"])[rows].astype(np.uint64) * np.uint64(_HASH_MULTIPLIERS[0])
+    with np.errstate(over="ignore"):
+        h ^= first_left.astype(np.uint64) * np.uint64(_HASH_MULTIPLIERS[1])
+        h ^= (first_right.astype(np.uint64) * np.uint64(_HASH_MULTIPLIERS[2])) >> np.uint64(7)
+    return h

@@ -10,7 +10,7 @@ A "slot" is one flow direction: stream * 2 + direction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -542,14 +542,68 @@ def _ids_per_packet_reordered(
     return candidates & (span >= IP_ID_MIN_STEPS) & (distinct >= IP_ID_PER_PACKET_FRACTION * np.maximum(span, 1))
 
 
+# Frames of several capture handles (one pcapng interface block each) written to one file this
+# far out of time order are read in time order: dumpcap on two interfaces writes each one's
+# frames in blocks, up to 96 ms behind the other's (s29-hx2).
+INTERLEAVED_OUT_OF_ORDER_NS = 1_000_000
+LINKTYPES_LINUX_COOKED = (113, 276)
+
+
+def interleaved_time_order(packets: Mapping[str, np.ndarray]) -> Optional[np.ndarray]:
+    """The packets' time order (stable) where the file interleaves several capture handles out
+    of time order (pcapng interfaces, not one `-i any` handle: Linux cooked frames name the
+    interface they saw, one ring wrote them); None where file order is to be kept."""
+    interface = np.asarray(packets["interface"])
+    if len(interface) < 2 or np.all(interface == interface[0]):
+        return None
+    if np.isin(np.asarray(packets["link_type"]), LINKTYPES_LINUX_COOKED).any():
+        return None
+    ts = np.asarray(packets["ts_ns"]).astype(np.int64)
+    if not (np.diff(ts) < -INTERLEAVED_OUT_OF_ORDER_NS).any():
+        return None
+    return np.argsort(ts, kind="stable")
+
+
+@dataclass
+class _FlowsInOrder:
+    """`flows`' per-packet stream and direction, permuted with the packets."""
+
+    stream: np.ndarray
+    direction: np.ndarray
+
+
 def analyze_directions(
     packets: Mapping[str, np.ndarray], flows: Any, *, capture_drops: Optional[Dict[str, Any]] = None
 ) -> Directions:
     """Truth-seeking numbers for every flow direction that carries data.
 
     `packets`: the packet table (columns.py); `flows`: an object with
-    `.stream` (int32, -1 non-TCP) and `.direction` (uint8) per packet.
+    `.stream` (int32, -1 non-TCP) and `.direction` (uint8) per packet. A file whose capture
+    handles wrote their frames out of time order (`interleaved_time_order`) is read in time
+    order; the per-packet arrays come back in file order.
     """
+    order = interleaved_time_order(packets)
+    if order is None:
+        return _analyze_directions_in_file_order(packets, flows, capture_drops=capture_drops)
+    in_time = {name: np.asarray(column)[order] for name, column in packets.items()}
+    flows_in_time = _FlowsInOrder(np.asarray(flows.stream)[order], np.asarray(flows.direction)[order])
+    found = _analyze_directions_in_file_order(in_time, flows_in_time, capture_drops=capture_drops)
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return replace(
+        found,
+        segment_kind=found.segment_kind[back],
+        rtt_sample_us=found.rtt_sample_us[back],
+        rtt_slot=found.rtt_slot[back],
+        bytes_in_flight=found.bytes_in_flight[back],
+        packet_slot=found.packet_slot[back],
+    )
+
+
+def _analyze_directions_in_file_order(
+    packets: Mapping[str, np.ndarray], flows: Any, *, capture_drops: Optional[Dict[str, Any]] = None
+) -> Directions:
+    """analyze_directions over the packets in the order given."""
     stream = np.asarray(flows.stream, dtype=np.int32)
     n = len(stream)
     is_tcp = (stream >= 0) & (np.asarray(packets["ip_proto"]) == 6) & (np.asarray(packets["tcp_header_len"]) > 0)
@@ -576,8 +630,12 @@ def analyze_directions(
     copies = None
     candidates = forwarding_slots(stats1[:, col["ttl_min"]], stats1[:, col["ttl_max"]], stats1[:, col["packets"]])
     forwarded_through = np.zeros(n_slots, dtype=bool)
+    # the capture's own counters say it missed packets: either copy of a forwarded packet may be gone
+    capture_dropped = bool((capture_drops or {}).get("kernel") or (capture_drops or {}).get("interface"))
     if candidates.any():
-        copies = find_forwarded_copies(packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss)
+        copies = find_forwarded_copies(
+            packets, slot, n_slots, candidates, stats1[:, col["ttl_max"]], mss, capture_dropped
+        )
         forwarded_through = copies.duplicate_frames > 0
     # the same packet on two interfaces with one TTL (bridges, bonds): set the copies aside
     same_ttl = find_interface_copies(packets, slot, n_slots, ~candidates & (stats1[:, col["packets"]] > 1))
@@ -718,7 +776,12 @@ def analyze_directions(
     # holes seen (a floor: they miss a repair lost again) or the IDs may add loss before it,
     # so the larger of those and the drops stands for loss up to here (no estimate needed)
     forwarded = table["forwarded_drops"]
-    upstream = np.where(forwarded > 0, np.maximum(np.where(use_ids, id_based, holes_seen), forwarded), upstream)
+    # Where the capture itself dropped packets, the copies that left miss some the host did send
+    # on: their IDs and holes read those as loss, and only the drops counted from copies that
+    # came in again (find_forwarded_copies) stand (loss before the host then goes uncounted;
+    # `capture_drops` says the capture is incomplete)
+    before_host = np.where(use_ids, id_based, holes_seen) if not capture_dropped else 0
+    upstream = np.where(forwarded > 0, np.maximum(before_host, forwarded), upstream)
     # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
     # at the sender: retransmissions needed, plus the inferred part (first copies whose fate
     # no ACK told, by their loss probability, and copies not needed lost on the way)

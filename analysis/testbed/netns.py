@@ -168,14 +168,18 @@ def kernel_has_netem(scratch_namespace: str) -> bool:
     return False
 
 
-def tbf_burst_bytes(rate_bps: int) -> int:
-    """A tbf bucket of ~1 ms at the rate, at least 2 full-size frames (tbf needs burst >= MTU)."""
-    return max(3028, rate_bps // 8 // 1000)
+ETHERNET_FRAME_OVERHEAD_BYTES = 14
 
 
-def tbf_limit_bytes(rate_bps: int, queue_ms: float) -> int:
-    """Queue size in bytes for `queue_ms` of the rate, at least 10 full-size frames."""
-    return max(15140, int(rate_bps / 8 * queue_ms / 1000))
+def tbf_burst_bytes(rate_bps: int, mtu_bytes: int = 1500) -> int:
+    """A tbf bucket of ~1 ms at the rate, at least 2 full-size frames of `mtu_bytes` (tbf needs
+    burst >= MTU, and drops longer frames; jumbo frames of 9,014 bytes need 18,028)."""
+    return max(2 * (mtu_bytes + ETHERNET_FRAME_OVERHEAD_BYTES), rate_bps // 8 // 1000)
+
+
+def tbf_limit_bytes(rate_bps: int, queue_ms: float, mtu_bytes: int = 1500) -> int:
+    """Queue size in bytes for `queue_ms` of the rate, at least 10 full-size frames of `mtu_bytes`."""
+    return max(10 * (mtu_bytes + ETHERNET_FRAME_OVERHEAD_BYTES), int(rate_bps / 8 * queue_ms / 1000))
 
 
 def shape_egress(

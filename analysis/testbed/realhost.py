@@ -62,12 +62,12 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, TypedDict
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict
 
 from . import netns
 from .errors import TestbedError
 from .realhost_retransmissions import retransmission_truth
-from .realhost_spec import IP_HEADER_BYTES, MTU_BYTES, Transfer
+from .realhost_spec import BRIDGEABLE_HOSTS, IP_HEADER_BYTES, KIB_PER_MIB, MTU_BYTES, Transfer
 from .receiver_resends import receiver_resends_not_dsacked
 from .stack_drops import (
     LINK_COUNTERS,
@@ -104,6 +104,8 @@ ADDRESSES: Dict[int, Dict[str, Any]] = {
     6: {"sender": "fd72:1::1", "router_s": "fd72:1::2", "router_r": "fd72:2::2", "receiver": "fd72:2::1", "prefix": 64},
 }
 DEVICES = {"sender": "rhs0", "router_s": "rhr0", "router_r": "rhr1", "receiver": "rhc0"}
+# a bridged host's bridge (`bridged`): its veth is the bridge's port, its address on the bridge
+BRIDGE_DEVICE = "rhbr0"
 # namespace role -> the device whose drop counters its truth keeps (towards the receiver)
 STACK_DEVICES = {"rcv": "receiver", "rtr": "router_r"}
 # capture point -> (namespace role, tcpdump -i)
@@ -115,6 +117,7 @@ CAPTURE_POINTS = {
     "router-in": ("rtr", "rhr0"),
     "receiver-any": ("rcv", "any"),
     "sender-any": ("snd", "any"),
+    "router-both": ("rtr", f"{DEVICES['router_s']},{DEVICES['router_r']}"),  # dumpcap -i rhr0 -i rhr1
 }
 
 
@@ -402,22 +405,51 @@ def stack_counter_deltas(before: Dict[str, int], after: Dict[str, int], device: 
     return counter_deltas(before, after, [*kept, *moved])
 
 
-def build_hosts(stack: ExitStack, tag: str) -> Dict[str, str]:
-    """The three namespaces, both address families, every offload off; removed when `stack` closes."""
+def host_device(host: str, bridged: Sequence[str] = ()) -> str:
+    """The device that holds `host`'s address (sender or receiver): its veth, or the bridge
+    whose port the veth is when the host is `bridged` (where its IP stack sends and receives)."""
+    return BRIDGE_DEVICE if host in bridged else DEVICES[host]
+
+
+def add_bridge(namespace_name: str, port: str) -> None:
+    """A bridge with `port` as its only port and every offload off (set_offloads turns them on
+    as on its port); up before the address goes on it."""
+    netns.run_command(["ip", "link", "add", BRIDGE_DEVICE, "type", "bridge"], namespace=namespace_name)
+    netns.run_command(["ip", "link", "set", port, "master", BRIDGE_DEVICE], namespace=namespace_name)
+    netns.run_command(
+        ["ethtool", "-K", BRIDGE_DEVICE, "tso", "off", "gso", "off", "gro", "off"], namespace=namespace_name
+    )
+    netns.run_command(["ip", "link", "set", BRIDGE_DEVICE, "up"], namespace=namespace_name)
+
+
+def build_hosts(stack: ExitStack, tag: str, bridged: Sequence[str] = ()) -> Dict[str, str]:
+    """The three namespaces, both address families, every offload off; the hosts in `bridged`
+    with their address on a bridge whose port is their veth; removed when `stack` closes."""
     names = {role: stack.enter_context(netns.namespace(f"rh{role}-{tag}")) for role in ("snd", "rtr", "rcv")}
     netns.add_veth_pair(names["snd"], DEVICES["sender"], names["rtr"], DEVICES["router_s"])
     netns.add_veth_pair(names["rtr"], DEVICES["router_r"], names["rcv"], DEVICES["receiver"])
     placement = {"sender": "snd", "router_s": "rtr", "router_r": "rtr", "receiver": "rcv"}
     for role, device in DEVICES.items():
         ns = names[placement[role]]
+        netns.run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"], namespace=ns)
+        netns.run_command(["ip", "link", "set", device, "up"], namespace=ns)
+        if role in bridged:
+            add_bridge(ns, device)
         for family, addresses in ADDRESSES.items():
             extra = ["nodad"] if family == 6 else []
             netns.run_command(
-                ["ip", f"-{family}", "addr", "add", f"{addresses[role]}/{addresses['prefix']}", "dev", device, *extra],
+                [
+                    "ip",
+                    f"-{family}",
+                    "addr",
+                    "add",
+                    f"{addresses[role]}/{addresses['prefix']}",
+                    "dev",
+                    host_device(role, bridged) if role in BRIDGEABLE_HOSTS else device,
+                    *extra,
+                ],
                 namespace=ns,
             )
-        netns.run_command(["ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"], namespace=ns)
-        netns.run_command(["ip", "link", "set", device, "up"], namespace=ns)
     for family, addresses in ADDRESSES.items():
         netns.run_command(
             ["ip", f"-{family}", "route", "add", "default", "via", addresses["router_s"]], namespace=names["snd"]
@@ -441,9 +473,9 @@ def router_qdisc_commands(transfer: Transfer) -> List[List[str]]:
             "rate",
             f"{transfer.rate_bps}bit",
             "burst",
-            str(netns.tbf_burst_bytes(transfer.rate_bps)),
+            str(netns.tbf_burst_bytes(transfer.rate_bps, transfer.path_mtu)),
             "limit",
-            str(netns.tbf_limit_bytes(transfer.rate_bps, transfer.queue_ms)),
+            str(netns.tbf_limit_bytes(transfer.rate_bps, transfer.queue_ms, transfer.path_mtu)),
         ]
         if transfer.rate_bps > 0
         else []
@@ -488,16 +520,25 @@ def set_stacks(names: Dict[str, str], transfer: Transfer) -> None:
         ("snd", DEVICES["sender"], transfer.sender_mtu),
         ("rcv", DEVICES["receiver"], transfer.receiver_mtu),
         ("rtr", DEVICES["router_r"], transfer.path_mtu),
+        # a veth refuses frames longer than its peer's MTU: the router takes what the sender sends
+        ("rtr", DEVICES["router_s"], max(MTU_BYTES, transfer.sender_mtu)),
     ):
         if mtu != MTU_BYTES:
             netns.run_command(["ip", "link", "set", device, "mtu", str(mtu)], namespace=names[role])
+    for host, role, mtu in (("sender", "snd", transfer.sender_mtu), ("receiver", "rcv", transfer.receiver_mtu)):
+        if host in transfer.bridged and mtu != MTU_BYTES:
+            netns.run_command(["ip", "link", "set", BRIDGE_DEVICE, "mtu", str(mtu)], namespace=names[role])
 
 
 def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
+    """GRO at the receiver's veth, TSO and GSO at the sender's; a bridged host's bridge as its port
+    (the stack hands the bridge super-segments only where the bridge offers TSO)."""
     if transfer.receiver_gro:
-        netns.run_command(["ethtool", "-K", DEVICES["receiver"], "gro", "on"], namespace=names["rcv"])
+        for device in {DEVICES["receiver"], host_device("receiver", transfer.bridged)}:
+            netns.run_command(["ethtool", "-K", device, "gro", "on"], namespace=names["rcv"])
     if transfer.sender_tso:
-        netns.run_command(["ethtool", "-K", DEVICES["sender"], "tso", "on", "gso", "on"], namespace=names["snd"])
+        for device in {DEVICES["sender"], host_device("sender", transfer.bridged)}:
+            netns.run_command(["ethtool", "-K", device, "tso", "on", "gso", "on"], namespace=names["snd"])
 
 
 def add_segment_chain(rules: List[List[str]], transfer: Transfer, chain: str, final: List[str]) -> None:
@@ -542,9 +583,11 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
     data = data_match(family, client_ports, transfer.sender_timestamps)
     batch: Dict[str, List[List[str]]] = {name: [] for name in names.values()}
     add_segment_chain(batch[names["snd"]], transfer, "RHSENT", [])
-    batch[names["snd"]].append(["-A", "OUTPUT", "-o", DEVICES["sender"], *data, "-j", "RHSENT"])
+    sender_device = host_device("sender", transfer.bridged)
+    batch[names["snd"]].append(["-A", "OUTPUT", "-o", sender_device, *data, "-j", "RHSENT"])
     add_segment_chain(batch[names["rcv"]], transfer, "RHARRIVED", [])
-    batch[names["rcv"]].append(["-A", "INPUT", "-i", DEVICES["receiver"], *data, "-j", "RHARRIVED"])
+    receiver_device = host_device("receiver", transfer.bridged)
+    batch[names["rcv"]].append(["-A", "INPUT", "-i", receiver_device, *data, "-j", "RHARRIVED"])
     add_segment_chain(batch[names["rtr"]], transfer, "RHDROP", ["-j", "DROP"])
     batch[names["rtr"]].append(["-N", "RHACKDROP"])
     batch[names["rtr"]].append(["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
@@ -633,38 +676,76 @@ def stop_loss(router: str, family: int) -> None:
     netns.run_command([firewall_binary(family), "-w", "-F", LOSS_CHAIN], namespace=router)
 
 
+def capture_argv(capturer: str, interface: str, pcap: Path, buffer_kib: int, snaplen_bytes: int) -> List[str]:
+    """The capturer's command line as users run it (no immediate mode), TCP only: tcpdump (-B in
+    KiB) or Wireshark's dumpcap (-B in MiB; its `-i any` takes libpcap's first link type,
+    Linux cooked v1, where tcpdump picks v2)."""
+    if capturer == "dumpcap":
+        # several interfaces (comma-separated): one -i each, into one pcapng
+        interfaces = [arg for name in interface.split(",") for arg in ("-i", name)]
+        buffer = ["-B", str(max(1, buffer_kib // KIB_PER_MIB))]
+        return ["dumpcap", *interfaces, "-s", str(snaplen_bytes), *buffer, "-f", "tcp", "-w", str(pcap)]
+    buffer = ["-B", str(buffer_kib)]
+    return ["tcpdump", "-i", interface, "-n", "-s", str(snaplen_bytes), *buffer, "-Z", "root", "-w", str(pcap), "tcp"]
+
+
+# what each capturer writes to stderr once it captures
+CAPTURE_STARTED = {"tcpdump": "listening on", "dumpcap": "Capturing on"}
+
+
 def start_capture(
-    stack: ExitStack, namespace_name: str, interface: str, pcap: Path, buffer_kib: int, snaplen_bytes: int
+    stack: ExitStack,
+    namespace_name: str,
+    interface: str,
+    pcap: Path,
+    buffer_kib: int,
+    snaplen_bytes: int,
+    capturer: str = "tcpdump",
 ) -> netns.Process:
-    """tcpdump as users run it (no immediate mode), TCP only; returns once it listens."""
-    log = pcap.with_name("tcpdump.log")
+    """The capturer on `interface`, writing `pcap`; returns once it listens. Its stderr (the
+    closing counters) goes to `<capturer>.log` beside the file."""
+    log = pcap.with_name(f"{capturer}.log")
     proc = stack.enter_context(
         netns.process(
-            [
-                "tcpdump",
-                "-i",
-                interface,
-                "-n",
-                "-s",
-                str(snaplen_bytes),
-                "-B",
-                str(buffer_kib),
-                "-Z",
-                "root",
-                "-w",
-                str(pcap),
-                "tcp",
-            ],
+            capture_argv(capturer, interface, pcap, buffer_kib, snaplen_bytes),
             namespace_name,
-            pcap.with_name("tcpdump.stdout"),
+            pcap.with_name(f"{capturer}.stdout"),
             log,
         )
     )
-    if not netns.wait_until(lambda: "listening on" in log.read_text(errors="replace") or not proc.running(), 10):
-        raise TestbedError(f"tcpdump did not start on {interface} in {namespace_name}")
+    started = CAPTURE_STARTED[capturer]
+    if not netns.wait_until(lambda: started in log.read_text(errors="replace") or not proc.running(), 10):
+        raise TestbedError(f"{capturer} did not start on {interface} in {namespace_name}")
     if not proc.running():
-        raise TestbedError(f"tcpdump failed on {interface}: {log.read_text(errors='replace').strip()}")
+        raise TestbedError(f"{capturer} failed on {interface}: {log.read_text(errors='replace').strip()}")
     return proc
+
+
+def parse_dumpcap_counters(stderr_text: str) -> Dict[str, Optional[int]]:
+    """dumpcap's closing counters in tcpdump's keys; None where it printed none. Its per-interface
+    line "received/dropped ... (pcap:A/dumpcap:B/flushed:C/ps_ifdrop:D)": A + B + C are the
+    packets the capture lost on the host (the kernel's ring, dumpcap's own buffer), D the
+    interface's."""
+    captured = re.findall(r"Packets captured: (\d+)", stderr_text)
+    lines = re.findall(
+        r"Packets received/dropped on interface .*?: (\d+)/\d+ "
+        r"\(pcap:(\d+)/dumpcap:(\d+)/flushed:(\d+)/ps_ifdrop:(\d+)\)",
+        stderr_text,
+    )
+    if not lines:
+        return {"captured": None, "received_by_filter": None, "kernel_drops": None, "interface_drops": None}
+    numbers = [[int(n) for n in line] for line in lines]
+    return {
+        "captured": int(captured[-1]) if captured else None,
+        "received_by_filter": sum(n[0] for n in numbers),
+        "kernel_drops": sum(n[1] + n[2] + n[3] for n in numbers),
+        "interface_drops": sum(n[4] for n in numbers),
+    }
+
+
+def capture_counters(capturer: str, stderr_text: str) -> Dict[str, Optional[int]]:
+    """The capturer's closing counters (tcpdump's keys) from its stderr."""
+    return parse_dumpcap_counters(stderr_text) if capturer == "dumpcap" else parse_tcpdump_counters(stderr_text)
 
 
 def parse_ss_info(text: str) -> Dict[int, Dict[str, int]]:
@@ -881,7 +962,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
     client_ports = [CLIENT_PORT + i for i in range(transfer.flows)]
     captures: Dict[str, CaptureRecord] = {}
     with ExitStack() as stack:
-        names = build_hosts(stack, tag)
+        names = build_hosts(stack, tag, transfer.bridged)
         set_offloads(names, transfer)
         set_stacks(names, transfer)
         for command in router_qdisc_commands(transfer):
@@ -900,9 +981,10 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                 stack,
                 names[role],
                 interface,
-                folder / "trace.pcap",
+                folder / transfer.trace_file_name,
                 transfer.buffer_at(vantage),
                 transfer.snaplen_bytes,
+                transfer.capturer,
             )
         stack.enter_context(
             netns.process(
@@ -989,19 +1071,23 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
     for vantage in transfer.vantages:
         role, interface = CAPTURE_POINTS[vantage]
         folder = run_dir / vantage
-        counters = parse_tcpdump_counters((folder / "tcpdump.log").read_text(errors="replace"))
-        write_meta(
-            folder / "meta.json",
-            vantage,
-            interface,
-            transfer,
-            transfer.buffer_at(vantage),
-            counters,
-            start_utc,
-            end_utc,
-            addresses["receiver"],
-        )
-        captures[vantage] = CaptureRecord(vantage, str(folder / "trace.pcap"), transfer.buffer_at(vantage), counters)
+        log = folder / f"{transfer.capturer}.log"
+        counters = capture_counters(transfer.capturer, log.read_text(errors="replace"))
+        if transfer.capturer == "tcpdump":
+            # capture/record.sh's sidecar; a Wireshark user's pcapng has none: its own blocks count
+            write_meta(
+                folder / "meta.json",
+                vantage,
+                interface,
+                transfer,
+                transfer.buffer_at(vantage),
+                counters,
+                start_utc,
+                end_utc,
+                addresses["receiver"],
+            )
+        pcap = str(folder / transfer.trace_file_name)
+        captures[vantage] = CaptureRecord(vantage, pcap, transfer.buffer_at(vantage), counters)
     received = iperf3_truth(document)
     received.update(receiving_seconds(received, read_json_document(run_dir / "server.json")))
     truth = TransferTruth(

@@ -34,6 +34,7 @@ from .realhost_spec import (
     LOST_TOLERANCE,
     RETRANSMISSION_TOLERANCE_AT_SENDER,
     Transfer,
+    ROUTER_BOTH_WAYS_VANTAGES,
     SENDER_VANTAGES,
     expected_warnings,
     recorded_transfer,
@@ -172,7 +173,7 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
 # stays their truth. Measured (12 unshaped transfers, 2-36 such segments each): the sender and
 # router-any read the sum, router-out the hosts' count to the segment where nothing else was lost
 # after it.
-STACK_DROPS_LOST_AT = SENDER_VANTAGES | {"router-any", "router-in"}
+STACK_DROPS_LOST_AT = SENDER_VANTAGES | ROUTER_BOTH_WAYS_VANTAGES | {"router-in"}
 
 
 def receiver_lost_after_capture(truth: Dict[str, Any]) -> int:
@@ -408,6 +409,7 @@ ISSUE_CASE_CAPTURE = {
     "router-out": "router, egress interface",
     "router-in": "router, ingress interface",
     "receiver-any": "tcpdump -i any on the receiver",
+    "router-both": "dumpcap on both the router's interfaces",
 }
 
 

@@ -40,6 +40,14 @@ tables; each transfer takes the defaults and overrides some of them:
                               # path): the sender's first full segments come back as ICMP "packet
                               # too big" and it sends shorter ones from then on (path MTU discovery);
                               # the lost truth is then a few segments off (see the README)
+                              # (all three up to 9000: jumbo frames; the router's interface from
+                              # the sender takes the sender's MTU, so it accepts what the sender sends)
+    capturer = "tcpdump"      # or "dumpcap" (Wireshark's capturer): pcapng with its interface and
+                              # statistics blocks (drop counters in the file, no meta.json beside
+                              # it), Linux cooked v1 frames for `-i any`; -B in whole MiB
+    bridged = ["receiver"]    # hosts whose address sits on a Linux bridge with their veth as its
+                              # port (a host of containers or VMs): its `-i any` capture sees each
+                              # packet twice, on the port and on the bridge, with one TTL
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
@@ -73,8 +81,12 @@ from .matrix import parse_duration_s, parse_probability, parse_rate_bps, parse_t
 DEFAULT_VANTAGES = ("sender", "receiver", "router-any", "router-out")
 # router-in: the router's interface from the sender, before its drops; receiver-any and
 # sender-any: the receiver's and the sender's `tcpdump -i any` (Linux cooked frames, SLL2)
-VANTAGES = DEFAULT_VANTAGES + ("router-in", "receiver-any", "sender-any")
+# router-both: Wireshark's dumpcap on both the router's interfaces into one pcapng (two
+# interface blocks, Ethernet; `capturer = "dumpcap"` only), read as router-any is
+VANTAGES = DEFAULT_VANTAGES + ("router-in", "receiver-any", "sender-any", "router-both")
 SENDER_VANTAGES = frozenset({"sender", "sender-any"})  # the sender's own captures, either way
+# the router's captures of both its interfaces in one file: each packet seen coming in and leaving
+ROUTER_BOTH_WAYS_VANTAGES = frozenset({"router-any", "router-both"})
 OFFLOADS = ("off", "gro", "tso", "tso+gro")
 FAMILIES = (4, 6)
 CCAS = ("cubic", "bbr", "reno")
@@ -88,6 +100,11 @@ LONGEST_LINK_HEADER_BYTES = 20  # SLL2 (`-i any`); Ethernet is 14
 LONGEST_TCP_HEADER_BYTES = 60
 MIN_MTU_BYTES = 1280  # IPv6's minimum link MTU
 MTU_BYTES = 1500  # the veths' own
+MAX_FLOWS = 32  # iperf3 -P: a download manager's or a browser's many connections
+MAX_MTU_BYTES = 9000  # jumbo frames: the largest MTU a matrix may give a host or the path
+BRIDGEABLE_HOSTS = ("sender", "receiver")
+CAPTURERS = ("tcpdump", "dumpcap")
+KIB_PER_MIB = 1024  # dumpcap's -B counts MiB, tcpdump's KiB
 IP_HEADER_BYTES = {4: 20, 6: 40}
 ETHERNET_HEADER_BYTES = 14
 TCP_FIXED_HEADER_BYTES = 20
@@ -102,6 +119,7 @@ LOST_TOLERANCE = {
     "router-any": 0.03,
     "router-out": 0.03,
     "router-in": 0.03,
+    "router-both": 0.03,
 }
 RETRANSMISSION_TOLERANCE_AT_SENDER = 0.01
 # The fastest shaped rate at which this testbed's veths were seen to keep every flow in order:
@@ -145,6 +163,20 @@ class Transfer:
     sender_mtu: int = MTU_BYTES  # the sender's interface MTU, bytes
     receiver_mtu: int = MTU_BYTES  # the receiver's interface MTU, bytes (its SYN announces the MSS it allows)
     path_mtu: int = MTU_BYTES  # the router's interface MTU towards the receiver, bytes (learnt by the sender from ICMP)
+    bridged: Tuple[str, ...] = ()  # hosts whose address sits on a bridge, their veth its port
+    capturer: str = "tcpdump"  # the program at every capture point: tcpdump or dumpcap
+
+    @property
+    def trace_file_name(self) -> str:
+        """The capture's file name: dumpcap writes pcapng, tcpdump pcap."""
+        return "trace.pcapng" if self.capturer == "dumpcap" else "trace.pcap"
+
+    def captures_bridge_copies(self, vantage: str) -> bool:
+        """Whether `vantage` is `-i any` on a bridged host: each packet captured on the bridge's
+        port and on the bridge itself, with one TTL (`duplicate_frames`)."""
+        return (vantage == "receiver-any" and "receiver" in self.bridged) or (
+            vantage == "sender-any" and "sender" in self.bridged
+        )
 
     @property
     def sender_sysctls(self) -> Dict[str, str]:
@@ -260,6 +292,8 @@ KNOWN_KEYS = {
     "sender_mtu",
     "receiver_mtu",
     "path_mtu",
+    "bridged",
+    "capturer",
 }
 
 
@@ -277,7 +311,7 @@ def _whole_number(value: Any) -> bool:
 
 def recorded_transfer(saved: Dict[str, Any]) -> Transfer:
     """The Transfer a run wrote into its truth.json (`asdict`: its vantages a list)."""
-    return Transfer(**{**saved, "vantages": tuple(saved["vantages"])})
+    return Transfer(**{**saved, "vantages": tuple(saved["vantages"]), "bridged": tuple(saved.get("bridged", ()))})
 
 
 def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> Transfer:
@@ -296,8 +330,8 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     if family not in FAMILIES:
         raise TestbedError(f"{name}: family {family}: 4 or 6")
     flows = int(merged.get("flows", 1))
-    if not 1 <= flows <= 16:
-        raise TestbedError(f"{name}: flows {flows}: 1 to 16")
+    if not 1 <= flows <= MAX_FLOWS:
+        raise TestbedError(f"{name}: flows {flows}: 1 to {MAX_FLOWS}")
     vantages = tuple(str(v) for v in merged.get("vantages", DEFAULT_VANTAGES))
     if not vantages or any(v not in VANTAGES for v in vantages):
         raise TestbedError(f"{name}: vantages {list(vantages)}: a list of {', '.join(VANTAGES)}")
@@ -337,8 +371,19 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         raise TestbedError(f"{name}: snaplen_bytes {snaplen!r}: {shortest} to 262144 for IPv{family}")
     mtus = {key: merged.get(key, MTU_BYTES) for key in ("sender_mtu", "receiver_mtu", "path_mtu")}
     for key, mtu in mtus.items():
-        if not _whole_number(mtu) or not MIN_MTU_BYTES <= mtu <= MTU_BYTES:
-            raise TestbedError(f"{name}: {key} {mtu!r}: {MIN_MTU_BYTES} to {MTU_BYTES} (the veths' own)")
+        if not _whole_number(mtu) or not MIN_MTU_BYTES <= mtu <= MAX_MTU_BYTES:
+            raise TestbedError(f"{name}: {key} {mtu!r}: {MIN_MTU_BYTES} to {MAX_MTU_BYTES} (jumbo frames)")
+    capturer = merged.get("capturer", "tcpdump")
+    if capturer not in CAPTURERS:
+        raise TestbedError(f"{name}: capturer {capturer!r}: one of {', '.join(CAPTURERS)}")
+    buffers = [merged.get("buffer_kib", DEFAULT_BUFFER_KIB), merged.get("receiver_buffer_kib") or KIB_PER_MIB]
+    if "router-both" in vantages and capturer != "dumpcap":
+        raise TestbedError(f'{name}: router-both (two interfaces in one file) needs capturer = "dumpcap"')
+    if capturer == "dumpcap" and any(int(b) % KIB_PER_MIB for b in buffers):
+        raise TestbedError(f"{name}: dumpcap's buffer counts whole MiB: buffer_kib and receiver_buffer_kib in 1024s")
+    bridged = merged.get("bridged", [])
+    if not isinstance(bridged, list) or any(h not in BRIDGEABLE_HOSTS for h in bridged):
+        raise TestbedError(f"{name}: bridged {bridged!r}: a list of {', '.join(BRIDGEABLE_HOSTS)}")
     return Transfer(
         name=name,
         offloads=offloads,
@@ -363,6 +408,8 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         app_rate_bps=app_rate_bps,
         app_block_kib=app_block_kib,
         snaplen_bytes=snaplen,
+        bridged=tuple(sorted(set(str(h) for h in bridged))),
+        capturer=capturer,
         **mtus,
         **switches,
     )
@@ -411,7 +458,9 @@ def expected_warnings(
         must.add("super_segments")
     if (vantage in SENDER_VANTAGES or vantage == "router-in") and transfer.sender_tso:
         must.add("super_segments")  # the sender's GSO packets cross the veth whole
-    if vantage == "router-any":
+    if transfer.captures_bridge_copies(vantage):
+        must.add("duplicate_frames")
+    if vantage in ROUTER_BOTH_WAYS_VANTAGES:
         must.add("duplicate_frames")
         if transfer.data_loss > 0 or transfer.ack_loss > 0 or transfer.rate_bps > 0:
             may.add("forwarding_drops")  # random drops, or the bottleneck's queue overflowing
@@ -422,9 +471,9 @@ def expected_warnings(
             must.add("forwarding_drops")
         if transfer.sender_tso:
             may.add("super_segments")  # the GSO packets coming in are set aside, but seen
-    if (vantage in SENDER_VANTAGES or vantage in ("router-in", "router-any")) and transfer.path_mtu < min(
-        transfer.sender_mtu, transfer.receiver_mtu
-    ):
+    if (
+        vantage in SENDER_VANTAGES or vantage == "router-in" or vantage in ROUTER_BOTH_WAYS_VANTAGES
+    ) and transfer.path_mtu < min(transfer.sender_mtu, transfer.receiver_mtu):
         # the first flight, at the size the sender had before it learnt the path's MTU, is
         # longer than the segments after it, and counted as the segments of that size it holds
         may.add("super_segments")
@@ -491,7 +540,7 @@ def expected_warnings(
         if vantage in ("receiver", "receiver-any", "router-out") and path_lost_segments > 0:
             must.update(expected)
             may.update(possible)
-        if vantage == "router-any" and path_lost_segments > 0:
+        if vantage in ROUTER_BOTH_WAYS_VANTAGES and path_lost_segments > 0:
             may.update(expected | possible)
         if vantage not in SENDER_VANTAGES and capture_kernel_drops > 0:
             may.add("loss_not_floor")  # holes the capture made, where no ACK tells them apart
