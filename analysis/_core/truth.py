@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _truth
 from .columns import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
+from . import ecn as ecn_evidence
 from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots, unwrapped_seq
 from .rtt import rtt_stats
 
@@ -666,6 +667,14 @@ def analyze_directions(
     # after a repair above it (senders repair in sequence order), after new data the sender sent
     # once it knew of the hole, or later than a retransmission timeout
     holes_seen, hole_based = _hole_counts(table)
+    table["hole_lost_segments"] = hole_based.astype(np.int64)
+    # with ECN, the segments whose first copy never came (not-ECT copies only) stand for the hole
+    # fills (a tail resent in order is one too, a late original is none); the holes still open
+    # and the repairs that show an earlier one lost count as before
+    ecn_lost = _ecn_evidence(table, packets, slot, n_slots, kind, first_syn, mss, data_slots, is_sender_mode)
+    use_ecn = ecn_lost >= 0
+    holes_seen = np.where(use_ecn, ecn_lost + _unfilled_segments(table), holes_seen)
+    hole_based = np.where(use_ecn, holes_seen + table["lost_repairs"], hole_based)
     # IDs missing from the capture, less those the peer ACKed, less the capture's other drops
     # its own counter shows (copies of data it holds in another copy: _capture_drops_elsewhere)
     elsewhere = _capture_drops_elsewhere(
@@ -675,7 +684,6 @@ def analyze_directions(
     id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"] - elsewhere[data_slots], 0)
     # IDs number every packet, pure ACKs too: they count data loss where data dominates
     ids_count_data = table["ip_id_per_packet"] & (table["data_packets"] >= IP_ID_DATA_FRACTION * table["packets"])
-    table["hole_lost_segments"] = hole_based.astype(np.int64)
     table["ip_id_lost_segments"] = np.where(ids_count_data, id_based, -1).astype(np.int64)
     # The ID count is used where the sender numbers each connection's packets and the holes
     # do not contradict it: the holes seen are a floor (every hole is a loss), and with the
@@ -731,7 +739,9 @@ def analyze_directions(
     )
     lost = np.maximum(lost, 0)
     table["lost_segments"] = lost.astype(np.int64)
-    table["loss_method"] = np.where(is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", "holes"))
+    table["loss_method"] = np.where(
+        is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", np.where(use_ecn, "ecn", "holes"))
+    )
 
     originals = np.maximum(table["data_segments"] - retrans, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -978,12 +988,54 @@ def _acked_past_capture(
     return out
 
 
+def _unfilled_segments(table: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per direction: segments of the sequence holes still open at the end."""
+    mss_rows = np.maximum(table["mss"], 1)
+    return (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
+
+
 def _hole_counts(table: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
     """Per direction: the segments the sequence holes showed lost (filled or left open), and
     those plus the repairs that show an earlier one was lost (each a floor of the loss)."""
-    mss_rows = np.maximum(table["mss"], 1)
-    holes_seen = table["hole_fill_retransmissions"] + (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
+    holes_seen = table["hole_fill_retransmissions"] + _unfilled_segments(table)
     return holes_seen, holes_seen + table["lost_repairs"]
+
+
+def _ecn_evidence(
+    table: Dict[str, np.ndarray],
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    kind: np.ndarray,
+    first_syn: np.ndarray,
+    mss: np.ndarray,
+    data_slots: np.ndarray,
+    is_sender_mode: np.ndarray,
+) -> np.ndarray:
+    """Per direction: the segments whose first transmission never came past the capture point,
+    by the ECN codepoint (ecn.py), below the sender where the evidence holds (-1 elsewhere).
+    Adds the table's `ecn` (what the codepoints tell) and `ecn_lost_originals`."""
+    codepoint = packets.get("ip_ecn")
+    payload = np.asarray(packets["tcp_payload_len"])
+    if codepoint is None:
+        codepoint = np.zeros(len(payload), dtype=np.uint8)
+    codepoint = np.asarray(codepoint)
+    handshake = ecn_evidence.handshake_ecn(np.asarray(packets["tcp_flags"]), first_syn)
+    if codepoint.any():
+        is_fill = np.isin(kind, (KIND_RETRANS_FAST, KIND_RETRANS_RTO, KIND_RETRANS_TLP, KIND_RETRANS_OTHER))
+        ect, data, fills, not_ect_fills = ecn_evidence.codepoint_counts(codepoint, payload, slot, is_fill, n_slots)
+    else:  # no ECT anywhere (most captures): the handshakes alone tell
+        ect = data = fills = not_ect_fills = np.zeros(n_slots, dtype=np.int64)
+    state = ecn_evidence.ecn_states(
+        handshake[data_slots], ect[data_slots], data[data_slots], fills[data_slots], not_ect_fills[data_slots]
+    )
+    table["ecn"] = state
+    used = (state == ecn_evidence.ECN_ON) & ~is_sender_mode
+    lost = np.full(len(data_slots), -1, dtype=np.int64)
+    if used.any():
+        lost[used] = ecn_evidence.originals_never_seen(packets, slot, data_slots[used], n_slots, mss)
+    table["ecn_lost_originals"] = lost
+    return lost
 
 
 def _handshake_legs_ns(stats: np.ndarray, slots: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
