@@ -237,3 +237,18 @@ def test_a_real_receiver_capture_counts_every_segment_whose_first_copy_the_route
     codes = {w["code"] for w in receiver["warnings"]}
     assert "loss_floor" in codes
     assert sender_row["ecn"] == ecn.ECN_ON and sender_row["loss_method"] == "retransmissions"
+
+
+def test_below_the_sender_retransmissions_are_the_not_ect_copies_and_those_an_ect_copy_beat_are_spurious():
+    r = receiver_capture(tail_resent_in_order())
+    # the tail's three resends came in order (no hole), the repeat of segment 2 was not needed
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 1
+    assert r["retrans_other"] + r["retrans_rto"] + r["retrans_fast"] + r["retrans_tlp"] == 3
+
+
+def test_a_first_copy_that_came_after_its_resend_is_no_loss_and_makes_the_resend_spurious():
+    arrivals = [(k, 0.001 * k, ECT) for k in range(20) if k != 5]
+    arrivals += [(5, 0.040, NOT_ECT), (5, 0.041, ECT)]
+    r = receiver_capture(arrivals)
+    assert r["ecn"] == ecn.ECN_ON and r["lost_segments"] == 0
+    assert r["retransmissions"] == 1 and r["spurious_retransmissions"] == 1 and r["reordered_segments"] == 1

@@ -145,6 +145,27 @@ def _covered(points: np.ndarray, run_start: np.ndarray, run_end: np.ndarray) -> 
     return (at >= 0) & (points < run_end[np.maximum(at, 0)])
 
 
+def _slot_data(
+    packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, n_slots: int
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The data packets of `slots`: their rows, each one's slot rank (its index in `slots`), its
+    byte range laid in one sequence space (each slot's from its lowest byte, SLOT_SHIFT_BITS
+    apart), and whether it is ECT (or CE)."""
+    rank_of_slot = np.full(n_slots + 1, -1, dtype=np.int64)
+    rank_of_slot[slots] = np.arange(len(slots))
+    payload = np.asarray(packets["tcp_payload_len"])
+    rows = np.flatnonzero((rank_of_slot[np.where(slot >= 0, slot, n_slots)] >= 0) & (payload > 0))
+    rank = rank_of_slot[slot[rows]]
+    syn = (np.asarray(packets["tcp_flags"])[rows] & TCP_SYN) != 0
+    start = unwrapped_seq(np.asarray(packets["seq"])[rows], rank) + syn
+    lowest = np.full(len(slots), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(lowest, rank, start)
+    start = start - lowest[rank] + (rank << SLOT_SHIFT_BITS)
+    end = start + payload[rows]
+    ect = np.asarray(packets["ip_ecn"])[rows] != ECN_NOT_ECT
+    return rows, rank, start, end, ect
+
+
 def originals_never_seen(
     packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, n_slots: int, mss: np.ndarray
 ) -> np.ndarray:
@@ -153,21 +174,9 @@ def originals_never_seen(
     run of such bytes, in whole segments (`mss` per slot; a run's last piece may be short).
     A not-ECT copy of data an ECT copy also brought is a resend not needed here."""
     out = np.zeros(len(slots), dtype=np.int64)
-    rank_of_slot = np.full(n_slots + 1, -1, dtype=np.int64)
-    rank_of_slot[slots] = np.arange(len(slots))
-    payload = np.asarray(packets["tcp_payload_len"])
-    rows = np.flatnonzero((rank_of_slot[np.where(slot >= 0, slot, n_slots)] >= 0) & (payload > 0))
+    rows, _, start, end, ect = _slot_data(packets, slot, slots, n_slots)
     if len(rows) == 0:
         return out
-    rank = rank_of_slot[slot[rows]]
-    syn = (np.asarray(packets["tcp_flags"])[rows] & TCP_SYN) != 0
-    start = unwrapped_seq(np.asarray(packets["seq"])[rows], rank) + syn
-    # one sequence space: each slot's bytes from its lowest, far from every other slot's
-    lowest = np.full(len(slots), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(lowest, rank, start)
-    start = start - lowest[rank] + (rank << SLOT_SHIFT_BITS)
-    end = start + payload[rows]
-    ect = np.asarray(packets["ip_ecn"])[rows] != ECN_NOT_ECT
     ect_start, ect_end = _merged(start[ect], end[ect])
     resent_start, resent_end = _merged(start[~ect], end[~ect])
     if len(resent_start) == 0:
@@ -192,3 +201,17 @@ def originals_never_seen(
     segments = (run_bytes + segment_bytes - 1) // segment_bytes
     out += np.bincount(run_rank, weights=segments, minlength=len(slots)).astype(np.int64)
     return out
+
+
+def copies_by_codepoint(
+    packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, n_slots: int
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The data packets of `slots`: their rows, whether each is a first copy (ECT or CE), and
+    whether each resend (not-ECT) repeats data an ECT copy brought here too (all of its bytes)."""
+    rows, _, start, end, ect = _slot_data(packets, slot, slots, n_slots)
+    if not ect.any():
+        return rows, ect, np.zeros(len(rows), dtype=bool)
+    ect_start, ect_end = _merged(start[ect], end[ect])
+    at = np.searchsorted(ect_start, start, side="right") - 1
+    inside = (at >= 0) & (start < ect_end[np.maximum(at, 0)]) & (end <= ect_end[np.maximum(at, 0)])
+    return rows, ect, ~ect & inside

@@ -673,6 +673,9 @@ def analyze_directions(
     # and the repairs that show an earlier one lost count as before
     ecn_lost = _ecn_evidence(table, packets, slot, n_slots, kind, first_syn, mss, data_slots, is_sender_mode)
     use_ecn = ecn_lost >= 0
+    if use_ecn.any():
+        kind = _kinds_by_ecn(kind, table, packets, slot, n_slots, data_slots[use_ecn], mode, mss)
+        retrans, spurious = table["retransmissions"], table["spurious_retransmissions"]
     holes_seen = np.where(use_ecn, ecn_lost + _unfilled_segments(table), holes_seen)
     hole_based = np.where(use_ecn, holes_seen + table["lost_repairs"], hole_based)
     # IDs missing from the capture, less those the peer ACKed, less the capture's other drops
@@ -999,6 +1002,60 @@ def _hole_counts(table: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarra
     those plus the repairs that show an earlier one was lost (each a floor of the loss)."""
     holes_seen = table["hole_fill_retransmissions"] + _unfilled_segments(table)
     return holes_seen, holes_seen + table["lost_repairs"]
+
+
+def _kinds_by_ecn(
+    kind: np.ndarray,
+    table: Dict[str, np.ndarray],
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    slots: np.ndarray,
+    mode: np.ndarray,
+    mss: np.ndarray,
+) -> np.ndarray:
+    """The segment kinds of `slots` (below the sender, ECN evidence `on`) by their copies'
+    codepoints (ecn.py), and the table's retransmission counts from them: a first copy (ECT)
+    is never a retransmission (one that filled a hole, or came after its resend, came late:
+    reordered); a resend (not-ECT) is one, also where it came in order (a tail resent, a
+    timeout's resend: kind other when the sequence showed none); at the receiver a resend of
+    data whose first copy came too was not needed (spurious). In path a repeat of data that
+    passed keeps its kind: it may have been lost further on. Returns the new per-packet kinds."""
+    rows, first_copy, needless = ecn_evidence.copies_by_codepoint(packets, slot, slots, n_slots)
+    was = kind[rows]
+    now = was.copy()
+    now[first_copy & np.isin(was, RETRANSMISSION_KINDS)] = KIND_REORDERED
+    now[~first_copy & np.isin(was, (KIND_ORIGINAL, KIND_REORDERED))] = KIND_RETRANS_OTHER
+    now[needless & (mode[slot[rows]] == MODE_RECEIVER)] = KIND_SPURIOUS
+    kind = kind.copy()
+    kind[rows] = now
+    # the counts per slot, in segments, from the kinds
+    payload = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
+    segment_bytes = np.maximum(mss[slot[rows]], 1)
+    segments = np.maximum((payload + segment_bytes - 1) // segment_bytes, 1)
+    row_of = np.full(n_slots, -1, dtype=np.int64)
+    row_of[np.asarray(table["slot"])] = np.arange(len(table["slot"]))
+    owner = row_of[slot[rows]]
+    n_rows = len(table["slot"])
+    mine = np.zeros(n_rows, dtype=bool)
+    mine[row_of[slots]] = True
+
+    def total(which: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return np.bincount(owner[which], weights=weights[which], minlength=n_rows).astype(np.int64)
+
+    resent = np.isin(now, RETRANSMISSION_KINDS)
+    for name, which in (
+        ("retransmissions", resent),
+        ("retrans_fast", now == KIND_RETRANS_FAST),
+        ("retrans_rto", now == KIND_RETRANS_RTO),
+        ("retrans_tlp", now == KIND_RETRANS_TLP),
+        ("retrans_other", now == KIND_RETRANS_OTHER),
+        ("spurious_retransmissions", now == KIND_SPURIOUS),
+        ("reordered_segments", now == KIND_REORDERED),
+    ):
+        table[name] = np.where(mine, total(which, segments), table[name])
+    table["retransmitted_bytes"] = np.where(mine, total(resent, payload), table["retransmitted_bytes"])
+    return kind
 
 
 def _ecn_evidence(
