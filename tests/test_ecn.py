@@ -194,11 +194,11 @@ def test_the_decoder_reads_the_ecn_codepoint_of_ipv4_and_ipv6_apart_from_dscp(tm
     assert packets["ip_version"].tolist() == [4, 4, 6, 6]
 
 
-def test_an_ecn_count_is_a_floor_whose_reordering_is_no_reason_to_doubt_it():
+def test_an_ecn_count_is_a_floor_where_it_found_first_copies_lost():
     from spline_analysis._core import integrity
 
-    record = {"loss_method": "ecn", "ecn_lost_originals": 3, "forwarded_drops": 0, "reordered_segments": 400}
-    assert integrity.loss_is_floor(record) and not integrity._reordered(record)
+    record = {"loss_method": "ecn", "ecn_lost_originals": 3, "hole_lost_segments": 0, "forwarded_drops": 0}
+    assert integrity.loss_is_floor(record)
     assert not integrity.loss_is_floor(record | {"ecn_lost_originals": 0})
 
 

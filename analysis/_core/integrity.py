@@ -351,10 +351,8 @@ REORDERING_PATH_MIN_SEGMENTS = 10
 
 def _reordered(d: Mapping[str, Any]) -> bool:
     """Whether a direction's capture recognised enough late originals to call its path one that
-    reorders (REORDERING_PATH_MIN_SEGMENTS), where that matters to its count: with ECN a late
-    original is told by its codepoint (`loss_method` ecn), never counted as a loss."""
-    if d.get("loss_method") == "ecn":
-        return False
+    reorders (REORDERING_PATH_MIN_SEGMENTS). With ECN (`loss_method` ecn) a late original is
+    told by its codepoint, but repairs that overtake each other still read as repairs lost."""
     return int(d.get("reordered_segments") or 0) >= REORDERING_PATH_MIN_SEGMENTS
 
 
@@ -543,8 +541,8 @@ def hole_count_warnings(
         if slot_stamped_data.get(slot, 0) == 0:
             if (
                 d.get("vantage") in ("receiver", "in-path")
-                and d.get("loss_method") == "holes"
-                and int(d.get("hole_lost_segments") or 0) > 0
+                and d.get("loss_method") in ("holes", "ecn")
+                and int(d.get("hole_lost_segments") or 0) + max(int(d.get("ecn_lost_originals") or 0), 0) > 0
             ):
                 out.append(_no_timestamps_warning(d, int((slot_cut_data or {}).get(slot, 0))))
         elif loss_is_floor(d) and (_reordered(d) or capture_dropped_packets > 0):
