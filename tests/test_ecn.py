@@ -37,17 +37,21 @@ NO_ECN = (TCP_SYN, TCP_SYN | TCP_ACK)
 
 
 def receiver_capture(
-    arrivals: Sequence[Tuple[int, float, int]], handshake: Tuple[int, int] | None = CLASSIC, seed: int = 11
+    arrivals: Sequence[Tuple[int, float, int]],
+    handshake: Tuple[int, int] | None = CLASSIC,
+    seed: int = 11,
+    announced_mss: int = 1460,
 ):
     """Capture next to the receiver a of b's data: `arrivals` lists (segment, time after the
     handshake, codepoint) per copy; `handshake`: the SYN's and SYN/ACK's flags (None: no
-    handshake in the capture). Returns the analysed directions' row of b's data."""
+    handshake in the capture; `announced_mss`: the MSS both SYNs announce, the segment size the
+    analysis reads unless it is above the payloads). Returns the analysed directions' row of b's data."""
     f = Flow()
     rng = np.random.default_rng(seed)
     t = 0.0
     if handshake is not None:
-        f.add(0.0, 0, ISN_A, 0, flags=handshake[0], ttl=64, mss_option=1460)
-        f.add(0.020, 1, ISN_B, ISN_A + 1, flags=handshake[1], ttl=61, mss_option=1460)
+        f.add(0.0, 0, ISN_A, 0, flags=handshake[0], ttl=64, mss_option=announced_mss)
+        f.add(0.020, 1, ISN_B, ISN_A + 1, flags=handshake[1], ttl=61, mss_option=announced_mss)
         f.add(0.02002, 0, ISN_A + 1, ISN_B + 1, ttl=64)
         t = 0.02002
     codepoints = [ECN_NOT_ECT] * len(f.rows)
@@ -252,3 +256,16 @@ def test_a_first_copy_that_came_after_its_resend_is_no_loss_and_makes_the_resend
     r = receiver_capture(arrivals)
     assert r["ecn"] == ecn.ECN_ON and r["lost_segments"] == 0
     assert r["retransmissions"] == 1 and r["spurious_retransmissions"] == 1 and r["reordered_segments"] == 1
+
+
+@pytest.mark.parametrize("second_resend_after_s", [0.002, 0.020, 0.250])
+def test_a_hole_a_higher_resend_opened_shows_the_missing_segments_resend_lost_and_counts_it_once(
+    second_resend_after_s,
+):
+    """The tail 7-9 lost; its resends go in order, 8's is lost too: 9's resend opens a hole at
+    8, whose second resend fills it. The hole rules see that only when the fill comes over a
+    timeout late (0.25 s); the codepoints at once. Either way one lost repair."""
+    arrivals = [(k, 0.001 * k, ECT) for k in range(7)]
+    arrivals += [(7, 0.030, NOT_ECT), (9, 0.031, NOT_ECT), (8, 0.031 + second_resend_after_s, NOT_ECT)]
+    r = receiver_capture(arrivals, announced_mss=MSS)
+    assert r["ecn_lost_originals"] == 3 and r["lost_repairs"] == 1 and r["lost_segments"] == 4

@@ -215,3 +215,48 @@ def copies_by_codepoint(
     at = np.searchsorted(ect_start, start, side="right") - 1
     inside = (at >= 0) & (start < ect_end[np.maximum(at, 0)]) & (end <= ect_end[np.maximum(at, 0)])
     return rows, ect, ~ect & inside
+
+
+def repairs_lost_below_resends(
+    packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, n_slots: int, mss: np.ndarray
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Hole segments whose resend before a later one was lost, by the codepoints: a segment
+    missing here when a resend (not-ECT) of higher data came, from the one that opened its
+    hole on. A sender resends the segments it holds lost in sequence order, and it holds a
+    segment lost no later than a higher one sent after it, so on a path that keeps order the
+    missing segment's resend went first and did not come. (A tail loss probe, which resends
+    the highest segment alone, is the exception the hole fills' ages would show.) Returns
+    the data rows of `slots` and, per row, the hole segments it was the first copy of that
+    are such (each counts one resend lost)."""
+    rows, rank, start, end, ect = _slot_data(packets, slot, slots, n_slots)
+    none = np.zeros(len(rows), dtype=np.int64)
+    if len(rows) == 0 or ect.all():
+        return rows, none
+    # slot by slot, in capture order (rows are in capture order already)
+    order = np.argsort(rank, kind="stable")
+    rows, rank, start, end, ect = rows[order], rank[order], start[order], end[order], ect[order]
+    base = rank << SLOT_SHIFT_BITS
+    segment_bytes = np.maximum(np.asarray(mss, dtype=np.int64)[slots], 1)[rank]
+    first = base + (start - base) // segment_bytes
+    last = base + (end - 1 - base) // segment_bytes
+    # the highest segment seen so far (slot ranks keep the running maximum within each slot)
+    highest = np.maximum.accumulate(last)
+    # every segment's first copy: its position in this order
+    count = last - first + 1
+    position = np.repeat(np.arange(len(rows)), count)
+    segment = np.repeat(first, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+    segment, first_at = np.unique(segment, return_index=True)
+    first_at = position[first_at]
+    # where its hole opened: the first copy of anything above it
+    opened_at = np.searchsorted(highest, segment, side="right")
+    hole = opened_at < first_at
+    segment, first_at, opened_at = segment[hole], first_at[hole], opened_at[hole]
+    if len(segment) == 0:
+        return rows, none
+    # the highest first segment of a resend that came while it was missing
+    resend_first = np.where(ect, -1, first)
+    bounds = np.empty(2 * len(segment), dtype=np.int64)
+    bounds[0::2], bounds[1::2] = opened_at, first_at
+    reach = np.maximum.reduceat(resend_first, bounds)[0::2]
+    lost_again = reach > segment
+    return rows, np.bincount(first_at[lost_again], minlength=len(rows)).astype(np.int64)

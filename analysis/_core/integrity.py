@@ -159,7 +159,7 @@ WARNING_CODES: Sequence[WarningCode] = (
         "repair from new data (3-22% low where a full queue drops burst tails, up to 5% at random "
         "loss). Only with TCP timestamps: without them the count is no floor (`no_timestamps`). On an "
         "ECN connection (`loss_method` `ecn`) the first copies that never came are counted by their "
-        "codepoint, tails too; a repair lost and resent again still leaves no trace (-7.5% and -9.7% "
+        "codepoint, tails too; a repair lost and resent again may still leave no trace (-6.3% to -9.0% "
         "on IPv6 BBR at a 2-5 ms queue)",
         "capture at the sender, whose retransmissions count loss exactly; below it, an IPv4 sender "
         "that numbers its IP IDs per connection (as Linux does) has its loss counted exactly",

@@ -404,8 +404,9 @@ def _run_pass(
     id64 = np.frombuffer(out[4], dtype=np.int64)
     hole_age_ns = np.frombuffer(out[5], dtype=np.int64)
     stats = np.frombuffer(out[6], dtype=np.int64).reshape(n_slots, len(STAT_FIELDS))
+    lost_repairs_at = np.frombuffer(out[7], dtype=np.int32)
     assert len(kind) == n
-    return kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats
+    return kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats, lost_repairs_at
 
 
 def _vantage(stats: np.ndarray, n_slots: int) -> np.ndarray:
@@ -569,7 +570,7 @@ def analyze_directions(
     evidence_only = np.full(n_slots, MODE_EVIDENCE, dtype=np.int8)
     # the evidence passes read TTLs, IP IDs and the handshake: whether SACK was negotiated they leave unknown
     sack_unread = np.full(n_slots, SACK_UNKNOWN, dtype=np.uint8)
-    _, _, _, _, id64, _, stats1 = _run_pass(
+    _, _, _, _, id64, _, stats1, _ = _run_pass(
         packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8), sack_unread
     )
     col = STAT_INDEX
@@ -595,7 +596,7 @@ def analyze_directions(
     if copies is not None:
         if copies.hidden.any():
             slot = np.where(copies.hidden, -1, slot).astype(np.int32)
-            _, _, _, _, id64, _, stats1 = _run_pass(
+            _, _, _, _, id64, _, stats1, _ = _run_pass(
                 packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8), sack_unread
             )
     steps = stats1[:, col["ip_id_steps"]]
@@ -614,7 +615,7 @@ def analyze_directions(
 
     # pass 2: classification with the vantage known
     sack = _sack_negotiated(packets, first_syn)
-    kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats = _run_pass(
+    kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats, lost_repairs_at = _run_pass(
         packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8), sack
     )
 
@@ -676,6 +677,9 @@ def analyze_directions(
     if use_ecn.any():
         kind = _kinds_by_ecn(kind, table, packets, slot, n_slots, data_slots[use_ecn], mode, mss)
         retrans, spurious = table["retransmissions"], table["spurious_retransmissions"]
+        table["lost_repairs"] = _lost_repairs_with_ecn(
+            table, packets, slot, n_slots, data_slots[use_ecn], mss, lost_repairs_at
+        )
     holes_seen = np.where(use_ecn, ecn_lost + _unfilled_segments(table), holes_seen)
     hole_based = np.where(use_ecn, holes_seen + table["lost_repairs"], hole_based)
     # IDs missing from the capture, less those the peer ACKed, less the capture's other drops
@@ -1056,6 +1060,27 @@ def _kinds_by_ecn(
         table[name] = np.where(mine, total(which, segments), table[name])
     table["retransmitted_bytes"] = np.where(mine, total(resent, payload), table["retransmitted_bytes"])
     return kind
+
+
+def _lost_repairs_with_ecn(
+    table: Dict[str, np.ndarray],
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    slots: np.ndarray,
+    mss: np.ndarray,
+    lost_repairs_at: np.ndarray,
+) -> np.ndarray:
+    """Per direction: the repairs lost, where `slots` (ECN evidence `on`) also count the hole
+    segments a higher resend overtook (ecn.repairs_lost_below_resends). Both are read at the
+    copy that filled the segment: per packet the larger of the two stands (`lost_repairs_at`:
+    what the hole rules showed at each packet), so a repair both show counts once."""
+    rows, shown = ecn_evidence.repairs_lost_below_resends(packets, slot, slots, n_slots, mss)
+    by_holes = lost_repairs_at[rows].astype(np.int64)
+    row_of = np.full(n_slots, -1, dtype=np.int64)
+    row_of[np.asarray(table["slot"])] = np.arange(len(table["slot"]))
+    more = np.bincount(row_of[slot[rows]], weights=np.maximum(shown - by_holes, 0), minlength=len(table["slot"]))
+    return table["lost_repairs"] + more.astype(np.int64)
 
 
 def _ecn_evidence(
