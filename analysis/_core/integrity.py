@@ -162,7 +162,9 @@ WARNING_CODES: Sequence[WarningCode] = (
         "codepoint, tails too; a repair lost and resent again may still leave no trace (-6.3% to -9.0% "
         "on IPv6 BBR at a 2-5 ms queue)",
         "capture at the sender, whose retransmissions count loss exactly; below it, an IPv4 sender "
-        "that numbers its IP IDs per connection (as Linux does) has its loss counted exactly",
+        "that numbers its IP IDs per connection (as Linux does) has its loss counted exactly; or let "
+        "the connection negotiate ECN (`sysctl -w net.ipv4.tcp_ecn=1` on a Linux client; Apple's ask for "
+        "it by default, Linux servers accept it): then every first copy lost is counted, tails too",
     ),
     WarningCode(
         "loss_not_floor",
