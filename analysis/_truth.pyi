@@ -32,6 +32,6 @@ def analyze(
     id_per_packet: Buffer,
     sack_negotiated: Buffer,
     /,
-) -> tuple[bytearray, bytearray, bytearray, bytearray, bytearray, bytearray, bytearray]:
+) -> tuple[bytearray, bytearray, bytearray, bytearray, bytearray, bytearray, bytearray, bytearray]:
     """(kind u8[N], rtt_us f64[N], rtt_direction i32[N], in_flight i64[N], id64 i64[N],
-    hole_age_ns i64[N], stats i64[n_directions, fields]) as bytearrays."""
+    hole_age_ns i64[N], stats i64[n_directions, fields], lost_repairs i32[N]) as bytearrays."""

@@ -119,7 +119,14 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         "IP-ID gaps or sequence holes (downstream); see loss_method",
         T,
     ),
-    Key("loss_method", "string", "", "how lost_segments was counted: retransmissions, ip_id_gaps or holes", T),
+    Key(
+        "loss_method",
+        "string",
+        "",
+        "how lost_segments was counted: retransmissions, ip_id_gaps, ecn (first copies by their ECN codepoint, "
+        "with the holes still open and the repairs lost) or holes",
+        T,
+    ),
     Key(
         "capture_gaps",
         "integer",
@@ -200,6 +207,23 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         T,
     ),
     Key("hole_lost_segments", "integer", "segments", "segments lost by the sequence holes", T),
+    Key(
+        "ecn",
+        "string",
+        "",
+        "what the ECN codepoints of the data tell: on (first copies ECT, resends not-ECT), off, accurate "
+        "(Accurate ECN: resends may be ECT), bleached (negotiated, all not-ECT here), resends_ect (hole "
+        "fills ECT), mixed (ECT on under half the data) or unproven (no handshake, too few hole fills)",
+        T,
+    ),
+    Key(
+        "ecn_lost_originals",
+        "integer",
+        "segments",
+        "segments of which only not-ECT copies (resends) came past the capture point: first copies lost "
+        "before it (-1: the codepoints are not used here)",
+        T,
+    ),
     Key("lost_repairs", "integer", "segments", "retransmissions that were themselves lost", T),
     Key("ip_id_unusable", "boolean", "", "the IP IDs cannot count loss here (not a per-connection counter)", T),
     Key("ip_id_contradicted", "boolean", "", "the IP-ID count contradicts the sequence holes (holes used)", T),

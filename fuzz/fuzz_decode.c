@@ -56,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .ip_frag_offset = column(2),
         .ts_valid = column(1),
         .opt_mptcp = column(2),
+        .ip_ecn = column(1),
     };
     size_t offset = 0, counted_rows = 0, count_end = 0;
     /* Pass 1 as the Python reader does it: count only (no columns). */

@@ -111,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .in_flight = malloc(rows * 8),
         .id64 = malloc(rows * 8),
         .hole_age_ns = malloc(rows * 8),
+        .lost_repairs = malloc(rows * 4),
         .stats = malloc((size_t)n_dirs * S_N_FIELDS * 8),
     };
     if (truth_analyze(&in, &out) == 0) {
@@ -118,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (out.kind[i] > TRUTH_KIND_WINDOW_PROBE) abort();
             if (out.rtt_direction[i] >= n_dirs) abort();
             if (out.hole_age_ns[i] < -1) abort();
+            if (out.lost_repairs[i] < 0) abort();
         }
         for (int64_t d = 0; d < n_dirs; d++) {
             const int64_t *S = out.stats + d * S_N_FIELDS;
@@ -152,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(out.in_flight);
     free(out.id64);
     free(out.hole_age_ns);
+    free(out.lost_repairs);
     free(out.stats);
     return 0;
 }

@@ -46,6 +46,13 @@ TCP_ECE = 0x040
 TCP_CWR = 0x080
 TCP_NS = 0x100
 
+# The IP ECN codepoint (RFC 3168): ECT(0)/ECT(1) on packets of an ECN-capable transport, CE
+# where a router marked one (a segment's first copy; a Linux sender clears ECT on resends).
+ECN_NOT_ECT = 0
+ECN_ECT1 = 1
+ECN_ECT0 = 2
+ECN_CE = 3
+
 MAX_SACK_BLOCKS = 4
 
 PACKET_COLUMNS: Tuple[Column, ...] = (
@@ -107,6 +114,12 @@ PACKET_COLUMNS: Tuple[Column, ...] = (
         "whose ts_ns repeats the previous record's, or 0)",
     ),
     Column("opt_mptcp", "uint16", (), "MPTCP option subtypes present (bit 1 << subtype, RFC 8684); 0 none"),
+    Column(
+        "ip_ecn",
+        "uint8",
+        (),
+        "IP ECN codepoint (ECN_*: low 2 bits of the IPv4 TOS / IPv6 traffic class); 0 (not-ECT) without IP",
+    ),
 )
 
 COLUMN_NAMES: Tuple[str, ...] = tuple(c.name for c in PACKET_COLUMNS)

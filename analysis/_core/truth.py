@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _truth
 from .columns import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
+from . import ecn as ecn_evidence
 from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots, unwrapped_seq
 from .rtt import rtt_stats
 
@@ -403,8 +404,9 @@ def _run_pass(
     id64 = np.frombuffer(out[4], dtype=np.int64)
     hole_age_ns = np.frombuffer(out[5], dtype=np.int64)
     stats = np.frombuffer(out[6], dtype=np.int64).reshape(n_slots, len(STAT_FIELDS))
+    lost_repairs_at = np.frombuffer(out[7], dtype=np.int32)
     assert len(kind) == n
-    return kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats
+    return kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats, lost_repairs_at
 
 
 def _vantage(stats: np.ndarray, n_slots: int) -> np.ndarray:
@@ -622,7 +624,7 @@ def _analyze_directions_in_file_order(
     evidence_only = np.full(n_slots, MODE_EVIDENCE, dtype=np.int8)
     # the evidence passes read TTLs, IP IDs and the handshake: whether SACK was negotiated they leave unknown
     sack_unread = np.full(n_slots, SACK_UNKNOWN, dtype=np.uint8)
-    _, _, _, _, id64, _, stats1 = _run_pass(
+    _, _, _, _, id64, _, stats1, _ = _run_pass(
         packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8), sack_unread
     )
     col = STAT_INDEX
@@ -652,7 +654,7 @@ def _analyze_directions_in_file_order(
     if copies is not None:
         if copies.hidden.any():
             slot = np.where(copies.hidden, -1, slot).astype(np.int32)
-            _, _, _, _, id64, _, stats1 = _run_pass(
+            _, _, _, _, id64, _, stats1, _ = _run_pass(
                 packets, slot, n_slots, evidence_only, mss, np.zeros(n_slots, np.uint8), sack_unread
             )
     steps = stats1[:, col["ip_id_steps"]]
@@ -671,7 +673,7 @@ def _analyze_directions_in_file_order(
 
     # pass 2: classification with the vantage known
     sack = _sack_negotiated(packets, first_syn)
-    kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats = _run_pass(
+    kind, rtt_us, rtt_slot, in_flight, id64, hole_age_ns, stats, lost_repairs_at = _run_pass(
         packets, slot, n_slots, mode, mss, id_per_packet.astype(np.uint8), sack
     )
 
@@ -724,6 +726,20 @@ def _analyze_directions_in_file_order(
     # after a repair above it (senders repair in sequence order), after new data the sender sent
     # once it knew of the hole, or later than a retransmission timeout
     holes_seen, hole_based = _hole_counts(table)
+    table["hole_lost_segments"] = hole_based.astype(np.int64)
+    # with ECN, the segments whose first copy never came (not-ECT copies only) stand for the hole
+    # fills (a tail resent in order is one too, a late original is none); the holes still open
+    # and the repairs that show an earlier one lost count as before
+    ecn_lost = _ecn_evidence(table, packets, slot, n_slots, kind, first_syn, mss, data_slots, is_sender_mode)
+    use_ecn = ecn_lost >= 0
+    if use_ecn.any():
+        kind = _kinds_by_ecn(kind, table, packets, slot, n_slots, data_slots[use_ecn], mode, mss)
+        retrans, spurious = table["retransmissions"], table["spurious_retransmissions"]
+        table["lost_repairs"] = _lost_repairs_with_ecn(
+            table, packets, slot, n_slots, data_slots[use_ecn], mss, lost_repairs_at
+        )
+    holes_seen = np.where(use_ecn, ecn_lost + _unfilled_segments(table), holes_seen)
+    hole_based = np.where(use_ecn, holes_seen + table["lost_repairs"], hole_based)
     # IDs missing from the capture, less those the peer ACKed, less the capture's other drops
     # its own counter shows (copies of data it holds in another copy: _capture_drops_elsewhere)
     elsewhere = _capture_drops_elsewhere(
@@ -733,7 +749,6 @@ def _analyze_directions_in_file_order(
     id_based = np.maximum(id_gaps[data_slots] - table["capture_gaps"] - elsewhere[data_slots], 0)
     # IDs number every packet, pure ACKs too: they count data loss where data dominates
     ids_count_data = table["ip_id_per_packet"] & (table["data_packets"] >= IP_ID_DATA_FRACTION * table["packets"])
-    table["hole_lost_segments"] = hole_based.astype(np.int64)
     table["ip_id_lost_segments"] = np.where(ids_count_data, id_based, -1).astype(np.int64)
     # The ID count is used where the sender numbers each connection's packets and the holes
     # do not contradict it: the holes seen are a floor (every hole is a loss), and with the
@@ -794,7 +809,9 @@ def _analyze_directions_in_file_order(
     )
     lost = np.maximum(lost, 0)
     table["lost_segments"] = lost.astype(np.int64)
-    table["loss_method"] = np.where(is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", "holes"))
+    table["loss_method"] = np.where(
+        is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", np.where(use_ecn, "ecn", "holes"))
+    )
 
     originals = np.maximum(table["data_segments"] - retrans, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1041,12 +1058,129 @@ def _acked_past_capture(
     return out
 
 
+def _unfilled_segments(table: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per direction: segments of the sequence holes still open at the end."""
+    mss_rows = np.maximum(table["mss"], 1)
+    return (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
+
+
 def _hole_counts(table: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
     """Per direction: the segments the sequence holes showed lost (filled or left open), and
     those plus the repairs that show an earlier one was lost (each a floor of the loss)."""
-    mss_rows = np.maximum(table["mss"], 1)
-    holes_seen = table["hole_fill_retransmissions"] + (table["unfilled_hole_bytes"] + mss_rows - 1) // mss_rows
+    holes_seen = table["hole_fill_retransmissions"] + _unfilled_segments(table)
     return holes_seen, holes_seen + table["lost_repairs"]
+
+
+def _kinds_by_ecn(
+    kind: np.ndarray,
+    table: Dict[str, np.ndarray],
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    slots: np.ndarray,
+    mode: np.ndarray,
+    mss: np.ndarray,
+) -> np.ndarray:
+    """The segment kinds of `slots` (below the sender, ECN evidence `on`) by their copies'
+    codepoints (ecn.py), and the table's retransmission counts from them: a first copy (ECT)
+    is never a retransmission (one that filled a hole, or came after its resend, came late:
+    reordered); a resend (not-ECT) is one, also where it came in order (a tail resent, a
+    timeout's resend: kind other when the sequence showed none); at the receiver a resend of
+    data whose first copy came too was not needed (spurious). In path a repeat of data that
+    passed keeps its kind: it may have been lost further on. Returns the new per-packet kinds."""
+    rows, first_copy, needless = ecn_evidence.copies_by_codepoint(packets, slot, slots, n_slots)
+    was = kind[rows]
+    now = was.copy()
+    now[first_copy & np.isin(was, RETRANSMISSION_KINDS)] = KIND_REORDERED
+    now[~first_copy & np.isin(was, (KIND_ORIGINAL, KIND_REORDERED))] = KIND_RETRANS_OTHER
+    now[needless & (mode[slot[rows]] == MODE_RECEIVER)] = KIND_SPURIOUS
+    kind = kind.copy()
+    kind[rows] = now
+    # the counts per slot, in segments, from the kinds
+    payload = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
+    segment_bytes = np.maximum(mss[slot[rows]], 1)
+    segments = np.maximum((payload + segment_bytes - 1) // segment_bytes, 1)
+    row_of = np.full(n_slots, -1, dtype=np.int64)
+    row_of[np.asarray(table["slot"])] = np.arange(len(table["slot"]))
+    owner = row_of[slot[rows]]
+    n_rows = len(table["slot"])
+    mine = np.zeros(n_rows, dtype=bool)
+    mine[row_of[slots]] = True
+
+    def total(which: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return np.bincount(owner[which], weights=weights[which], minlength=n_rows).astype(np.int64)
+
+    resent = np.isin(now, RETRANSMISSION_KINDS)
+    for name, which in (
+        ("retransmissions", resent),
+        ("retrans_fast", now == KIND_RETRANS_FAST),
+        ("retrans_rto", now == KIND_RETRANS_RTO),
+        ("retrans_tlp", now == KIND_RETRANS_TLP),
+        ("retrans_other", now == KIND_RETRANS_OTHER),
+        ("spurious_retransmissions", now == KIND_SPURIOUS),
+        ("reordered_segments", now == KIND_REORDERED),
+    ):
+        table[name] = np.where(mine, total(which, segments), table[name])
+    table["retransmitted_bytes"] = np.where(mine, total(resent, payload), table["retransmitted_bytes"])
+    return kind
+
+
+def _lost_repairs_with_ecn(
+    table: Dict[str, np.ndarray],
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    slots: np.ndarray,
+    mss: np.ndarray,
+    lost_repairs_at: np.ndarray,
+) -> np.ndarray:
+    """Per direction: the repairs lost, where `slots` (ECN evidence `on`) also count the hole
+    segments a higher resend overtook (ecn.repairs_lost_below_resends). Both are read at the
+    copy that filled the segment: per packet the larger of the two stands (`lost_repairs_at`:
+    what the hole rules showed at each packet), so a repair both show counts once."""
+    rows, shown = ecn_evidence.repairs_lost_below_resends(packets, slot, slots, n_slots, mss)
+    by_holes = lost_repairs_at[rows].astype(np.int64)
+    row_of = np.full(n_slots, -1, dtype=np.int64)
+    row_of[np.asarray(table["slot"])] = np.arange(len(table["slot"]))
+    more = np.bincount(row_of[slot[rows]], weights=np.maximum(shown - by_holes, 0), minlength=len(table["slot"]))
+    return table["lost_repairs"] + more.astype(np.int64)
+
+
+def _ecn_evidence(
+    table: Dict[str, np.ndarray],
+    packets: Mapping[str, np.ndarray],
+    slot: np.ndarray,
+    n_slots: int,
+    kind: np.ndarray,
+    first_syn: np.ndarray,
+    mss: np.ndarray,
+    data_slots: np.ndarray,
+    is_sender_mode: np.ndarray,
+) -> np.ndarray:
+    """Per direction: the segments whose first transmission never came past the capture point,
+    by the ECN codepoint (ecn.py), below the sender where the evidence holds (-1 elsewhere).
+    Adds the table's `ecn` (what the codepoints tell) and `ecn_lost_originals`."""
+    codepoint = packets.get("ip_ecn")
+    payload = np.asarray(packets["tcp_payload_len"])
+    if codepoint is None:
+        codepoint = np.zeros(len(payload), dtype=np.uint8)
+    codepoint = np.asarray(codepoint)
+    handshake = ecn_evidence.handshake_ecn(np.asarray(packets["tcp_flags"]), first_syn)
+    if codepoint.any():
+        is_fill = np.isin(kind, (KIND_RETRANS_FAST, KIND_RETRANS_RTO, KIND_RETRANS_TLP, KIND_RETRANS_OTHER))
+        ect, data, fills, not_ect_fills = ecn_evidence.codepoint_counts(codepoint, payload, slot, is_fill, n_slots)
+    else:  # no ECT anywhere (most captures): the handshakes alone tell
+        ect = data = fills = not_ect_fills = np.zeros(n_slots, dtype=np.int64)
+    state = ecn_evidence.ecn_states(
+        handshake[data_slots], ect[data_slots], data[data_slots], fills[data_slots], not_ect_fills[data_slots]
+    )
+    table["ecn"] = state
+    used = (state == ecn_evidence.ECN_ON) & ~is_sender_mode
+    lost = np.full(len(data_slots), -1, dtype=np.int64)
+    if used.any():
+        lost[used] = ecn_evidence.originals_never_seen(packets, slot, data_slots[used], n_slots, mss)
+    table["ecn_lost_originals"] = lost
+    return lost
 
 
 def _handshake_legs_ns(stats: np.ndarray, slots: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

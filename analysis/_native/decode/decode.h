@@ -35,6 +35,13 @@
 #define DECODE_FLAG_IP_ID_VALID       0x40
 #define DECODE_FLAG_IP_MORE_FRAGMENTS 0x80
 
+/* The IP ECN codepoint (RFC 3168): the low 2 bits of the IPv4 TOS / IPv6 traffic class. */
+#define DECODE_ECN_MASK    0x03u
+#define DECODE_ECN_NOT_ECT 0u
+#define DECODE_ECN_ECT1    1u
+#define DECODE_ECN_ECT0    2u
+#define DECODE_ECN_CE      3u
+
 /* Linux cooked v1 frames carry no interface, only a packet type: their `interface` is
  * this base, plus one for frames going out (packet type 4), so that the copy of a packet
  * seen arriving and the copy seen leaving differ. Linux cooked v2 frames: the ifindex. */
@@ -91,6 +98,7 @@ typedef struct decode_columns {
     uint16_t *ip_frag_offset;
     uint8_t *ts_valid;
     uint16_t *opt_mptcp; /* MPTCP option subtypes present: bit 1 << subtype */
+    uint8_t *ip_ecn;     /* IP ECN codepoint (DECODE_ECN_*) */
 } decode_columns;
 
 typedef struct decode_interface {

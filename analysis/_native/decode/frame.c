@@ -29,7 +29,7 @@
 
 /* The decoded headers of one frame, stored into the columns at the end. */
 typedef struct row {
-    uint8_t flags, ip_version, ttl, ip_proto, tcp_header_len, sack_count;
+    uint8_t flags, ip_version, ttl, ip_proto, tcp_header_len, sack_count, ecn;
     uint8_t src[16], dst[16];
     uint32_t ip_id, ip_payload_len, seq, ack, tcp_payload_len, tsval, tsecr;
     uint16_t sport, dport, tcp_flags, window, mss, frag_offset, mptcp;
@@ -248,6 +248,7 @@ static void decode_ipv4(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, i
     r->ip_id = be16(p + 4);
     r->flags |= DECODE_FLAG_IP_ID_VALID;
     r->ttl = p[8];
+    r->ecn = p[1] & DECODE_ECN_MASK; /* low 2 bits of the TOS byte (RFC 3168) */
     r->ip_proto = p[9];
     r->ip_payload_len = total_len - header_len;
     if (header_len > 20) r->flags |= DECODE_FLAG_IP_OPTIONS;
@@ -303,6 +304,7 @@ static void decode_ipv6(const uint8_t *p, uint32_t cap, uint32_t wire, row *r, i
     memcpy(r->src, p + 8, 16);
     memcpy(r->dst, p + 24, 16);
     r->ttl = p[7];
+    r->ecn = (uint8_t)((p[1] >> 4) & DECODE_ECN_MASK); /* low 2 bits of the traffic class */
     uint8_t next = p[6];
     const uint8_t *q = p + 40;
     uint32_t qcap = cap - 40, qwire = total_len - 40;
@@ -629,4 +631,5 @@ void decode_frame(const uint8_t *frame, uint32_t cap_len, uint32_t frame_len, ui
     memcpy(cols->sack_right[i], r.sack_right, sizeof r.sack_right);
     cols->ip_frag_offset[i] = r.frag_offset;
     cols->opt_mptcp[i] = r.mptcp;
+    cols->ip_ecn[i] = r.ecn;
 }

@@ -84,6 +84,7 @@ static const column_spec COLUMNS[] = {
     COLUMN(ip_frag_offset, 2),
     COLUMN(ts_valid, 1),
     COLUMN(opt_mptcp, 2),
+    COLUMN(ip_ecn, 1),
 };
 #define N_COLUMNS (sizeof COLUMNS / sizeof COLUMNS[0])
 

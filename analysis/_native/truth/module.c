@@ -9,14 +9,15 @@
 
 #include "truth_core.h"
 
-#define N_INPUTS 20
+#define N_INPUTS  20
+#define N_OUTPUTS 8
 
 /*
  * analyze(n_directions, direction, ts_ns, seq, ack, tcp_flags, payload_len, window,
  *         ip_id, decode_flags, ttl, has_ts, tsval, tsecr, sack_count,
  *         sack_left, sack_right, mode, mss, id_per_packet, sack_negotiated)
  * -> (kind u8[N], rtt_us f64[N], rtt_direction i32[N], in_flight i64[N],
- *     id64 i64[N], hole_age_ns i64[N], stats i64[n_directions, S_N_FIELDS])
+ *     id64 i64[N], hole_age_ns i64[N], stats i64[n_directions, S_N_FIELDS], lost_repairs i32[N])
  */
 static PyObject *analyze(PyObject *self, PyObject *args) {
     Py_ssize_t n_directions;
@@ -37,7 +38,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
                                           "sack_right",  "mode",   "mss",   "id_per_packet", "sack_negotiated"};
     Py_buffer b[N_INPUTS];
     int held = 0;
-    PyObject *result = NULL, *outs[7] = {NULL};
+    PyObject *result = NULL, *outs[N_OUTPUTS] = {NULL};
     Py_ssize_t n = 0;
     for (; held < N_INPUTS; held++) {
         if (PyObject_GetBuffer(o[held], &b[held], PyBUF_C_CONTIGUOUS) < 0) goto done;
@@ -54,6 +55,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
     for (int j = 0; j < 6; j++)
         if (!(outs[j] = PyByteArray_FromStringAndSize(NULL, n * out_bytes[j]))) goto done;
     if (!(outs[6] = PyByteArray_FromStringAndSize(NULL, n_directions * S_N_FIELDS * 8))) goto done;
+    if (!(outs[7] = PyByteArray_FromStringAndSize(NULL, n * 4))) goto done;
 
     truth_input in = {
         .n_packets = n,
@@ -87,6 +89,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         .id64 = (int64_t *)PyByteArray_AS_STRING(outs[4]),
         .hole_age_ns = (int64_t *)PyByteArray_AS_STRING(outs[5]),
         .stats = (int64_t *)PyByteArray_AS_STRING(outs[6]),
+        .lost_repairs = (int32_t *)PyByteArray_AS_STRING(outs[7]),
     };
     int status;
     Py_BEGIN_ALLOW_THREADS status = truth_analyze(&in, &out);
@@ -98,15 +101,15 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    result = PyTuple_New(7);
+    result = PyTuple_New(N_OUTPUTS);
     if (!result) goto done;
-    for (int j = 0; j < 7; j++) {
+    for (int j = 0; j < N_OUTPUTS; j++) {
         PyTuple_SET_ITEM(result, j, outs[j]);
         outs[j] = NULL;
     }
 done:
     for (int j = 0; j < held; j++) PyBuffer_Release(&b[j]);
-    for (int j = 0; j < 7; j++) Py_XDECREF(outs[j]);
+    for (int j = 0; j < N_OUTPUTS; j++) Py_XDECREF(outs[j]);
     return result;
 }
 

@@ -2092,6 +2092,13 @@ static int64_t first_repair_within_ns(const direction_state *s) {
     return rtts_ns > RTO_MIN_NS ? rtts_ns : RTO_MIN_NS;
 }
 
+/* Repairs lost before packet i that it shows: the direction's count, and the packet's own
+ * (where the caller asked for it) so that other evidence can be joined packet by packet. */
+static void count_lost_repairs(pass *ps, int64_t d, int64_t i, int64_t repairs) {
+    stats_of(ps, d)[S_LOST_REPAIRS] += repairs;
+    if (ps->out->lost_repairs) ps->out->lost_repairs[i] += (int32_t)repairs;
+}
+
 /* How many retransmission timeouts a repair that fills its hole hole_age_ns after it opened
  * waited: a sender repairs a lost repair at the RTO (first_repair_within_ns), and each
  * repair lost again after twice the wait before (RFC 6298 5.5 backoff), so each timeout
@@ -2700,8 +2707,10 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             /* the hole segments it filled (fill_segs), less those a timeout's sweep first repaired */
             int64_t unswept = rseg - first_repairs < fill_segs ? rseg - first_repairs : fill_segs;
             int64_t shown = skipped || sacked_past || marked ? fill_segs : unswept;
-            S[S_LOST_REPAIRS] += repairs_lost_in_fill(
-                timeouts, overtaken_repairs_lost(ps, d, &filled_hole, now, hole_age_ns), shown, timer_resend);
+            count_lost_repairs(ps, d, i,
+                               repairs_lost_in_fill(timeouts,
+                                                    overtaken_repairs_lost(ps, d, &filled_hole, now, hole_age_ns),
+                                                    shown, timer_resend));
         } else {
             s->sweep_end = hi;
             s->sweep_ns = now;
@@ -2893,7 +2902,7 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
     on_data_after_idle(ps, d, i);
     int timeout_resend = resent_by_timeout(ps, d, i, lo);
-    if (timeout_probe_lost(ps, d, lo)) S[S_LOST_REPAIRS]++;
+    if (timeout_probe_lost(ps, d, lo)) count_lost_repairs(ps, d, i, 1);
     s->timeout_probe_pending = timeout_resend;
     int64_t silence_ns = now - s->last_tx_ns;
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
@@ -3185,6 +3194,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         out->in_flight[i] = -1;
         out->id64[i] = -1;
         out->hole_age_ns[i] = -1;
+        if (out->lost_repairs) out->lost_repairs[i] = 0;
         int32_t d = in->direction[i];
         if (d < 0 || d >= n_dirs) continue;
         if (in->decode_flags[i] & (TRUTH_DECODE_IP_FRAGMENT | TRUTH_DECODE_IN_ICMP_ERROR)) continue;

@@ -206,6 +206,7 @@ typedef struct truth_output {
     int64_t *in_flight;     /* bytes in flight after a data packet at the sender, -1 unknown */
     int64_t *id64;          /* IP ID unwrapped per direction, -1 unusable */
     int64_t *hole_age_ns;   /* a retransmission filling a hole: how long the hole was open, else -1 */
+    int32_t *lost_repairs;  /* repairs lost before this packet that it shows (S_LOST_REPAIRS), or NULL */
     int64_t *stats;
 } truth_output;
 
