@@ -1257,6 +1257,23 @@ static void awaiting_word(pass *ps, int64_t d, int64_t lo, int64_t hi) {
     }
 }
 
+/* First copies the capture saw sent once and never reported, sent before the latest-sent first
+ * copy the receiver reported by more than the path's reordering window (so below it): the rule
+ * a RACK sender marks them lost by, but the connection ended (the receiver closed, an
+ * application's timed test) before any repair left, so no retransmission counts them. Segments
+ * each (a super-segment the sender handed over counts its MSSes). */
+static int64_t unrepaired_losses_at_end(const direction_state *s, double loss_rate) {
+    if (s->sb == NULL || s->ro == NULL || !s->sack_read || !s->uses_ts || s->mss <= 0) return 0;
+    int64_t window_ns = reorder_window_ns(s, loss_rate), segments = 0;
+    for (int64_t k = s->sb_first; k < s->sb_len; k++) {
+        const sent_segment *e = &s->sb[k];
+        if (e->covered || e->copies != 1) continue;
+        if (s->covered_sent_max_ns - e->first_ns <= window_ns) continue;
+        segments += (e->hi - e->lo + s->mss - 1) / s->mss;
+    }
+    return segments;
+}
+
 /* End of the capture: every awaiting copy retires at the loss rate and reordering that
  * account for them (expectation-maximisation: each copy's chance of loss sets the rate and
  * the censored reordering, which set the chances), and the copies not needed add their
@@ -1294,6 +1311,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
      * is shown, with timestamps or without (a no-SACK, no-timestamps sender resends whole
      * windows not needed after a timeout, and the path loses those copies too) */
     int64_t *S = stats_of(ps, d);
+    S[S_LOST_UNREPAIRED] = unrepaired_losses_at_end(s, rate);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments;
     if (s->first_copy_verdicts > 0 && (s->uses_ts || sack_off(ps->in, d)) && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);

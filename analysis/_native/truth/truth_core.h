@@ -17,7 +17,10 @@
  *    the fill of the lowest hole (the window resent after a timeout: its first copy counts as
  *    lost at the first copies' loss rate), was not needed (with timestamps, a super-segment
  *    the sender sent is cut where a cumulative ACK or a repeat ends inside it, so that each
- *    repaired MSS is judged on its own);
+ *    repaired MSS is judged on its own); a first copy still unreported and never resent when the
+ *    capture ends, sent before the latest-sent first copy the receiver reported by more than the
+ *    path's reordering window, was lost and the connection ended before its repair
+ *    (S_LOST_UNREPAIRED);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
@@ -169,6 +172,7 @@ enum truth_stat {
     S_LAST_ACKED_TS,
     S_PAWS_DISCARDS,
     S_PATH_MIN_RTT_NS,
+    S_LOST_UNREPAIRED,
     S_N_FIELDS
 };
 
