@@ -18,8 +18,10 @@
  *    lost at the first copies' loss rate), was not needed (with timestamps, a super-segment
  *    the sender sent is cut where a cumulative ACK or a repeat ends inside it, so that each
  *    repaired MSS is judged on its own); a first copy still unreported and never resent when the
- *    capture ends, sent before the latest-sent first copy the receiver reported by more than the
- *    path's reordering window, was lost and the connection ended before its repair
+ *    capture ends, that a RACK sender marks lost (sent before the latest-sent first copy the
+ *    receiver reported by more than RACK's reordering window, or by any time with more than
+ *    DupThresh - 1 segments reported above it on a path that never reordered), and that no
+ *    estimate already weighs, was lost and the connection ended before its repair
  *    (S_LOST_UNREPAIRED);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
