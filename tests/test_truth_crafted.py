@@ -2670,3 +2670,104 @@ def test_acknowledged_data_the_capture_missed_after_its_first_acknowledged_data_
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["capture_gaps"] == 1
+
+
+def sender_whose_receiver_closes_before_the_repairs(
+    lose: Sequence[int],
+    segments: int = 30,
+    late: Sequence[int] = (),
+    late_s: float = 0.0,
+    rtt_s: float = 0.010,
+    repairs_s: Optional[Dict[int, float]] = None,
+) -> Flow:
+    """Capture next to a data sender b with SACK and timestamps (1 ms ticks): b sends `segments`
+    segments 1 ms apart over an `rtt_s` path, the path loses those in `lose` (their repairs, sent
+    at the times `repairs_s` gives after the first segment, arrive), the receiver ACKs and SACKs
+    every other one on arrival (those in `late` `late_s` after the rest: the path reorders),
+    echoing TS.Recent (the TSval of the latest segment that arrived in order), and then resets
+    the connection (a timed test ended) before the sender repaired the rest."""
+    f = Flow()
+    t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
+    base = 1001
+    rows = []
+    arrivals = []
+    for k in range(segments):
+        sent = t + 0.001 * (k + 1)
+        rows.append((sent, "data", base + k * MSS, (), int(sent * 1000)))
+        if k not in lose:
+            arrivals.append((sent + rtt_s + (late_s if k in late else 0.0), k, int(sent * 1000)))
+    for k, when in (repairs_s or {}).items():
+        sent = t + 0.001 + when
+        rows.append((sent, "data", base + k * MSS, (), int(sent * 1000)))
+        arrivals.append((sent + rtt_s, k, int(sent * 1000)))
+    cum, recent = base, 0
+    arrived: List[Tuple[int, int]] = []
+    for arrive, k, tsval in sorted(arrivals):
+        seq = base + k * MSS
+        if seq == cum:
+            recent = tsval
+        arrived.append((seq, seq + MSS))
+        while any(lo == cum for lo, _ in arrived):
+            cum += MSS
+        rows.append((arrive, "ack", cum, tuple(merged_blocks(arrived, cum)), recent))
+    end = max(when for when, *_ in rows)
+    for when, kind, number, blocks, echo in sorted(rows, key=lambda r: r[0]):
+        if kind == "data":
+            f.add(when, 1, number, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, tsval=echo, tsecr=1)
+        else:
+            f.add(when, 0, 5001, number, ttl=63, sack=blocks, tsval=int(when * 1000), tsecr=echo)
+    f.add(end + 0.0005, 0, 5001, cum, ttl=63, flags=TCP_RST | TCP_ACK)
+    return f
+
+
+def test_first_copies_never_repaired_below_data_the_receiver_reported_before_it_closed_are_lost():
+    _, _, directions = analyze(sender_whose_receiver_closes_before_the_repairs(lose=(10, 11, 20)))
+    row = row_of(directions, 0, 1)
+    assert row["retransmissions"] == 0
+    assert row["lost_segments"] == 3
+
+
+def test_first_copies_sent_last_that_no_report_passed_are_not_lost_at_the_close():
+    _, _, directions = analyze(sender_whose_receiver_closes_before_the_repairs(lose=(29,)))
+    assert row_of(directions, 0, 1)["lost_segments"] == 0
+
+
+def test_a_first_copy_one_segment_passed_by_less_than_a_quarter_round_trip_is_not_lost_at_the_close():
+    # segment 28 is reported missing only by 29, sent 1 ms after it on a 10 ms path: RACK waits
+    # a quarter of the round trip for such a copy, and DupThresh needs 3 segments above it
+    _, _, directions = analyze(sender_whose_receiver_closes_before_the_repairs(lose=(28,)))
+    assert row_of(directions, 0, 1)["lost_segments"] == 0
+
+
+def test_a_first_copy_dupthresh_segments_passed_on_a_path_that_keeps_order_is_lost_at_the_close():
+    # segment 26 is passed by 27-29, sent 1-3 ms after it on a 20 ms path (less than a quarter
+    # round trip): three segments reported above it, on a path that never reordered, mark it lost
+    _, _, directions = analyze(sender_whose_receiver_closes_before_the_repairs(lose=(26,), rtt_s=0.020))
+    assert row_of(directions, 0, 1)["lost_segments"] == 1
+
+
+def test_an_unreported_first_copy_within_the_paths_reordering_window_is_not_lost_at_the_close():
+    # every third segment arrives 2.5 ms late (behind two sent after it): of the two never
+    # reported, segment 10 trails the last one reported (29) by 19 ms, lost; segment 28 by 1 ms,
+    # within the reordering the path shows, maybe still on its way
+    flow = sender_whose_receiver_closes_before_the_repairs(lose=(10, 28), late=tuple(range(3, 30, 3)), late_s=0.0025)
+    _, _, directions = analyze(flow)
+    assert row_of(directions, 0, 1)["lost_segments"] == 1
+
+
+def test_a_first_copy_dupthresh_segments_passed_within_the_paths_reordering_window_is_not_lost_at_the_close():
+    # every third segment arrives 4.5 ms late: segment 26, passed by 27-29 (reported), trails the
+    # last one reported by 3 ms, within the reordering the path shows; segment 10 by 19 ms
+    flow = sender_whose_receiver_closes_before_the_repairs(lose=(10, 26), late=tuple(range(3, 30, 3)), late_s=0.0045)
+    _, _, directions = analyze(flow)
+    assert row_of(directions, 0, 1)["lost_segments"] == 1
+
+
+def test_a_first_copy_labelled_lost_when_a_lower_repair_moved_the_echo_past_it_counts_once_at_the_close():
+    # segment 5's repair arrives and moves TS.Recent past segment 10's TSval: segment 10 is
+    # labelled lost then, never resent; lost: the repaired 5 and the unrepaired 10
+    flow = sender_whose_receiver_closes_before_the_repairs(lose=(5, 10), repairs_s={5: 0.022})
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["retransmissions"] == 1
+    assert row["lost_segments"] == 2

@@ -94,6 +94,7 @@ STAT_FIELDS = (
     "last_acked_ts_ns",
     "paws_discards",
     "path_min_rtt_ns",
+    "lost_unrepaired",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -799,13 +800,16 @@ def _analyze_directions_in_file_order(
     upstream = np.where(forwarded > 0, np.maximum(before_host, forwarded), upstream)
     # in path, a repeat of data that passed here and was not yet ACKed was lost downstream
     # at the sender: retransmissions needed, plus the inferred part (first copies whose fate
-    # no ACK told, by their loss probability, and copies not needed lost on the way)
+    # no ACK told, by their loss probability, and copies not needed lost on the way), plus the
+    # first copies the ACKs showed lost that the connection ended before repairing
     table["lost_inferred"] = np.where(is_sender_mode, np.rint(table["lost_inferred_milli"] / 1000.0), 0).astype(
         np.int64
     )
     table["lost_inferred_sd"] = np.where(is_sender_mode, table["lost_inferred_sd_milli"] / 1000.0, 0.0)
     lost = np.where(
-        is_sender_mode, retrans - spurious + table["lost_inferred"], upstream + table["downstream_retransmissions"]
+        is_sender_mode,
+        retrans - spurious + table["lost_inferred"] + table["lost_unrepaired"],
+        upstream + table["downstream_retransmissions"],
     )
     lost = np.maximum(lost, 0)
     table["lost_segments"] = lost.astype(np.int64)

@@ -1303,6 +1303,40 @@ static double repair_loss_rate(const direction_state *s, double first_rate) {
     return ((double)s->fill_repairs_lost + rate) / ((double)s->fill_repairs + 1.0);
 }
 
+/* RACK's reordering window when the path showed reordering, or fewer than DupThresh segments were
+ * reported above a copy: a quarter of the lowest round trip (Linux's tcp_rack_reo_wnd). */
+#define UNREPAIRED_RTT_DIV 4
+
+/* First copies the capture saw sent once and never reported, judged as a RACK sender marks them
+ * lost: sent before the latest-sent first copy the receiver reported by more than the reordering
+ * window (none where the path showed no reordering and more than DupThresh - 1 segments' bytes
+ * were reported above the copy, RFC 6675's IsLost; else the path's window, at least a quarter of
+ * the lowest round trip). The connection
+ * ended (the receiver closed, an application's timed test) before any repair left, so no
+ * retransmission counts them. Segments each (a super-segment the sender handed over counts its
+ * MSSes). */
+static int64_t unrepaired_losses_at_end(const direction_state *s, double loss_rate) {
+    if (s->sb == NULL || s->ro == NULL || !s->sack_read || !s->uses_ts || s->mss <= 0) return 0;
+    int64_t path_window_ns = reorder_window_ns(s, loss_rate);
+    int64_t floor_ns = sender_rtt_floor_ns(s);
+    int64_t rack_window_ns = floor_ns > 0 ? floor_ns / UNREPAIRED_RTT_DIV : 0;
+    if (path_window_ns > rack_window_ns) rack_window_ns = path_window_ns;
+    int64_t reported_above = 0, segments = 0;
+    for (int64_t k = s->sb_len - 1; k >= s->sb_first; k--) {
+        const sent_segment *e = &s->sb[k];
+        if (e->covered) {
+            reported_above += e->hi - e->lo;
+            continue;
+        }
+        /* a copy awaiting the receiver's word counts in the estimate (S_LOST_INFERRED_MILLI) */
+        if (e->copies != 1 || (e->verdict != VERDICT_PENDING && e->verdict != VERDICT_LOST)) continue;
+        int dupthresh = path_window_ns == 0 && reported_above > (DUPTHRESH_SEGMENTS - 1) * s->mss;
+        if (s->covered_sent_max_ns - e->first_ns <= (dupthresh ? 0 : rack_window_ns)) continue;
+        segments += (e->hi - e->lo + s->mss - 1) / s->mss;
+    }
+    return segments;
+}
+
 /* End of the capture: every awaiting copy retires at the loss rate and reordering that
  * account for them (expectation-maximisation: each copy's chance of loss sets the rate and
  * the censored reordering, which set the chances), and the copies not needed add their
@@ -1352,6 +1386,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
      * windows not needed after a timeout, and the path loses those copies too); those of
      * segments held from one of their copies are counted above */
     int64_t *S = stats_of(ps, d);
+    S[S_LOST_UNREPAIRED] = unrepaired_losses_at_end(s, rate);
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments - s->held_retransmissions;
     if (s->first_copy_verdicts > 0 && (s->uses_ts || sack_off(ps->in, d)) && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);

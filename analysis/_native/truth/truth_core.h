@@ -19,7 +19,12 @@
  *    those copies count as lost at the rate the ACKs show the fills' repairs were lost, never
  *    all k (without timestamps: its first copy at the first copies' loss rate); with
  *    timestamps, a super-segment the sender sent is cut where a cumulative ACK or a repeat ends
- *    inside it, so that each repaired MSS is judged on its own;
+ *    inside it, so that each repaired MSS is judged on its own; a first copy still unreported
+ *    and never resent when the capture ends, that a RACK sender marks lost (sent before the
+ *    latest-sent first copy the receiver reported by more than RACK's reordering window, or by
+ *    any time with more than DupThresh - 1 segments reported above it on a path that never
+ *    reordered), and that no estimate already weighs, was lost and the connection ended before
+ *    its repair (S_LOST_UNREPAIRED);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
@@ -171,6 +176,7 @@ enum truth_stat {
     S_LAST_ACKED_TS,
     S_PAWS_DISCARDS,
     S_PATH_MIN_RTT_NS,
+    S_LOST_UNREPAIRED,
     S_N_FIELDS
 };
 
