@@ -364,6 +364,11 @@ typedef struct {
      * arrived after that repair (newreno_open_below) */
     int64_t dupthresh_last_ns, repair_after_dupthresh_ns;
     int new_after_recovery_repair;
+    /* when data last came here that a retransmission timeout sent (a repeat after a silence, or
+     * a fill of a hole, of the minimum RTO or more; -1: never), and when the first new data
+     * after it came (0: not yet; -1: no timeout): without SACK a timeout's resends, and F-RTO's
+     * new data before them, need no duplicate ACKs (fill_unheard_without_sack) */
+    int64_t timeout_resend_ns, timeout_new_ns;
     /* this direction's own TSvals, every packet's: when its ACKs left */
     sent_tsval_ring tsvals_sent;
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
@@ -1820,6 +1825,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     }
     if (in->mode[d] != TRUTH_MODE_SENDER) on_data_above_holes(ps, d, lo, hi, opened, first);
     if (s->repair_after_dupthresh_ns >= 0) s->new_after_recovery_repair = 1;
+    if (s->timeout_new_ns == 0) s->timeout_new_ns = now; /* F-RTO's (fill_unheard_without_sack) */
     ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
     S[S_UNIQUE_BYTES] += hi - lo;
     s->hi_end = hi;
@@ -1931,6 +1937,37 @@ static int fill_unasked_near_sender(const pass *ps, int64_t d, int64_t i, const 
     return peer_acked_between(s, h->created_ns, now) == 0;
 }
 
+/* Data a retransmission timeout sent came now (fill_unheard_without_sack). */
+static void timeout_seen(direction_state *s, int64_t now) {
+    s->timeout_resend_ns = now;
+    s->timeout_new_ns = 0;
+}
+
+/* Downstream, without SACK and without timestamps, data filling the hole h before a timeout:
+ * whether its sender cannot have been asked for it. Such a sender knows of one hole only, the
+ * segment at the cumulative ACK, and resends it before its timer fires on DupThresh duplicate
+ * ACKs there (RFC 5681 3.2; Linux: tcp_newreno_mark_lost, sacked_out >= reordering), or in a
+ * recovery on the partial ACK that reaches it (RFC 6582). So with no DupThresh duplicate ACKs at
+ * the hole while it was the lowest (the receiver's ACKs are all in the capture, each one the
+ * sender counts), opened above every recovery begun before it (newreno_open_below), with none
+ * begun since (a DupThresh, a timeout's resend), not by the first new data after a timeout's
+ * resend (F-RTO, RFC 5682: the sender sends new data before resending the rest of what it had
+ * sent, which its timeout marked lost: seen, the timeout's resend, new data, then the repair of
+ * the segment between, with one duplicate ACK), and younger than the minimum RTO, the fill left
+ * before the sender could know of the hole: the original, late (a veth's per-CPU queues reorder
+ * on the last hop: seen at a receiver, three segments one ACK behind what router-out saw in
+ * order, counted as fast repairs). Not once the capture missed data (it misses ACKs too). */
+static int fill_unheard_without_sack(const pass *ps, int64_t d, int64_t i, const hole *h) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    int64_t now = in->ts_ns[i];
+    if (in->mode[d] == TRUTH_MODE_SENDER || !sack_off(in, d) || in->has_ts[i] || s->peer_acks_len == 0 ||
+        stats_of(ps, d)[S_CAPTURE_GAPS] > 0 || now < h->created_ns || now - h->created_ns >= RTO_MIN_NS)
+        return 0;
+    return h->dupthresh_ns < 0 && h->open_below && s->dupthresh_last_ns < h->created_ns &&
+           s->timeout_resend_ns < h->created_ns && h->created_ns != s->timeout_new_ns;
+}
+
 /* A hole filled: a late original or a retransmission? */
 static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *h) {
     const truth_input *in = ps->in;
@@ -1942,7 +1979,8 @@ static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *
     /* the revealing segment's own TSval tick: a repair leaves at least a round trip after
      * it, so on a path whose round trip is longer than a tick it is a late original */
     if (in->has_ts[i] && h->has_ts && min_rtt_ns > TSVAL_TICK_MAX_NS) return 1;
-    if (fill_unasked(ps, d, i, h) || fill_left_before_heard(ps, d, i, h) || fill_unasked_near_sender(ps, d, i, h))
+    if (fill_unasked(ps, d, i, h) || fill_left_before_heard(ps, d, i, h) || fill_unasked_near_sender(ps, d, i, h) ||
+        fill_unheard_without_sack(ps, d, i, h))
         return 1;
     int64_t thr = min_rtt_ns > 0 ? min_rtt_ns / REORDER_RTT_DIV : REORDER_DEFAULT_NS;
     return (in->ts_ns[i] - h->created_ns) < thr;
@@ -2468,6 +2506,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->hi_end = hi;
         s->hi_end_ns = now;
     }
+    if (idle_ns >= RTO_MIN_NS) timeout_seen(s, now);
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
     int64_t hole_age_ns = -1, filled_bytes = 0;
     hole filled_hole = {0};
@@ -2485,6 +2524,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             reordered = fills_as_reordered(ps, d, i, &h);
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
             filled_hole = h;
+            if (hole_age_ns >= RTO_MIN_NS) timeout_seen(s, now);
             if (reordered) on_late_original(s, &h, hole_age_ns, now);
         } else if (late_original_after_repair(ps, d, i, lo, hi)) {
             reordered = 1;
@@ -2806,7 +2846,10 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (lo >= s->hi_end) {
         on_data_echo(ps, d, i, hi);
         on_new_data(ps, d, i, lo, hi);
-        if (timeout_resend) on_timeout_resend(ps, d, i, silence_ns);
+        if (timeout_resend) {
+            on_timeout_resend(ps, d, i, silence_ns);
+            timeout_seen(s, now);
+        }
         if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 0);
     } else if (len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0) {
         ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE; /* a one-byte zero-window probe: not loss */
@@ -3066,6 +3109,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].generation_due_ns = -1;
         ps.dirs[d].dupthresh_last_ns = -1;
         ps.dirs[d].repair_after_dupthresh_ns = -1;
+        ps.dirs[d].timeout_resend_ns = ps.dirs[d].timeout_new_ns = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;

@@ -1,0 +1,87 @@
+"""Receiver-side captures of connections without SACK and without TCP timestamps (Windows'
+defaults behind a box that strips SACK): what the order of arrival and the receiver's own ACKs
+tell of late originals and of lost copies, where no TSval does.
+
+The data sender is b (direction 1); the capture sits at the receiver a, whose ACKs leave
+20 us after the data they answer. IPv4 IDs are random, so they tell nothing either.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from test_truth_crafted import MSS, TCP_ACK, TCP_PSH, Flow, analyze, row_of
+
+ISN_B = 1000
+BASE = ISN_B + 1
+ACK_AFTER_S = 0.00002
+
+
+class Receiver:
+    """A no-SACK, no-timestamp receiver-side capture: `arrive` adds one data segment and the
+    receiver's cumulative ACK (a duplicate when it fills nothing) unless told to stay silent."""
+
+    def __init__(self) -> None:
+        self.flow = Flow(sack_permitted=False)
+        # a 40 us handshake round trip: the path is short, queues make the data's delay
+        self.start_s = self.flow.handshake(0.0, 5000, ISN_B, 0.00002, 0.00002, ttl_a=64, ttl_b=61)
+        self.received: set = set()
+        self.rng = np.random.default_rng(11)
+
+    def cumulative(self) -> int:
+        k = 0
+        while k in self.received:
+            k += 1
+        return k
+
+    def arrive(self, when_s: float, k: int, ack: bool = True) -> None:
+        ip_id = int(self.rng.integers(0, 65536))
+        self.flow.add(
+            self.start_s + when_s, 1, BASE + k * MSS, 5001, length=MSS, ttl=61, ip_id=ip_id, flags=TCP_ACK | TCP_PSH
+        )
+        self.received.add(k)
+        if ack:
+            self.flow.add(self.start_s + when_s + ACK_AFTER_S, 0, 5001, BASE + self.cumulative() * MSS, ttl=64)
+
+    def in_order(self, first_s: float, segments: Iterable[int], gap_s: float = 0.0001) -> float:
+        when = first_s
+        for k in segments:
+            self.arrive(when, k)
+            when += gap_s
+        return when
+
+
+def overtaken_on_the_last_hop(duplicate_acks: int) -> Flow:
+    """Segments 30-32 overtaken by 33-36 on the last hop (a veth's per-CPU queues) and arriving
+    0.15-0.2 ms later; the receiver answers the four early ones with `duplicate_acks` duplicate
+    ACKs (one, as seen: it took them in one batch; or one each)."""
+    r = Receiver()
+    when = r.in_order(0.001, range(30))
+    for n, k in enumerate(range(33, 37)):
+        r.arrive(when, k, ack=n < duplicate_acks)
+        when += 0.00001
+    when += 0.00015
+    when = r.in_order(when, [30, 31, 32], gap_s=0.00003)
+    r.in_order(when, range(37, 60))
+    return r.flow
+
+
+def test_without_sack_a_fill_before_duplicate_acks_could_ask_for_it_is_the_original_late():
+    # a sender without SACK resends the segment at the ACK on DupThresh duplicate ACKs or a
+    # partial ACK in a recovery, else at its timeout: with one duplicate ACK sent, none of the
+    # three fills can be a repair, whatever the 40 us handshake says of the round trip
+    _, _, d = analyze(overtaken_on_the_last_hop(duplicate_acks=1))
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["reordered_segments"] == 3
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0
+
+
+def test_without_sack_a_fill_after_dupthresh_duplicate_acks_stays_a_repair():
+    # four duplicate ACKs: the sender may have fast retransmitted 30 (and, on each partial ACK,
+    # 31 and 32): without a TSval or an ID nothing shows otherwise, so the fills stay repairs
+    _, _, d = analyze(overtaken_on_the_last_hop(duplicate_acks=4))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 3 and r["lost_segments"] == 3
