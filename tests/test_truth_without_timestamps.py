@@ -8,7 +8,7 @@ The data sender is b (direction 1); the capture sits at the receiver a, whose AC
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -85,3 +85,39 @@ def test_without_sack_a_fill_after_dupthresh_duplicate_acks_stays_a_repair():
     _, _, d = analyze(overtaken_on_the_last_hop(duplicate_acks=4))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 3 and r["lost_segments"] == 3
+
+
+def timeout_sweep(sweep_arrivals: Optional[Sequence[Tuple[int, float]]] = None) -> Flow:
+    """Segment 20 lost, 21-29 arrive (duplicate ACKs at 20); 0.3 s later the timeout resends 20
+    (the receiver then acknowledges 30) and, before that ACK reaches the sender, goes on
+    resending 21-29 in order (go-back-N): `sweep_arrivals` lists which of those copies arrive
+    here and when (all, 0.1 ms apart, by default)."""
+    r = Receiver()
+    when = r.in_order(0.001, range(20))
+    when = r.in_order(when + 0.0001, range(21, 30))
+    r.arrive(when + 0.3, 20)
+    copies = sweep_arrivals if sweep_arrivals is not None else [(k, 0.0001 * (k - 20)) for k in range(21, 30)]
+    for k, after_s in copies:
+        r.arrive(when + 0.3 + after_s, k)
+    r.in_order(when + 0.3 + 0.002, range(30, 50))
+    return r.flow
+
+
+def test_without_sack_a_copy_missing_from_a_timeouts_go_back_n_sweep_was_lost_on_the_way():
+    # the receiver had 21-29: the copies leave no hole, but the sweep resends them in order and
+    # skips only what an ACK had covered, and no ACK stood at 25: the copy of 24 was lost
+    whole = row_of(analyze(timeout_sweep())[2], 0, 1)
+    missing = [(k, 0.0001 * (k - 20)) for k in range(21, 30) if k != 24]
+    one_lost = row_of(analyze(timeout_sweep(missing))[2], 0, 1)
+    assert whole["spurious_retransmissions"] == 9 and one_lost["spurious_retransmissions"] == 8
+    assert one_lost["lost_segments"] == whole["lost_segments"] + 1
+
+
+def test_without_sack_a_sweeps_copy_arriving_after_the_next_one_is_no_loss():
+    # 24's copy overtaken by 25's on the way: late, not lost
+    whole = row_of(analyze(timeout_sweep())[2], 0, 1)
+    late = [(k, 0.0001 * (k - 20)) for k in range(21, 30) if k != 24] + [(24, 0.00055)]
+    late.sort(key=lambda c: c[1])
+    swapped = row_of(analyze(timeout_sweep(late))[2], 0, 1)
+    assert swapped["spurious_retransmissions"] == 9
+    assert swapped["lost_segments"] == whole["lost_segments"]

@@ -27,6 +27,9 @@
 /* The peer's latest ACK times kept per direction (a ring): enough to tell whether any ACK
  * left between a hole opening and its fill (fill_unasked), which spans a few round trips. */
 #define PEER_ACKS_RECENT 32
+/* Without SACK, the cumulative ACK values and the gaps of a timeout's sweep remembered
+ * (timeout_sweep_gap). */
+#define SWEEP_RECENT 32
 /* Segments awaiting their RTT sample, and retransmissions kept for D-SACK
  * matching, per direction (ring buffers, entries). */
 #define RTT_RING  4096
@@ -369,6 +372,12 @@ typedef struct {
      * after it came (0: not yet; -1: no timeout): without SACK a timeout's resends, and F-RTO's
      * new data before them, need no duplicate ACKs (fill_unheard_without_sack) */
     int64_t timeout_resend_ns, timeout_new_ns;
+    /* without SACK, a timeout's go-back-N sweep passing here (timeout_sweep_gap): the end of its
+     * highest repeat and when its latest came (-1: no sweep under way), the peer's latest
+     * cumulative ACKs and the sweep's gaps counted lost (rings of SWEEP_RECENT) */
+    int64_t gbn_next, gbn_ns;
+    int64_t gbn_acks[SWEEP_RECENT], gbn_gap_lo[SWEEP_RECENT], gbn_gap_hi[SWEEP_RECENT];
+    int gbn_acks_next, gbn_acks_len, gbn_gaps_next, gbn_gaps_len;
     /* this direction's own TSvals, every packet's: when its ACKs left */
     sent_tsval_ring tsvals_sent;
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
@@ -1723,6 +1732,7 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
     int64_t a_data = a > p->hi_end ? p->hi_end : a;
     if (!p->have_una || a > p->snd_una) {
+        if (sack_off(in, d ^ 1)) p->gbn_acks[ring_push(&p->gbn_acks_next, &p->gbn_acks_len, SWEEP_RECENT)] = a_data;
         on_ack_advance(ps, d, i, a, a_data);
     } else if (a == p->snd_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) && p->hi_end > a &&
                p->peer_window_known && in->window[i] == p->peer_window) {
@@ -2492,6 +2502,87 @@ static int newreno_repaired_before(const hole *h, int64_t mss, int64_t idle_ns) 
     return h->open_below && h->dupthresh_ns >= 0 && mss > 0 && h->opened_bytes <= mss && idle_ns >= RTO_MIN_NS;
 }
 
+/* The bytes of [lo, hi) inside direction s's open holes. */
+static int64_t hole_bytes_within(const direction_state *s, int64_t lo, int64_t hi) {
+    int64_t n = 0;
+    for (int j = 0; j < s->nholes && s->holes[j].lo < hi; j++) {
+        int64_t L = s->holes[j].lo > lo ? s->holes[j].lo : lo, R = s->holes[j].hi < hi ? s->holes[j].hi : hi;
+        if (R > L) n += R - L;
+    }
+    return n;
+}
+
+/* The highest cumulative ACK at or below `at` that the peer sent since it first reached `since`:
+ * where a sender resending in order from `since` can have moved on to; `since` itself when
+ * none, and INT64_MAX when the ACKs remembered (the latest SWEEP_RECENT) do not reach back so
+ * far (the oldest is above `since`). */
+static int64_t acked_at_most(const direction_state *s, int64_t since, int64_t at) {
+    int64_t best = since, oldest = INT64_MAX;
+    for (int j = 0; j < s->gbn_acks_len; j++) {
+        if (s->gbn_acks[j] < oldest) oldest = s->gbn_acks[j];
+        if (s->gbn_acks[j] <= at && s->gbn_acks[j] > best) best = s->gbn_acks[j];
+    }
+    return s->gbn_acks_len == SWEEP_RECENT && oldest > since ? INT64_MAX : best;
+}
+
+/* Downstream, without SACK, a repeat [lo, hi) arriving (before the hole it fills is cut): whether
+ * it continues a retransmission timeout's sweep, and what that sweep shows lost. After a timeout
+ * a sender without SACK marks all it had in flight lost and resends it in order from its
+ * cumulative ACK up (go-back-N; Linux: tcp_enter_loss, then tcp_xmit_retransmit_queue), new data
+ * possibly between; an ACK that covers more than it resent moves it on to the ACK's value. So in
+ * a sweep begun by a repeat after a silence of the minimum RTO, or by the fill of a hole that
+ * old, a repeat that skips ahead of the sweep's highest, and of the highest ACK of the peer at or
+ * below it, shows the copies in between lost on the way, less any hole's bytes (a hole counts
+ * its own loss): copies of data the receiver had, which leave no hole (seen: BBR over IPv6
+ * without SACK or timestamps, 10 of 83 losses, all missing from such sweeps at the receiver and
+ * router-out). A sweep's copy that shows up later (reordered) takes its gap back; a repeat more
+ * than a minimum RTO after the sweep's last one ends it. Returns the segments it counts lost
+ * (less those taken back). */
+static int64_t timeout_sweep_gap(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    int64_t now = in->ts_ns[i], lost = 0;
+    if (in->mode[d] == TRUTH_MODE_SENDER || !sack_off(in, d) || s->mss <= 0) return 0;
+    for (int j = 0; j < s->gbn_gaps_len; j++) {
+        int64_t L = s->gbn_gap_lo[j] > lo ? s->gbn_gap_lo[j] : lo, R = s->gbn_gap_hi[j] < hi ? s->gbn_gap_hi[j] : hi;
+        if (R <= L) continue;
+        int64_t late = R - L - hole_bytes_within(s, L, R);
+        if (late > 0) lost -= segments_of(late, s->mss); /* a copy of the gap, late: not lost */
+        if (L == s->gbn_gap_lo[j])
+            s->gbn_gap_lo[j] = R;
+        else
+            s->gbn_gap_hi[j] = L;
+    }
+    int begins = idle_ns >= RTO_MIN_NS;
+    for (int j = 0; j < s->nholes && !begins && s->holes[j].lo < hi; j++)
+        if (s->holes[j].hi > lo && now - s->holes[j].created_ns >= RTO_MIN_NS) begins = 1;
+    /* the fill of a younger hole is no copy of the sweep to judge (a late original, a fast
+     * repair, or the sweep moved on to the ACK standing at it): the sweep goes on above it */
+    if (!begins && hole_bytes_within(s, lo, hi) > 0) {
+        if (s->gbn_next >= 0 && hi > s->gbn_next) s->gbn_next = hi;
+        return lost;
+    }
+    if (begins || s->gbn_next < 0 || now - s->gbn_ns >= RTO_MIN_NS) {
+        s->gbn_next = begins ? hi : -1;
+        s->gbn_ns = now;
+        s->gbn_gaps_len = s->gbn_gaps_next = 0;
+        return lost;
+    }
+    int64_t from = acked_at_most(s, s->gbn_next, lo);
+    if (lo > from) {
+        int64_t gap = lo - from - hole_bytes_within(s, from, lo);
+        if (gap > 0) {
+            lost += segments_of(gap, s->mss);
+            int at = ring_push(&s->gbn_gaps_next, &s->gbn_gaps_len, SWEEP_RECENT);
+            s->gbn_gap_lo[at] = from;
+            s->gbn_gap_hi[at] = lo;
+        }
+    }
+    if (hi > s->gbn_next) s->gbn_next = hi;
+    s->gbn_ns = now;
+    return lost;
+}
+
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
  * late original. */
 static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
@@ -2511,6 +2602,7 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
     int64_t hole_age_ns = -1, filled_bytes = 0;
     hole filled_hole = {0};
     if (m != TRUTH_MODE_SENDER) {
+        S[S_LOST_REPAIRS] += timeout_sweep_gap(ps, d, i, lo, hi, idle_ns);
         repair_overtakes(ps, d, i, lo);
         hole h;
         int found;
@@ -3110,6 +3202,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].dupthresh_last_ns = -1;
         ps.dirs[d].repair_after_dupthresh_ns = -1;
         ps.dirs[d].timeout_resend_ns = ps.dirs[d].timeout_new_ns = -1;
+        ps.dirs[d].gbn_next = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;
