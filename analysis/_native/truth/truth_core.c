@@ -285,6 +285,14 @@ typedef struct {
 typedef struct {
     int64_t end, ts_ns;
 } rtt_entry;
+/* Without SACK, a timeout's go-back-N sweep passing here (timeout_sweep_gap): the end of its
+ * highest repeat and when its latest came (next -1: no sweep under way), the peer's latest
+ * cumulative ACKs and the sweep's gaps counted lost (rings of SWEEP_RECENT). */
+typedef struct {
+    int64_t next, ns;
+    int64_t acks[SWEEP_RECENT], gap_lo[SWEEP_RECENT], gap_hi[SWEEP_RECENT];
+    int acks_next, acks_len, gaps_next, gaps_len;
+} sweep_state;
 /* A hole fill counted as a repair: its range, the segments it counted lost (until the hole's
  * original shows up), the TSval of the data that revealed the hole and its own. */
 typedef struct {
@@ -372,12 +380,9 @@ typedef struct {
      * after it came (0: not yet; -1: no timeout): without SACK a timeout's resends, and F-RTO's
      * new data before them, need no duplicate ACKs (fill_unheard_without_sack) */
     int64_t timeout_resend_ns, timeout_new_ns;
-    /* without SACK, a timeout's go-back-N sweep passing here (timeout_sweep_gap): the end of its
-     * highest repeat and when its latest came (-1: no sweep under way), the peer's latest
-     * cumulative ACKs and the sweep's gaps counted lost (rings of SWEEP_RECENT) */
-    int64_t gbn_next, gbn_ns;
-    int64_t gbn_acks[SWEEP_RECENT], gbn_gap_lo[SWEEP_RECENT], gbn_gap_hi[SWEEP_RECENT];
-    int gbn_acks_next, gbn_acks_len, gbn_gaps_next, gbn_gaps_len;
+    /* without SACK, a timeout's go-back-N sweep passing here (allocated on the peer's first
+     * ACK of such a connection; NULL: none) */
+    sweep_state *sweep;
     /* this direction's own TSvals, every packet's: when its ACKs left */
     sent_tsval_ring tsvals_sent;
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
@@ -1718,6 +1723,20 @@ static void data_before_capture(pass *ps, int64_t d, int64_t i, int64_t a) {
     if (reported > p->hi_end) p->hi_end = reported;
 }
 
+/* Without SACK, the peer's cumulative ACK moved on to `acked`: remembered for the direction's
+ * timeout sweeps (timeout_sweep_gap), whose state this allocates. */
+static void sweep_note_ack(pass *ps, direction_state *s, int64_t acked) {
+    if (s->sweep == NULL) {
+        s->sweep = calloc(1, sizeof(sweep_state));
+        if (s->sweep == NULL) {
+            ps->out_of_memory = 1;
+            return;
+        }
+        s->sweep->next = -1;
+    }
+    s->sweep->acks[ring_push(&s->sweep->acks_next, &s->sweep->acks_len, SWEEP_RECENT)] = acked;
+}
+
 /* This packet as an acknowledgment of the peer direction's data. */
 static void on_ack(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1732,7 +1751,7 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
     int64_t a_data = a > p->hi_end ? p->hi_end : a;
     if (!p->have_una || a > p->snd_una) {
-        if (sack_off(in, d ^ 1)) p->gbn_acks[ring_push(&p->gbn_acks_next, &p->gbn_acks_len, SWEEP_RECENT)] = a_data;
+        if (sack_off(in, d ^ 1)) sweep_note_ack(ps, p, a_data);
         on_ack_advance(ps, d, i, a, a_data);
     } else if (a == p->snd_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) && p->hi_end > a &&
                p->peer_window_known && in->window[i] == p->peer_window) {
@@ -2516,13 +2535,13 @@ static int64_t hole_bytes_within(const direction_state *s, int64_t lo, int64_t h
  * where a sender resending in order from `since` can have moved on to; `since` itself when
  * none, and INT64_MAX when the ACKs remembered (the latest SWEEP_RECENT) do not reach back so
  * far (the oldest is above `since`). */
-static int64_t acked_at_most(const direction_state *s, int64_t since, int64_t at) {
+static int64_t acked_at_most(const sweep_state *w, int64_t since, int64_t at) {
     int64_t best = since, oldest = INT64_MAX;
-    for (int j = 0; j < s->gbn_acks_len; j++) {
-        if (s->gbn_acks[j] < oldest) oldest = s->gbn_acks[j];
-        if (s->gbn_acks[j] <= at && s->gbn_acks[j] > best) best = s->gbn_acks[j];
+    for (int j = 0; j < w->acks_len; j++) {
+        if (w->acks[j] < oldest) oldest = w->acks[j];
+        if (w->acks[j] <= at && w->acks[j] > best) best = w->acks[j];
     }
-    return s->gbn_acks_len == SWEEP_RECENT && oldest > since ? INT64_MAX : best;
+    return w->acks_len == SWEEP_RECENT && oldest > since ? INT64_MAX : best;
 }
 
 /* Downstream, without SACK, a repeat [lo, hi) arriving (before the hole it fills is cut): whether
@@ -2542,16 +2561,17 @@ static int64_t timeout_sweep_gap(pass *ps, int64_t d, int64_t i, int64_t lo, int
     const truth_input *in = ps->in;
     direction_state *s = &ps->dirs[d];
     int64_t now = in->ts_ns[i], lost = 0;
-    if (in->mode[d] == TRUTH_MODE_SENDER || !sack_off(in, d) || s->mss <= 0) return 0;
-    for (int j = 0; j < s->gbn_gaps_len; j++) {
-        int64_t L = s->gbn_gap_lo[j] > lo ? s->gbn_gap_lo[j] : lo, R = s->gbn_gap_hi[j] < hi ? s->gbn_gap_hi[j] : hi;
+    sweep_state *w = s->sweep;
+    if (in->mode[d] == TRUTH_MODE_SENDER || !sack_off(in, d) || s->mss <= 0 || w == NULL) return 0;
+    for (int j = 0; j < w->gaps_len; j++) {
+        int64_t L = w->gap_lo[j] > lo ? w->gap_lo[j] : lo, R = w->gap_hi[j] < hi ? w->gap_hi[j] : hi;
         if (R <= L) continue;
         int64_t late = R - L - hole_bytes_within(s, L, R);
         if (late > 0) lost -= segments_of(late, s->mss); /* a copy of the gap, late: not lost */
-        if (L == s->gbn_gap_lo[j])
-            s->gbn_gap_lo[j] = R;
+        if (L == w->gap_lo[j])
+            w->gap_lo[j] = R;
         else
-            s->gbn_gap_hi[j] = L;
+            w->gap_hi[j] = L;
     }
     int begins = idle_ns >= RTO_MIN_NS;
     for (int j = 0; j < s->nholes && !begins && s->holes[j].lo < hi; j++)
@@ -2559,27 +2579,27 @@ static int64_t timeout_sweep_gap(pass *ps, int64_t d, int64_t i, int64_t lo, int
     /* the fill of a younger hole is no copy of the sweep to judge (a late original, a fast
      * repair, or the sweep moved on to the ACK standing at it): the sweep goes on above it */
     if (!begins && hole_bytes_within(s, lo, hi) > 0) {
-        if (s->gbn_next >= 0 && hi > s->gbn_next) s->gbn_next = hi;
+        if (w->next >= 0 && hi > w->next) w->next = hi;
         return lost;
     }
-    if (begins || s->gbn_next < 0 || now - s->gbn_ns >= RTO_MIN_NS) {
-        s->gbn_next = begins ? hi : -1;
-        s->gbn_ns = now;
-        s->gbn_gaps_len = s->gbn_gaps_next = 0;
+    if (begins || w->next < 0 || now - w->ns >= RTO_MIN_NS) {
+        w->next = begins ? hi : -1;
+        w->ns = now;
+        w->gaps_len = w->gaps_next = 0;
         return lost;
     }
-    int64_t from = acked_at_most(s, s->gbn_next, lo);
+    int64_t from = acked_at_most(w, w->next, lo);
     if (lo > from) {
         int64_t gap = lo - from - hole_bytes_within(s, from, lo);
         if (gap > 0) {
             lost += segments_of(gap, s->mss);
-            int at = ring_push(&s->gbn_gaps_next, &s->gbn_gaps_len, SWEEP_RECENT);
-            s->gbn_gap_lo[at] = from;
-            s->gbn_gap_hi[at] = lo;
+            int at = ring_push(&w->gaps_next, &w->gaps_len, SWEEP_RECENT);
+            w->gap_lo[at] = from;
+            w->gap_hi[at] = lo;
         }
     }
-    if (hi > s->gbn_next) s->gbn_next = hi;
-    s->gbn_ns = now;
+    if (hi > w->next) w->next = hi;
+    w->ns = now;
     return lost;
 }
 
@@ -3202,7 +3222,6 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].dupthresh_last_ns = -1;
         ps.dirs[d].repair_after_dupthresh_ns = -1;
         ps.dirs[d].timeout_resend_ns = ps.dirs[d].timeout_new_ns = -1;
-        ps.dirs[d].gbn_next = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;
@@ -3244,6 +3263,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         capture_tail(&ps, d);
         free(ps.dirs[d].holes);
         free(ps.dirs[d].rtt);
+        free(ps.dirs[d].sweep);
         free(ps.dirs[d].sb);
         if (ps.dirs[d].ro) free(ps.dirs[d].ro->awaiting);
         free(ps.dirs[d].ro);
