@@ -87,6 +87,33 @@ def test_without_sack_a_fill_after_dupthresh_duplicate_acks_stays_a_repair():
     assert r["retransmissions"] == 3 and r["lost_segments"] == 3
 
 
+def recovery_repairing_behind_new_data() -> Flow:
+    """A NewReno recovery: 10 lost with 15-17 behind 11-14 (four duplicate ACKs); the repair of 10
+    draws the partial ACK at 15, whose repair arrives in order (it reads as new data) and is
+    acknowledged only once new data sent in the recovery (18) arrived and opened a hole at 16;
+    that ACK at 16 is a partial ACK: 16, then 17, are repaired one partial ACK at a time."""
+    r = Receiver()
+    when = r.in_order(0.001, range(10))
+    when = r.in_order(when, range(11, 15))
+    r.arrive(when + 0.0015, 10)
+    r.arrive(when + 0.003, 15, ack=False)
+    r.arrive(when + 0.0033, 18)
+    r.arrive(when + 0.0048, 16)
+    r.arrive(when + 0.0063, 17)
+    r.in_order(when + 0.0065, range(19, 40))
+    return r.flow
+
+
+def test_without_sack_a_fill_after_a_partial_ack_reached_it_stays_a_repair():
+    # the holes at 16 and 17 had no duplicate ACKs of their own, but the ACK moved on to each
+    # after it opened, from data that was no late original: partial ACKs, so repairs (15's loss,
+    # repaired in order, leaves no hole: 3 of the 4 lost are seen)
+    _, _, d = analyze(recovery_repairing_behind_new_data())
+    r = row_of(d, 0, 1)
+    assert r["reordered_segments"] == 0
+    assert r["retransmissions"] == 3 and r["lost_segments"] == 3
+
+
 def timeout_sweep(sweep_arrivals: Optional[Sequence[Tuple[int, float]]] = None) -> Flow:
     """Segment 20 lost, 21-29 arrive (duplicate ACKs at 20); 0.3 s later the timeout resends 20
     (the receiver then acknowledges 30) and, before that ACK reaches the sender, goes on

@@ -380,6 +380,11 @@ typedef struct {
      * after it came (0: not yet; -1: no timeout): without SACK a timeout's resends, and F-RTO's
      * new data before them, need no duplicate ACKs (fill_unheard_without_sack) */
     int64_t timeout_resend_ns, timeout_new_ns;
+    /* when the cumulative ACK last moved on (-1: never), whether to the end of a fill read as a
+     * late original (not a partial ACK of a recovery), and the end of the latest such fill
+     * (-1: none) (fill_unheard_without_sack) */
+    int64_t una_moved_ns, late_fill_end;
+    int una_moved_by_late;
     /* without SACK, a timeout's go-back-N sweep passing here (allocated on the peer's first
      * ACK of such a connection; NULL: none) */
     sweep_state *sweep;
@@ -719,6 +724,8 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     if (!first && a_data > p->snd_una && p->repeat_at_una_ns >= 0)
         repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
     if (a_data > p->snd_una) {
+        p->una_moved_ns = now;
+        p->una_moved_by_late = a_data == p->late_fill_end;
         p->repeat_at_una_ns = -1;
         p->una_hole_filled_here = 0;
     }
@@ -1982,7 +1989,11 @@ static void timeout_seen(direction_state *s, int64_t now) {
  * begun since (a DupThresh, a timeout's resend), not by the first new data after a timeout's
  * resend (F-RTO, RFC 5682: the sender sends new data before resending the rest of what it had
  * sent, which its timeout marked lost: seen, the timeout's resend, new data, then the repair of
- * the segment between, with one duplicate ACK), and younger than the minimum RTO, the fill left
+ * the segment between, with one duplicate ACK), with no ACK moved on to the fill's start since it
+ * opened but by a late original (a partial ACK: in a recovery begun before the data just below
+ * the hole, a tail repaired in order, which reads as new data, arrived: seen, 3 repairs, one per
+ * partial ACK, behind a hole that new data sent in the recovery opened), and younger than the
+ * minimum RTO, the fill left
  * before the sender could know of the hole: the original, late (a veth's per-CPU queues reorder
  * on the last hop: seen at a receiver, three segments one ACK behind what router-out saw in
  * order, counted as fast repairs). Not once the capture missed data (it misses ACKs too). */
@@ -1993,8 +2004,12 @@ static int fill_unheard_without_sack(const pass *ps, int64_t d, int64_t i, const
     if (in->mode[d] == TRUTH_MODE_SENDER || !sack_off(in, d) || in->has_ts[i] || s->peer_acks_len == 0 ||
         stats_of(ps, d)[S_CAPTURE_GAPS] > 0 || now < h->created_ns || now - h->created_ns >= RTO_MIN_NS)
         return 0;
+    /* the ACK reached the fill's start since the hole opened: a partial ACK, unless what moved it
+     * there was a late original (then no recovery was under way) */
+    int64_t lo = unwrap32(s->hi_end, in->seq[i]);
+    int partial_ack = s->have_una && s->snd_una == lo && s->una_moved_ns >= h->created_ns && !s->una_moved_by_late;
     return h->dupthresh_ns < 0 && h->open_below && s->dupthresh_last_ns < h->created_ns &&
-           s->timeout_resend_ns < h->created_ns && h->created_ns != s->timeout_new_ns;
+           s->timeout_resend_ns < h->created_ns && h->created_ns != s->timeout_new_ns && !partial_ack;
 }
 
 /* A hole filled: a late original or a retransmission? */
@@ -2637,7 +2652,10 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
             filled_hole = h;
             if (hole_age_ns >= RTO_MIN_NS) timeout_seen(s, now);
-            if (reordered) on_late_original(s, &h, hole_age_ns, now);
+            if (reordered) {
+                on_late_original(s, &h, hole_age_ns, now);
+                s->late_fill_end = hi;
+            }
         } else if (late_original_after_repair(ps, d, i, lo, hi)) {
             reordered = 1;
         } else if (m == TRUTH_MODE_RECEIVER) {
@@ -3222,6 +3240,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].dupthresh_last_ns = -1;
         ps.dirs[d].repair_after_dupthresh_ns = -1;
         ps.dirs[d].timeout_resend_ns = ps.dirs[d].timeout_new_ns = -1;
+        ps.dirs[d].una_moved_ns = ps.dirs[d].late_fill_end = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;
