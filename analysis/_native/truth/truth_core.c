@@ -1990,13 +1990,13 @@ static void timeout_seen(direction_state *s, int64_t now) {
  * resend (F-RTO, RFC 5682: the sender sends new data before resending the rest of what it had
  * sent, which its timeout marked lost: seen, the timeout's resend, new data, then the repair of
  * the segment between, with one duplicate ACK), with no ACK moved on to the fill's start since it
- * opened but by a late original (a partial ACK: in a recovery begun before the data just below
- * the hole, a tail repaired in order, which reads as new data, arrived: seen, 3 repairs, one per
- * partial ACK, behind a hole that new data sent in the recovery opened), and younger than the
- * minimum RTO, the fill left
- * before the sender could know of the hole: the original, late (a veth's per-CPU queues reorder
- * on the last hop: seen at a receiver, three segments one ACK behind what router-out saw in
- * order, counted as fast repairs). Not once the capture missed data (it misses ACKs too). */
+ * opened, unless a late original moved it (else it can be a partial ACK: a recovery's repair of
+ * a tail arrives in order and reads as new data, so newreno_open_below takes the recovery for
+ * over; seen, 3 repairs one partial ACK each behind a hole that new data sent in the recovery
+ * opened), and younger than the minimum RTO, the fill left before the sender could know of the
+ * hole: the original, late (a veth's per-CPU queues reorder on the last hop: seen at a
+ * receiver, three segments one ACK behind what router-out saw in order, counted as fast
+ * repairs). Not once the capture missed data (it misses ACKs too). */
 static int fill_unheard_without_sack(const pass *ps, int64_t d, int64_t i, const hole *h) {
     const truth_input *in = ps->in;
     const direction_state *s = &ps->dirs[d];
@@ -2583,7 +2583,7 @@ static int64_t timeout_sweep_gap(pass *ps, int64_t d, int64_t i, int64_t lo, int
         if (R <= L) continue;
         int64_t late = R - L - hole_bytes_within(s, L, R);
         if (late > 0) lost -= segments_of(late, s->mss); /* a copy of the gap, late: not lost */
-        if (L == w->gap_lo[j])
+        if (L == w->gap_lo[j]) /* what is left of the gap above the copy (a copy inside it: below) */
             w->gap_lo[j] = R;
         else
             w->gap_hi[j] = L;
