@@ -392,12 +392,13 @@ def receiver_capture_below_a_go_back_n_resend() -> Flow:
 
 def test_without_sack_ids_lost_beyond_the_holes_as_resends_of_held_data_do_not_contradict_the_ids():
     # the IDs count 27 (5 holes, 22 resends of held data lost); the holes show 5 and a lost
-    # repair: far fewer; but each gap sits among resends below the highest data (out of
-    # sequence order), where a per-connection counter's lost copies fall, so the ID count stands
+    # repair, and the sweep's 22 missing copies (timeout_sweep_gap); each ID gap sits among
+    # resends below the highest data (out of sequence order), where a per-connection counter's
+    # lost copies fall, so the ID count stands
     _, _, d = analyze(receiver_capture_below_a_go_back_n_resend())
     r = row_of(d, 0, 1)
     assert r["vantage"] == "receiver" and r["ip_id_per_packet"]
-    assert r["hole_lost_segments"] == 6 and r["spurious_retransmissions"] == 62
+    assert r["hole_lost_segments"] == 28 and r["lost_repairs"] == 23 and r["spurious_retransmissions"] == 62
     assert not r["ip_id_contradicted"]
     assert r["ip_id_lost_segments"] == 27 and r["lost_segments"] == 27
 

@@ -27,6 +27,9 @@
 /* The peer's latest ACK times kept per direction (a ring): enough to tell whether any ACK
  * left between a hole opening and its fill (fill_unasked), which spans a few round trips. */
 #define PEER_ACKS_RECENT 32
+/* Without SACK, the cumulative ACK values and the gaps of a timeout's sweep remembered
+ * (timeout_sweep_gap). */
+#define SWEEP_RECENT 32
 /* Segments awaiting their RTT sample, and retransmissions kept for D-SACK
  * matching, per direction (ring buffers, entries). */
 #define RTT_RING  4096
@@ -286,6 +289,14 @@ typedef struct {
 typedef struct {
     int64_t end, ts_ns;
 } rtt_entry;
+/* Without SACK, a timeout's go-back-N sweep passing here (timeout_sweep_gap): the end of its
+ * highest repeat and when its latest came (next -1: no sweep under way), the peer's latest
+ * cumulative ACKs and the sweep's gaps counted lost (rings of SWEEP_RECENT). */
+typedef struct {
+    int64_t next, ns;
+    int64_t acks[SWEEP_RECENT], gap_lo[SWEEP_RECENT], gap_hi[SWEEP_RECENT];
+    int acks_next, acks_len, gaps_next, gaps_len;
+} sweep_state;
 /* A hole fill counted as a repair: its range, the segments it counted lost (until the hole's
  * original shows up), the TSval of the data that revealed the hole and its own. */
 typedef struct {
@@ -368,6 +379,19 @@ typedef struct {
      * arrived after that repair (newreno_open_below) */
     int64_t dupthresh_last_ns, repair_after_dupthresh_ns;
     int new_after_recovery_repair;
+    /* when data last came here that a retransmission timeout sent (a repeat after a silence, or
+     * a fill of a hole, of the minimum RTO or more; -1: never), and when the first new data
+     * after it came (0: not yet; -1: no timeout): without SACK a timeout's resends, and F-RTO's
+     * new data before them, need no duplicate ACKs (fill_unheard_without_sack) */
+    int64_t timeout_resend_ns, timeout_new_ns;
+    /* when the cumulative ACK last moved on (-1: never), whether to the end of a fill read as a
+     * late original (not a partial ACK of a recovery), and the end of the latest such fill
+     * (-1: none) (fill_unheard_without_sack) */
+    int64_t una_moved_ns, late_fill_end;
+    int una_moved_by_late;
+    /* without SACK, a timeout's go-back-N sweep passing here (allocated on the peer's first
+     * ACK of such a connection; NULL: none) */
+    sweep_state *sweep;
     /* this direction's own TSvals, every packet's: when its ACKs left */
     sent_tsval_ring tsvals_sent;
     /* the highest sequence the peer reported received (cumulative ACK or SACK block), and the
@@ -714,6 +738,8 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     if (!first && a_data > p->snd_una && p->repeat_at_una_ns >= 0)
         repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
     if (a_data > p->snd_una) {
+        p->una_moved_ns = now;
+        p->una_moved_by_late = a_data == p->late_fill_end;
         p->repeat_at_una_ns = -1;
         p->una_hole_filled_here = 0;
     }
@@ -1839,6 +1865,20 @@ static void data_before_capture(pass *ps, int64_t d, int64_t i, int64_t a) {
     if (reported > p->hi_end) p->hi_end = reported;
 }
 
+/* Without SACK, the peer's cumulative ACK moved on to `acked`: remembered for the direction's
+ * timeout sweeps (timeout_sweep_gap), whose state this allocates. */
+static void sweep_note_ack(pass *ps, direction_state *s, int64_t acked) {
+    if (s->sweep == NULL) {
+        s->sweep = calloc(1, sizeof(sweep_state));
+        if (s->sweep == NULL) {
+            ps->out_of_memory = 1;
+            return;
+        }
+        s->sweep->next = -1;
+    }
+    s->sweep->acks[ring_push(&s->sweep->acks_next, &s->sweep->acks_len, SWEEP_RECENT)] = acked;
+}
+
 /* This packet as an acknowledgment of the peer direction's data. */
 static void on_ack(pass *ps, int64_t d, int64_t i) {
     const truth_input *in = ps->in;
@@ -1853,6 +1893,7 @@ static void on_ack(pass *ps, int64_t d, int64_t i) {
     if (a > p->hi_end + 1) a = p->hi_end + 1; /* the ACK of a FIN is one past the data */
     int64_t a_data = a > p->hi_end ? p->hi_end : a;
     if (!p->have_una || a > p->snd_una) {
+        if (sack_off(in, d ^ 1)) sweep_note_ack(ps, p, a_data);
         on_ack_advance(ps, d, i, a, a_data);
     } else if (a == p->snd_una && in->payload_len[i] == 0 && !(f & (TRUTH_TCP_SYN | TRUTH_TCP_FIN)) && p->hi_end > a &&
                p->peer_window_known && in->window[i] == p->peer_window) {
@@ -1955,6 +1996,7 @@ static void on_new_data(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi) 
     }
     if (in->mode[d] != TRUTH_MODE_SENDER) on_data_above_holes(ps, d, lo, hi, opened, first);
     if (s->repair_after_dupthresh_ns >= 0) s->new_after_recovery_repair = 1;
+    if (s->timeout_new_ns == 0) s->timeout_new_ns = now; /* F-RTO's (fill_unheard_without_sack) */
     ps->out->kind[i] = TRUTH_KIND_ORIGINAL;
     S[S_UNIQUE_BYTES] += hi - lo;
     s->hi_end = hi;
@@ -2066,6 +2108,45 @@ static int fill_unasked_near_sender(const pass *ps, int64_t d, int64_t i, const 
     return peer_acked_between(s, h->created_ns, now) == 0;
 }
 
+/* Data a retransmission timeout sent came now (fill_unheard_without_sack). */
+static void timeout_seen(direction_state *s, int64_t now) {
+    s->timeout_resend_ns = now;
+    s->timeout_new_ns = 0;
+}
+
+/* Downstream, without SACK and without timestamps, data filling the hole h before a timeout:
+ * whether its sender cannot have been asked for it. Such a sender knows of one hole only, the
+ * segment at the cumulative ACK, and resends it before its timer fires on DupThresh duplicate
+ * ACKs there (RFC 5681 3.2; Linux: tcp_newreno_mark_lost, sacked_out >= reordering), or in a
+ * recovery on the partial ACK that reaches it (RFC 6582). So with no DupThresh duplicate ACKs at
+ * the hole while it was the lowest (the receiver's ACKs are all in the capture, each one the
+ * sender counts), opened above every recovery begun before it (newreno_open_below), with none
+ * begun since (a DupThresh, a timeout's resend), not by the first new data after a timeout's
+ * resend (F-RTO, RFC 5682: the sender sends new data before resending the rest of what it had
+ * sent, which its timeout marked lost: seen, the timeout's resend, new data, then the repair of
+ * the segment between, with one duplicate ACK), with no ACK moved on to the fill's start since it
+ * opened, unless a late original moved it (else it can be a partial ACK: a recovery's repair of
+ * a tail arrives in order and reads as new data, so newreno_open_below takes the recovery for
+ * over; seen, 3 repairs one partial ACK each behind a hole that new data sent in the recovery
+ * opened), and younger than the minimum RTO, the fill left before the sender could know of the
+ * hole: the original, late (a veth's per-CPU queues reorder on the last hop: seen at a
+ * receiver, three segments one ACK behind what router-out saw in order, counted as fast
+ * repairs). Not once the capture missed data (it misses ACKs too). */
+static int fill_unheard_without_sack(const pass *ps, int64_t d, int64_t i, const hole *h) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    int64_t now = in->ts_ns[i];
+    if (in->mode[d] == TRUTH_MODE_SENDER || !sack_off(in, d) || in->has_ts[i] || s->peer_acks_len == 0 ||
+        stats_of(ps, d)[S_CAPTURE_GAPS] > 0 || now < h->created_ns || now - h->created_ns >= RTO_MIN_NS)
+        return 0;
+    /* the ACK reached the fill's start since the hole opened: a partial ACK, unless what moved it
+     * there was a late original (then no recovery was under way) */
+    int64_t lo = unwrap32(s->hi_end, in->seq[i]);
+    int partial_ack = s->have_una && s->snd_una == lo && s->una_moved_ns >= h->created_ns && !s->una_moved_by_late;
+    return h->dupthresh_ns < 0 && h->open_below && s->dupthresh_last_ns < h->created_ns &&
+           s->timeout_resend_ns < h->created_ns && h->created_ns != s->timeout_new_ns && !partial_ack;
+}
+
 /* A hole filled: a late original or a retransmission? */
 static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *h) {
     const truth_input *in = ps->in;
@@ -2077,7 +2158,8 @@ static int fills_as_reordered(const pass *ps, int64_t d, int64_t i, const hole *
     /* the revealing segment's own TSval tick: a repair leaves at least a round trip after
      * it, so on a path whose round trip is longer than a tick it is a late original */
     if (in->has_ts[i] && h->has_ts && min_rtt_ns > TSVAL_TICK_MAX_NS) return 1;
-    if (fill_unasked(ps, d, i, h) || fill_left_before_heard(ps, d, i, h) || fill_unasked_near_sender(ps, d, i, h))
+    if (fill_unasked(ps, d, i, h) || fill_left_before_heard(ps, d, i, h) || fill_unasked_near_sender(ps, d, i, h) ||
+        fill_unheard_without_sack(ps, d, i, h))
         return 1;
     int64_t thr = min_rtt_ns > 0 ? min_rtt_ns / REORDER_RTT_DIV : REORDER_DEFAULT_NS;
     return (in->ts_ns[i] - h->created_ns) < thr;
@@ -2596,6 +2678,88 @@ static int newreno_repaired_before(const hole *h, int64_t mss, int64_t idle_ns) 
     return h->open_below && h->dupthresh_ns >= 0 && mss > 0 && h->opened_bytes <= mss && idle_ns >= RTO_MIN_NS;
 }
 
+/* The bytes of [lo, hi) inside direction s's open holes. */
+static int64_t hole_bytes_within(const direction_state *s, int64_t lo, int64_t hi) {
+    int64_t n = 0;
+    for (int j = 0; j < s->nholes && s->holes[j].lo < hi; j++) {
+        int64_t L = s->holes[j].lo > lo ? s->holes[j].lo : lo, R = s->holes[j].hi < hi ? s->holes[j].hi : hi;
+        if (R > L) n += R - L;
+    }
+    return n;
+}
+
+/* The highest cumulative ACK at or below `at` that the peer sent since it first reached `since`:
+ * where a sender resending in order from `since` can have moved on to; `since` itself when
+ * none, and INT64_MAX when the ACKs remembered (the latest SWEEP_RECENT) do not reach back so
+ * far (the oldest is above `since`). */
+static int64_t acked_at_most(const sweep_state *w, int64_t since, int64_t at) {
+    int64_t best = since, oldest = INT64_MAX;
+    for (int j = 0; j < w->acks_len; j++) {
+        if (w->acks[j] < oldest) oldest = w->acks[j];
+        if (w->acks[j] <= at && w->acks[j] > best) best = w->acks[j];
+    }
+    return w->acks_len == SWEEP_RECENT && oldest > since ? INT64_MAX : best;
+}
+
+/* Downstream, without SACK, a repeat [lo, hi) arriving (before the hole it fills is cut): whether
+ * it continues a retransmission timeout's sweep, and what that sweep shows lost. After a timeout
+ * a sender without SACK marks all it had in flight lost and resends it in order from its
+ * cumulative ACK up (go-back-N; Linux: tcp_enter_loss, then tcp_xmit_retransmit_queue), new data
+ * possibly between; an ACK that covers more than it resent moves it on to the ACK's value. So in
+ * a sweep begun by a repeat after a silence of the minimum RTO, or by the fill of a hole that
+ * old, a repeat that skips ahead of the sweep's highest, and of the highest ACK of the peer at or
+ * below it, shows the copies in between lost on the way, less any hole's bytes (a hole counts
+ * its own loss): copies of data the receiver had, which leave no hole (seen: BBR over IPv6
+ * without SACK or timestamps, 10 of 83 losses, all missing from such sweeps at the receiver and
+ * router-out). A sweep's copy that shows up later (reordered) takes its gap back; a repeat more
+ * than a minimum RTO after the sweep's last one ends it. Returns the segments it counts lost
+ * (less those taken back). */
+static int64_t timeout_sweep_gap(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
+    const truth_input *in = ps->in;
+    direction_state *s = &ps->dirs[d];
+    int64_t now = in->ts_ns[i], lost = 0;
+    sweep_state *w = s->sweep;
+    if (in->mode[d] == TRUTH_MODE_SENDER || !sack_off(in, d) || s->mss <= 0 || w == NULL) return 0;
+    for (int j = 0; j < w->gaps_len; j++) {
+        int64_t L = w->gap_lo[j] > lo ? w->gap_lo[j] : lo, R = w->gap_hi[j] < hi ? w->gap_hi[j] : hi;
+        if (R <= L) continue;
+        int64_t late = R - L - hole_bytes_within(s, L, R);
+        if (late > 0) lost -= segments_of(late, s->mss); /* a copy of the gap, late: not lost */
+        if (L == w->gap_lo[j]) /* what is left of the gap above the copy (a copy inside it: below) */
+            w->gap_lo[j] = R;
+        else
+            w->gap_hi[j] = L;
+    }
+    int begins = idle_ns >= RTO_MIN_NS;
+    for (int j = 0; j < s->nholes && !begins && s->holes[j].lo < hi; j++)
+        if (s->holes[j].hi > lo && now - s->holes[j].created_ns >= RTO_MIN_NS) begins = 1;
+    /* the fill of a younger hole is no copy of the sweep to judge (a late original, a fast
+     * repair, or the sweep moved on to the ACK standing at it): the sweep goes on above it */
+    if (!begins && hole_bytes_within(s, lo, hi) > 0) {
+        if (w->next >= 0 && hi > w->next) w->next = hi;
+        return lost;
+    }
+    if (begins || w->next < 0 || now - w->ns >= RTO_MIN_NS) {
+        w->next = begins ? hi : -1;
+        w->ns = now;
+        w->gaps_len = w->gaps_next = 0;
+        return lost;
+    }
+    int64_t from = acked_at_most(w, w->next, lo);
+    if (lo > from) {
+        int64_t gap = lo - from - hole_bytes_within(s, from, lo);
+        if (gap > 0) {
+            lost += segments_of(gap, s->mss);
+            int at = ring_push(&w->gaps_next, &w->gaps_len, SWEEP_RECENT);
+            w->gap_lo[at] = from;
+            w->gap_hi[at] = lo;
+        }
+    }
+    if (hi > w->next) w->next = hi;
+    w->ns = now;
+    return lost;
+}
+
 /* Data at or below the highest sequence seen: a hole filled, a retransmission, or a
  * late original. */
 static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int64_t idle_ns) {
@@ -2610,10 +2774,12 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->hi_end = hi;
         s->hi_end_ns = now;
     }
+    if (idle_ns >= RTO_MIN_NS) timeout_seen(s, now);
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
     int64_t hole_age_ns = -1, filled_bytes = 0;
     hole filled_hole = {0};
     if (m != TRUTH_MODE_SENDER) {
+        S[S_LOST_REPAIRS] += timeout_sweep_gap(ps, d, i, lo, hi, idle_ns);
         repair_overtakes(ps, d, i, lo);
         hole h;
         int found;
@@ -2627,7 +2793,11 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
             reordered = fills_as_reordered(ps, d, i, &h);
             hole_age_ns = now > h.created_ns ? now - h.created_ns : 0; /* clock stepped back: 0 */
             filled_hole = h;
-            if (reordered) on_late_original(s, &h, hole_age_ns, now);
+            if (hole_age_ns >= RTO_MIN_NS) timeout_seen(s, now);
+            if (reordered) {
+                on_late_original(s, &h, hole_age_ns, now);
+                s->late_fill_end = hi;
+            }
         } else if (late_original_after_repair(ps, d, i, lo, hi)) {
             reordered = 1;
         } else if (m == TRUTH_MODE_RECEIVER) {
@@ -2950,7 +3120,10 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (lo >= s->hi_end) {
         on_data_echo(ps, d, i, hi);
         on_new_data(ps, d, i, lo, hi);
-        if (timeout_resend) on_timeout_resend(ps, d, i, silence_ns);
+        if (timeout_resend) {
+            on_timeout_resend(ps, d, i, silence_ns);
+            timeout_seen(s, now);
+        }
         if (in->mode[d] == TRUTH_MODE_SENDER) scoreboard_on_send(ps, d, i, lo, hi, 0);
     } else if (len == 1 && hi == s->hi_end && s->peer_window_known && s->peer_window == 0) {
         ps->out->kind[i] = TRUTH_KIND_WINDOW_PROBE; /* a one-byte zero-window probe: not loss */
@@ -3210,6 +3383,8 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].generation_due_ns = -1;
         ps.dirs[d].dupthresh_last_ns = -1;
         ps.dirs[d].repair_after_dupthresh_ns = -1;
+        ps.dirs[d].timeout_resend_ns = ps.dirs[d].timeout_new_ns = -1;
+        ps.dirs[d].una_moved_ns = ps.dirs[d].late_fill_end = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;
         ps.dirs[d].echoed_reported_hi = -1;
@@ -3252,6 +3427,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         capture_tail(&ps, d);
         free(ps.dirs[d].holes);
         free(ps.dirs[d].rtt);
+        free(ps.dirs[d].sweep);
         free(ps.dirs[d].sb);
         if (ps.dirs[d].ro) free(ps.dirs[d].ro->awaiting);
         free(ps.dirs[d].ro);
