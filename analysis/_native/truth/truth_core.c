@@ -1337,10 +1337,9 @@ static double repair_loss_rate(const direction_state *s, double first_rate) {
  * lost: sent before the latest-sent first copy the receiver reported by more than the reordering
  * window (none where the path showed no reordering and more than DupThresh - 1 segments' bytes
  * were reported above the copy, RFC 6675's IsLost; else the path's window, at least a quarter of
- * the lowest round trip). The connection
- * ended (the receiver closed, an application's timed test) before any repair left, so no
- * retransmission counts them. Segments each (a super-segment the sender handed over counts its
- * MSSes). */
+ * the lowest round trip). The connection ended (the receiver closed, an application's timed
+ * test) before any repair left, so no retransmission counts them. Segments each (a
+ * super-segment the sender handed over counts its MSSes). */
 static int64_t unrepaired_losses_at_end(const direction_state *s, double loss_rate) {
     if (s->sb == NULL || s->ro == NULL || !s->sack_read || !s->uses_ts || s->mss <= 0) return 0;
     int64_t path_window_ns = reorder_window_ns(s, loss_rate);
