@@ -17,6 +17,7 @@ import pytest
 from test_truth_crafted import MSS, Flow, row_of
 
 from spline_analysis._core import decode, ecn, truth
+from spline_analysis._core.ranges import merged
 from spline_analysis._core.columns import (
     ECN_CE,
     ECN_ECT0,
@@ -221,7 +222,7 @@ def distinct_resent_segments(document: dict, packets, mss: int) -> int:
     sender_port = max(document["directions"], key=lambda d: d["payload_bytes"])["sport"]
     data &= packets["sport"] == sender_port
     start = packets["seq"][data].astype(np.int64)
-    runs_start, runs_end = ecn._merged(start, start + packets["tcp_payload_len"][data])
+    runs_start, runs_end = merged(start, start + packets["tcp_payload_len"][data])
     return int(((runs_end - runs_start + mss - 1) // mss).sum())
 
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from spline_analysis._core.ranges import covered, merged
 from spline_analysis.testbed.realhost import TransferTruth, receiver_resends_truth, stack_counter_deltas
 from spline_analysis.testbed.receiver_resends import (
-    covered,
     dsack_blocks,
     later_copies,
-    merged,
     dsack_overwritten,
     paws_discarded,
     resends_not_dsacked,

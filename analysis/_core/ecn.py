@@ -25,6 +25,7 @@ import numpy as np
 
 from .columns import ECN_NOT_ECT, TCP_ACK, TCP_CWR, TCP_ECE, TCP_NS, TCP_SYN
 from .copies import unwrapped_seq
+from .ranges import covered, merged, points_covered
 
 # What the evidence says of a direction's ECN codepoints (the `ecn` key of a direction):
 ECN_ON = "on"  # negotiated, first copies ECT and resends not-ECT: the codepoint tells them apart
@@ -123,28 +124,6 @@ def codepoint_counts(
     )
 
 
-def _merged(start: np.ndarray, end: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The union of half-open intervals [start, end) (any order) as sorted disjoint runs."""
-    if len(start) == 0:
-        return start, end
-    order = np.argsort(start, kind="stable")
-    start, end = start[order], end[order]
-    reach = np.maximum.accumulate(end)
-    opens = np.empty(len(start), dtype=bool)
-    opens[0] = True
-    np.greater(start[1:], reach[:-1], out=opens[1:])
-    run = np.cumsum(opens) - 1
-    run_end = np.zeros(int(run[-1]) + 1, dtype=np.int64)
-    np.maximum.at(run_end, run, end)
-    return start[opens], run_end
-
-
-def _covered(points: np.ndarray, run_start: np.ndarray, run_end: np.ndarray) -> np.ndarray:
-    """Per point: inside one of the sorted disjoint runs."""
-    at = np.searchsorted(run_start, points, side="right") - 1
-    return (at >= 0) & (points < run_end[np.maximum(at, 0)])
-
-
 def _slot_data(
     packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, n_slots: int
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -177,16 +156,16 @@ def originals_never_seen(
     rows, _, start, end, ect = _slot_data(packets, slot, slots, n_slots)
     if len(rows) == 0:
         return out
-    ect_start, ect_end = _merged(start[ect], end[ect])
-    resent_start, resent_end = _merged(start[~ect], end[~ect])
-    if len(resent_start) == 0:
+    ect_runs = merged(start[ect], end[ect])
+    resent_runs = merged(start[~ect], end[~ect])
+    if len(resent_runs[0]) == 0:
         return out
     # cut the resent runs at every edge of an ECT run; keep the pieces no ECT copy covers
-    edges = np.concatenate((ect_start, ect_end))
-    edges = edges[_covered(edges, resent_start, resent_end)]
-    bounds = np.unique(np.concatenate((resent_start, resent_end, edges)))
+    edges = np.concatenate(ect_runs)
+    edges = edges[points_covered(edges, resent_runs)]
+    bounds = np.unique(np.concatenate((*resent_runs, edges)))
     piece_start, piece_end = bounds[:-1], bounds[1:]
-    keep = _covered(piece_start, resent_start, resent_end) & ~_covered(piece_start, ect_start, ect_end)
+    keep = points_covered(piece_start, resent_runs) & ~points_covered(piece_start, ect_runs)
     piece_start, piece_end = piece_start[keep], piece_end[keep]
     if len(piece_start) == 0:
         return out
@@ -211,10 +190,7 @@ def copies_by_codepoint(
     rows, _, start, end, ect = _slot_data(packets, slot, slots, n_slots)
     if not ect.any():
         return rows, ect, np.zeros(len(rows), dtype=bool)
-    ect_start, ect_end = _merged(start[ect], end[ect])
-    at = np.searchsorted(ect_start, start, side="right") - 1
-    inside = (at >= 0) & (start < ect_end[np.maximum(at, 0)]) & (end <= ect_end[np.maximum(at, 0)])
-    return rows, ect, ~ect & inside
+    return rows, ect, ~ect & covered(start, end, merged(start[ect], end[ect]))
 
 
 def repairs_lost_below_resends(

@@ -17,11 +17,10 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._core.ranges import Ranges, covered, merged
 from .realhost_retransmissions import SEQ_SPACE, HALF_SEQ_SPACE, sender_data_rows, unwrap
 
 TCP_ACK, TCP_RST = 0x010, 0x004
-
-Ranges = Tuple[np.ndarray, np.ndarray]  # starts, ends (unwrapped, int64)
 
 # Linux's TCP_PAWS_WINDOW: a TSval this many ticks older than TS.Recent still passes.
 PAWS_WINDOW_TICKS = 1
@@ -79,28 +78,6 @@ def last_ack_before(data_rows: np.ndarray, ack_rows: np.ndarray, ack_unwrapped: 
     if len(ack_rows) == 0:
         return np.full(len(data_rows), lowest, dtype=np.int64)
     return np.where(where >= 0, ack_unwrapped[np.maximum(where, 0)], lowest)
-
-
-def merged(starts: np.ndarray, ends: np.ndarray) -> Ranges:
-    """The union of ranges [starts, ends) as sorted, disjoint ranges."""
-    if len(starts) == 0:
-        return starts, ends
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = s[1:] > reach[:-1]
-    group_starts = np.flatnonzero(new)
-    return s[group_starts], np.maximum.reduceat(e, group_starts)
-
-
-def covered(starts: np.ndarray, ends: np.ndarray, union: Ranges) -> np.ndarray:
-    """Whether each [start, end) lies inside one range of `union` (sorted, disjoint)."""
-    union_starts, union_ends = union
-    where = np.searchsorted(union_starts, starts, side="right") - 1
-    inside = where >= 0
-    inside[inside] = ends[inside] <= union_ends[where[inside]]
-    return inside
 
 
 def signed_offset(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
