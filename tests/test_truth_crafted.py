@@ -295,14 +295,30 @@ def no_sack_sender_scripted(sends: Sequence[Tuple[float, int]], acks: Sequence[T
     f = Flow(sack_permitted=False)
     t0 = f.handshake(0.0, 5000, 1000, 0.001, 0.00001, ttl_a=63, ttl_b=64)
     base = 1001
-    rows = [(t0 + t, "data", k, 0.0) for t, k in sends] + [(t0 + t, "ack", k, t0 + e) for t, k, e in acks]
-    for when, kind, k, echo in sorted(rows, key=lambda r: r[0]):
-        if kind == "data":
-            tsval = int(when * 1000)
-            f.add(when, 1, base + k * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, tsval=tsval, tsecr=1)
-        else:
-            f.add(when, 0, 5001, base + k * MSS, ttl=63, tsval=2, tsecr=int(echo * 1000))
+    rows = [(t0 + t, "data", k, t0 + t) for t, k in sends] + [(t0 + t, "ack", k, t0 + e) for t, k, e in acks]
+    add_no_sack_rows(f, base, rows)
     return f
+
+
+def add_no_sack_rows(f: Flow, base: int, rows: Sequence[Tuple[float, str, int, float]]) -> None:
+    """Adds (time, "data" or "ack", segment, stamp) rows in time order: b's data segment with
+    the TSval of `stamp` (when it left), or the receiver's ACK of the segments below `segment`
+    echoing that TSval (1 ms ticks)."""
+    for when, kind, k, stamp in sorted(rows, key=lambda r: r[0]):
+        if kind == "data":
+            f.add(
+                when,
+                1,
+                base + k * MSS,
+                5001,
+                length=MSS,
+                ttl=64,
+                flags=TCP_ACK | TCP_PSH,
+                tsval=int(stamp * 1000),
+                tsecr=1,
+            )
+        else:
+            f.add(when, 0, 5001, base + k * MSS, ttl=63, tsval=2, tsecr=int(stamp * 1000))
 
 
 def first_flight_with_segment_1_lost() -> Tuple[List[Tuple[float, int]], List[Tuple[float, int, float]]]:
@@ -708,12 +724,7 @@ def no_sack_sender_with_timestamps(
         while acked in have:
             acked += 1
         rows.append((when + 0.00001, "ack", acked, echo_s))
-    for when, kind, n, stamp in sorted(rows, key=lambda r: r[0]):
-        if kind == "data":
-            tsval = int(stamp * 1000)
-            f.add(when, 1, base + n * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH, tsval=tsval, tsecr=1)
-        else:
-            f.add(when, 0, 5001, base + n * MSS, ttl=63, tsval=2, tsecr=int(stamp * 1000))
+    add_no_sack_rows(f, base, rows)
     return f
 
 
