@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import _truth
-from .columns import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
+from .columns import LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
 from . import ecn as ecn_evidence
 from .copies import ForwardedCopies, find_forwarded_copies, find_interface_copies, forwarding_slots, unwrapped_seq
 from .rtt import rtt_stats
@@ -549,7 +549,7 @@ def _ids_per_packet_reordered(
 # far out of time order are read in time order: dumpcap on two interfaces writes each one's
 # frames in blocks, up to 96 ms behind the other's (s29-hx2).
 INTERLEAVED_OUT_OF_ORDER_NS = 1_000_000
-LINKTYPES_LINUX_COOKED = (113, 276)
+LINKTYPES_LINUX_COOKED = (LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2)
 
 
 def interleaved_time_order(packets: Mapping[str, np.ndarray]) -> Optional[np.ndarray]:
@@ -734,10 +734,10 @@ def _analyze_directions_in_file_order(
     ecn_lost = _ecn_evidence(table, packets, slot, n_slots, kind, first_syn, mss, data_slots, is_sender_mode)
     use_ecn = ecn_lost >= 0
     if use_ecn.any():
-        kind = _kinds_by_ecn(kind, table, packets, slot, n_slots, data_slots[use_ecn], mode, mss)
+        kind = _kinds_by_ecn(kind, table, row_of_slot, packets, slot, n_slots, data_slots[use_ecn], mode, mss)
         retrans, spurious = table["retransmissions"], table["spurious_retransmissions"]
         table["lost_repairs"] = _lost_repairs_with_ecn(
-            table, packets, slot, n_slots, data_slots[use_ecn], mss, lost_repairs_at
+            table, row_of_slot, packets, slot, n_slots, data_slots[use_ecn], mss, lost_repairs_at
         )
     holes_seen = np.where(use_ecn, ecn_lost + _unfilled_segments(table), holes_seen)
     hole_based = np.where(use_ecn, holes_seen + table["lost_repairs"], hole_based)
@@ -1078,6 +1078,7 @@ def _hole_counts(table: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarra
 def _kinds_by_ecn(
     kind: np.ndarray,
     table: Dict[str, np.ndarray],
+    row_of_slot: np.ndarray,
     packets: Mapping[str, np.ndarray],
     slot: np.ndarray,
     n_slots: int,
@@ -1091,7 +1092,8 @@ def _kinds_by_ecn(
     reordered); a resend (not-ECT) is one, also where it came in order (a tail resent, a
     timeout's resend: kind other when the sequence showed none); at the receiver a resend of
     data whose first copy came too was not needed (spurious). In path a repeat of data that
-    passed keeps its kind: it may have been lost further on. Returns the new per-packet kinds."""
+    passed keeps its kind: it may have been lost further on (`row_of_slot`: the table's row of
+    each slot, -1 none). Returns the new per-packet kinds."""
     rows, first_copy, needless = ecn_evidence.copies_by_codepoint(packets, slot, slots, n_slots)
     was = kind[rows]
     now = was.copy()
@@ -1104,12 +1106,10 @@ def _kinds_by_ecn(
     payload = np.asarray(packets["tcp_payload_len"])[rows].astype(np.int64)
     segment_bytes = np.maximum(mss[slot[rows]], 1)
     segments = np.maximum((payload + segment_bytes - 1) // segment_bytes, 1)
-    row_of = np.full(n_slots, -1, dtype=np.int64)
-    row_of[np.asarray(table["slot"])] = np.arange(len(table["slot"]))
-    owner = row_of[slot[rows]]
+    owner = row_of_slot[slot[rows]]
     n_rows = len(table["slot"])
     mine = np.zeros(n_rows, dtype=bool)
-    mine[row_of[slots]] = True
+    mine[row_of_slot[slots]] = True
 
     def total(which: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.bincount(owner[which], weights=weights[which], minlength=n_rows).astype(np.int64)
@@ -1131,6 +1131,7 @@ def _kinds_by_ecn(
 
 def _lost_repairs_with_ecn(
     table: Dict[str, np.ndarray],
+    row_of_slot: np.ndarray,
     packets: Mapping[str, np.ndarray],
     slot: np.ndarray,
     n_slots: int,
@@ -1141,12 +1142,11 @@ def _lost_repairs_with_ecn(
     """Per direction: the repairs lost, where `slots` (ECN evidence `on`) also count the hole
     segments a higher resend overtook (ecn.repairs_lost_below_resends). Both are read at the
     copy that filled the segment: per packet the larger of the two stands (`lost_repairs_at`:
-    what the hole rules showed at each packet), so a repair both show counts once."""
+    what the hole rules showed at each packet), so a repair both show counts once; `row_of_slot`:
+    the table's row of each slot, -1 none)."""
     rows, shown = ecn_evidence.repairs_lost_below_resends(packets, slot, slots, n_slots, mss)
     by_holes = lost_repairs_at[rows].astype(np.int64)
-    row_of = np.full(n_slots, -1, dtype=np.int64)
-    row_of[np.asarray(table["slot"])] = np.arange(len(table["slot"]))
-    more = np.bincount(row_of[slot[rows]], weights=np.maximum(shown - by_holes, 0), minlength=len(table["slot"]))
+    more = np.bincount(row_of_slot[slot[rows]], weights=np.maximum(shown - by_holes, 0), minlength=len(table["slot"]))
     return table["lost_repairs"] + more.astype(np.int64)
 
 
