@@ -53,6 +53,11 @@ ECN_ECT1 = 1
 ECN_ECT0 = 2
 ECN_CE = 3
 
+# Linux cooked link types (`-i any`): v1 names no interface, only in or out (Wireshark's dumpcap
+# writes it); v2 names the interface index (tcpdump's choice).
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_LINUX_SLL2 = 276
+
 MAX_SACK_BLOCKS = 4
 
 PACKET_COLUMNS: Tuple[Column, ...] = (

@@ -20,7 +20,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .columns import DECODE_IP_FRAGMENT, DECODE_IN_ICMP_ERROR, DECODE_IP_ID_VALID
+from .columns import DECODE_IP_FRAGMENT, DECODE_IN_ICMP_ERROR, DECODE_IP_ID_VALID, LINKTYPE_LINUX_SLL
 
 # A copy leaves at most this long after it came in: more than any queue a forwarding host
 # holds (a 1-BDP queue of a 1 s RTT path), far less than a retransmission of the same bytes
@@ -32,8 +32,6 @@ _PIECE_LOOKBACK = 64
 # Share of a direction's packets (the fewer of its in and out copies) that must pair up before
 # its incoming copies are set aside.
 MIN_PAIRED_FRACTION = 0.5
-# Linux cooked v1 (`-i any` as libpcap's first choice: Wireshark's dumpcap): no interface named
-LINKTYPE_LINUX_SLL = 113
 # TCP sequence space
 _SEQ_SPACE = 1 << 32
 _HALF_SEQ_SPACE = 1 << 31
