@@ -529,6 +529,16 @@ static int64_t *stats_of(const pass *ps, int64_t d) { return ps->out->stats + d 
 
 /* ---- holes ---- */
 
+/* The bytes of [lo, hi) inside direction s's open holes. */
+static int64_t hole_bytes_within(const direction_state *s, int64_t lo, int64_t hi) {
+    int64_t n = 0;
+    for (int j = 0; j < s->nholes && s->holes[j].lo < hi; j++) {
+        int64_t L = s->holes[j].lo > lo ? s->holes[j].lo : lo, R = s->holes[j].hi < hi ? s->holes[j].hi : hi;
+        if (R > L) n += R - L;
+    }
+    return n;
+}
+
 /* Remove [lo, hi) from the hole list; returns bytes removed, and the first
  * overlapping hole's copy in *first (when any). */
 static int64_t holes_cut(pass *ps, direction_state *s, int64_t lo, int64_t hi, hole *first, int *found) {
@@ -2487,15 +2497,11 @@ static int repair_left_unheard(const pass *ps, int64_t d, int64_t i, int64_t lo,
     return (int32_t)(in->tsecr[i] - heard) < 0;
 }
 
-/* Retransmission kind from the recovery the ACKs show. */
 /* ---- the receiver's PAWS check, seen downstream ---- */
 
 /* Whether [lo, hi) holds data not seen here before (in a hole, or above the highest). */
 static int paws_missing(const direction_state *s, int64_t lo, int64_t hi) {
-    if (hi > s->hi_end) return 1;
-    for (int j = 0; j < s->nholes && s->holes[j].lo < hi; j++)
-        if (s->holes[j].hi > lo) return 1;
-    return 0;
+    return hi > s->hi_end || hole_bytes_within(s, lo, hi) > 0;
 }
 
 /* Downstream of the sender (at the receiver, in path) on data [lo, hi) of packet i with a
@@ -2675,16 +2681,6 @@ static void rest_of_hole_due(direction_state *s, int64_t hi, int64_t now) {
  * Both leave the first repair to the timer. */
 static int newreno_repaired_before(const hole *h, int64_t mss, int64_t idle_ns) {
     return h->open_below && h->dupthresh_ns >= 0 && mss > 0 && h->opened_bytes <= mss && idle_ns >= RTO_MIN_NS;
-}
-
-/* The bytes of [lo, hi) inside direction s's open holes. */
-static int64_t hole_bytes_within(const direction_state *s, int64_t lo, int64_t hi) {
-    int64_t n = 0;
-    for (int j = 0; j < s->nholes && s->holes[j].lo < hi; j++) {
-        int64_t L = s->holes[j].lo > lo ? s->holes[j].lo : lo, R = s->holes[j].hi < hi ? s->holes[j].hi : hi;
-        if (R > L) n += R - L;
-    }
-    return n;
 }
 
 /* The highest cumulative ACK at or below `at` that the peer sent since it first reached `since`:
