@@ -238,6 +238,22 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
     ),
     Key("lost_inferred", "integer", "segments", "part of lost_segments estimated where the ACKs do not tell", T),
     Key("lost_inferred_sd", "number", "segments", "standard deviation of lost_inferred", T),
+    Key(
+        "unreported_at_end",
+        "integer",
+        "segments",
+        "at the sender (SACK), first copies sent once above every ACK and SACK block when the capture "
+        "ends: the last flight, whose fate no ACK told",
+        T,
+    ),
+    Key(
+        "unreported_lost_estimated",
+        "number",
+        "segments",
+        "of lost_inferred, the segments of that flight estimated lost, at the loss rate of the first "
+        "copies sent just before it (twice its segments)",
+        T,
+    ),
 )
 
 RTT_KEYS = _stats("ms", "the RTT samples", T, ("min", "median", "p95", "max")) + (

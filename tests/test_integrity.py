@@ -50,6 +50,19 @@ def test_estimated_sender_loss_is_warned_only_when_it_moves_the_count_beyond_its
     assert warnings[0]["lost_inferred"] == 11 and warnings[0]["lost_inferred_sd"] == 3.4
 
 
+def test_an_unacknowledged_flight_at_the_end_is_warned_apart_from_other_estimated_loss():
+    # s550 (450 ms path, the queue overflowing at the end): 195 segments unreported, 48
+    # estimated lost; the whole estimate is the flight's, so no `loss_estimated` besides
+    flight = direction(lost_segments=165, lost_inferred=48, lost_inferred_sd=7.4)
+    flight |= {"unreported_at_end": 195, "unreported_lost_estimated": 48.0}
+    # one segment estimated: the rounding of an estimate, not worth a warning
+    small = direction(stream=1, lost_segments=30, lost_inferred=1, lost_inferred_sd=0.9)
+    small |= {"unreported_at_end": 12, "unreported_lost_estimated": 1.2}
+    warnings = integrity.direction_warnings([flight, small], {k: 10 for k in range(4)})
+    assert [(w["code"], w["stream"]) for w in warnings] == [("unacknowledged_at_end", 0)]
+    assert (warnings[0]["segments"], warnings[0]["lost_estimated"]) == (195, 48)
+
+
 def test_paws_discards_are_warned_only_when_they_are_a_share_of_the_retransmissions():
     # a path whose jitter reorders: 83 of 135 retransmissions repeat discarded segments
     reordering = direction(paws_discards=83, retransmissions=135)

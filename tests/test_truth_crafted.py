@@ -2691,13 +2691,15 @@ def sender_whose_receiver_closes_before_the_repairs(
     late_s: float = 0.0,
     rtt_s: float = 0.010,
     repairs_s: Optional[Dict[int, float]] = None,
+    unreported: int = 0,
 ) -> Flow:
     """Capture next to a data sender b with SACK and timestamps (1 ms ticks): b sends `segments`
     segments 1 ms apart over an `rtt_s` path, the path loses those in `lose` (their repairs, sent
     at the times `repairs_s` gives after the first segment, arrive), the receiver ACKs and SACKs
     every other one on arrival (those in `late` `late_s` after the rest: the path reorders),
     echoing TS.Recent (the TSval of the latest segment that arrived in order), and then resets
-    the connection (a timed test ended) before the sender repaired the rest."""
+    the connection (a timed test ended) before the sender repaired the rest, and before the last
+    `unreported` segments reached it: no ACK tells their fate."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
     base = 1001
@@ -2706,7 +2708,7 @@ def sender_whose_receiver_closes_before_the_repairs(
     for k in range(segments):
         sent = t + 0.001 * (k + 1)
         rows.append((sent, "data", base + k * MSS, (), int(sent * 1000)))
-        if k not in lose:
+        if k not in lose and k < segments - unreported:
             arrivals.append((sent + rtt_s + (late_s if k in late else 0.0), k, int(sent * 1000)))
     for k, when in (repairs_s or {}).items():
         sent = t + 0.001 + when
@@ -2783,3 +2785,43 @@ def test_a_first_copy_labelled_lost_when_a_lower_repair_moved_the_echo_past_it_c
     row = row_of(directions, 0, 1)
     assert row["retransmissions"] == 1
     assert row["lost_segments"] == 2
+
+
+def test_the_flight_no_ack_reported_at_the_close_is_lost_as_often_as_the_segments_sent_before_it():
+    # segments 40-59 are still on their way when the receiver resets; of the 40 sent before
+    # them (twice the flight), 10, 14, 18 and 22 were lost and repaired (before segment 40 left):
+    # 4 of 40, so 2 of the 20
+    flow = sender_whose_receiver_closes_before_the_repairs(
+        lose=(10, 14, 18, 22),
+        segments=60,
+        unreported=20,
+        repairs_s={10: 0.024, 14: 0.028, 18: 0.032, 22: 0.036},
+    )
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["unreported_at_end"] == 20
+    assert row["unreported_lost_estimated"] == pytest.approx(2.0)
+    assert row["retransmissions"] == 4
+    assert row["lost_segments"] == 6
+
+
+def test_losses_before_twice_the_unreported_flight_do_not_weigh_on_it():
+    # a flight of 10 at the close: its rate comes from segments 20-39; 4-16 lost long before
+    flow = sender_whose_receiver_closes_before_the_repairs(
+        lose=(4, 8, 12, 16),
+        segments=50,
+        unreported=10,
+        repairs_s={4: 0.020, 8: 0.024, 12: 0.028, 16: 0.032},
+    )
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["unreported_at_end"] == 10
+    assert row["unreported_lost_estimated"] == 0.0
+    assert row["lost_segments"] == 4
+
+
+def test_an_unreported_flight_after_a_clean_stretch_counts_no_loss():
+    _, _, directions = analyze(sender_whose_receiver_closes_before_the_repairs(lose=(), segments=60, unreported=20))
+    row = row_of(directions, 0, 1)
+    assert row["unreported_at_end"] == 20
+    assert row["lost_segments"] == 0

@@ -195,6 +195,21 @@ WARNING_CODES: Sequence[WarningCode] = (
         "(`sysctl -w net.ipv4.tcp_sack=1`; a middlebox may strip it)",
     ),
     WarningCode(
+        "unacknowledged_at_end",
+        "direction",
+        "at the sender (SACK), the capture ended with a flight sent and never acknowledged: first copies "
+        "above every ACK and SACK block (`unreported_at_end`), whose fate no ACK told (the receiver "
+        "closed, resetting the connection with data in flight, as iperf3's does at the end of a timed "
+        "test, or the capture stopped first). No retransmission counts the ones the path dropped; they "
+        "are estimated at the loss rate of the first copies sent just before them (twice their number: "
+        "`unreported_lost_estimated`, part of `lost_inferred`). Raised when that estimate is 2 segments "
+        "or more. A long path holds a large flight: on a 550 ms satellite path whose queue overflowed at "
+        "the end, 45 of 195 such segments were dropped, and the estimate read 48",
+        "capture at the receiver as well: its holes count the last flight's losses; or let the "
+        "connection close with every byte acknowledged before the capture stops (a transfer of a fixed "
+        "size the receiver reads to its end, rather than a timed test that resets the connection)",
+    ),
+    WarningCode(
         "paws_discards",
         "direction",
         "below the sender, on a path that reorders: segments reached "
@@ -464,7 +479,11 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                     **where,
                 )
             )
-        inferred = int(d.get("lost_inferred") or 0)
+        flight_lost = round(float(d.get("unreported_lost_estimated") or 0.0))
+        if flight_lost >= LOSS_ESTIMATE_MIN_SEGMENTS:
+            out.append(_unacknowledged_at_end_warning(d, flight_lost))
+        # the rest of the estimate: first copies whose fate the ACKs left untold before the end
+        inferred = int(d.get("lost_inferred") or 0) - flight_lost
         spread = float(d.get("lost_inferred_sd") or 0.0)
         if abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread:
             out.append(
@@ -494,6 +513,22 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                 _warning("one_direction_missing", f"{flow}: no packet of the reverse direction in the capture", **where)
             )
     return out
+
+
+def _unacknowledged_at_end_warning(d: Mapping[str, Any], flight_lost: int) -> Dict[str, Any]:
+    """`unacknowledged_at_end` for one direction: the last flight no ACK reported, and the part of
+    it estimated lost (`flight_lost` segments, rounded)."""
+    flight = int(d.get("unreported_at_end") or 0)
+    flow, where = _flow_and_where(d)
+    return _warning(
+        "unacknowledged_at_end",
+        f"{flow}: the capture ended with {flight:,} segments sent and never acknowledged; "
+        f"{flight_lost:,} of them estimated lost (in lost_segments), at the loss rate of the "
+        f"segments sent just before them: capture at the receiver to count them",
+        segments=flight,
+        lost_estimated=flight_lost,
+        **where,
+    )
 
 
 def _no_timestamps_warning(d: Mapping[str, Any], cut_data_frames: int) -> Dict[str, Any]:

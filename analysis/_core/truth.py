@@ -95,6 +95,8 @@ STAT_FIELDS = (
     "paws_discards",
     "path_min_rtt_ns",
     "lost_unrepaired",
+    "unreported_at_end",
+    "unreported_lost_milli",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -806,6 +808,9 @@ def _analyze_directions_in_file_order(
         np.int64
     )
     table["lost_inferred_sd"] = np.where(is_sender_mode, table["lost_inferred_sd_milli"] / 1000.0, 0.0)
+    # of the estimate, the first copies of the flight the capture's end left unreported
+    table["unreported_at_end"] = np.where(is_sender_mode, table["unreported_at_end"], 0)
+    table["unreported_lost_estimated"] = np.where(is_sender_mode, table["unreported_lost_milli"] / 1000.0, 0.0)
     lost = np.where(
         is_sender_mode,
         retrans - spurious + table["lost_inferred"] + table["lost_unrepaired"],

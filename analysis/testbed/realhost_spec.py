@@ -506,6 +506,12 @@ def expected_warnings(
         transfer.jitter_reorders or transfer.veths_may_reorder or not transfer.sender_sack
     ):
         may.add("loss_estimated")
+    if (vantage in SENDER_VANTAGES or vantage == "router-in") and path_lost_segments > 0:
+        # iperf3's receiver resets the connection with its last flight in flight: where the
+        # router's queue overflows in the round trips before (the random drops stop before the
+        # end; the queue's do not), part of that flight is estimated lost from them (s550: 45 of
+        # 195 dropped at a 450 ms path's full queue)
+        may.add("unacknowledged_at_end")
     if vantage not in SENDER_VANTAGES:
         # a repair that overtakes first copies sent before it makes the receiver discard them
         # by PAWS: jitter that reorders, and also a busy host's veth backlogs or TCG's two

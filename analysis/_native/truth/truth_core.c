@@ -198,7 +198,13 @@ enum copy_verdict {
  * that has no partner. */
 #define DISCARD_REPEATS_RECENT 64
 #define LOST_COPIES_RECENT     256
-#define LATE_COPY_RTTS         4
+/* Scoreboard entries retired by the cumulative ACK whose first copies' fates are kept: enough
+ * to measure the loss over twice a long path's last flight (s550: 195 segments unreported). */
+#define RETIRED_RECENT 2048
+/* The first copies just below the unreported flight at the end that measure its loss rate: this
+ * many times the flight's segments. */
+#define UNREPORTED_WINDOW_FLIGHTS 2
+#define LATE_COPY_RTTS            4
 
 /* The peer's latest ACK as read: what a repeat of it would carry. */
 typedef struct {
@@ -233,6 +239,11 @@ typedef struct {
     lost_copy lost[LOST_COPIES_RECENT]; /* first copies labelled lost, not yet matched (a ring) */
     int lost_head, lost_len;
     int64_t repeats_seen, repeats_matched; /* the peer's repeats, and those a lost copy took */
+    /* the newest scoreboard entries the cumulative ACK retired, in sequence order (a ring of
+     * RETIRED_RECENT): their segments, and whether their first copy was lost */
+    int32_t retired_segments[RETIRED_RECENT];
+    uint8_t retired_lost[RETIRED_RECENT];
+    int retired_next, retired_len;
 } reordering;
 
 /* One segment (or super-segment) as first sent, and what became of its first copy. */
@@ -1372,6 +1383,88 @@ static int64_t unrepaired_losses_at_end(const direction_state *s, double loss_ra
     return segments;
 }
 
+/* Segments a scoreboard entry holds (a super-segment the sender handed over counts its MSSes). */
+static int64_t entry_segments(const direction_state *s, const sent_segment *e) {
+    return s->mss > 0 ? (e->hi - e->lo + s->mss - 1) / s->mss : 1;
+}
+
+/* Whether an entry's first copy is known lost: labelled so, or resent with no word of it yet (the
+ * sender marked it lost). A copy awaiting the receiver's word is not (the estimate weighs it). */
+static int first_copy_known_lost(const sent_segment *e) {
+    return e->verdict == VERDICT_LOST || (e->verdict == VERDICT_PENDING && e->copies > 1);
+}
+
+/* The cumulative ACK retires entry e: its fate joins the ring of the newest retired. */
+static void retired_note(direction_state *s, const sent_segment *e) {
+    if (s->ro == NULL) return;
+    reordering *ro = s->ro;
+    int slot = ro->retired_next;
+    int64_t segments = entry_segments(s, e);
+    ro->retired_segments[slot] = segments > INT32_MAX ? INT32_MAX : (int32_t)segments;
+    ro->retired_lost[slot] = (uint8_t)first_copy_known_lost(e);
+    ro->retired_next = (slot + 1) % RETIRED_RECENT;
+    if (ro->retired_len < RETIRED_RECENT) ro->retired_len++;
+}
+
+/* The flight the capture's end left unreported: first copies sent after the latest-sent one the
+ * receiver reported (ACK or SACK; so no RACK sender could judge them, and unrepaired_losses_at_end
+ * counts none of them), sent once and never reported, at the top of the scoreboard (a resend among
+ * them, a tail loss probe, is stepped over). The receiver closed or the application's timed test
+ * ended before any ACK could tell their fate, so no retransmission counts those lost. Returns its
+ * segments; *below: the index of the entry below the flight (sb_first - 1: none). */
+static int64_t unreported_flight(const direction_state *s, int64_t *below) {
+    int64_t segments = 0, k = s->sb_len - 1;
+    for (; k >= s->sb_first && !s->sb[k].covered && s->sb[k].first_ns > s->covered_sent_max_ns; k--) {
+        const sent_segment *e = &s->sb[k];
+        if (e->copies == 1 && (e->verdict == VERDICT_PENDING || e->verdict == VERDICT_LOST))
+            segments += entry_segments(s, e);
+    }
+    *below = k;
+    return segments;
+}
+
+/* Of the `want` segments sent just below the unreported flight (the scoreboard's entries from
+ * `below` down, then those the cumulative ACK retired, newest first), how many there are
+ * (*segments) and how many lost their first copy (*lost). */
+static void segments_below_flight(const direction_state *s, int64_t below, int64_t want, int64_t *segments,
+                                  int64_t *lost) {
+    *segments = *lost = 0;
+    for (int64_t k = below; k >= s->sb_first && *segments < want; k--) {
+        int64_t n = entry_segments(s, &s->sb[k]);
+        *segments += n;
+        if (first_copy_known_lost(&s->sb[k])) *lost += n;
+    }
+    const reordering *ro = s->ro;
+    for (int q = 1; q <= ro->retired_len && *segments < want; q++) {
+        int slot = (ro->retired_next - q + RETIRED_RECENT) % RETIRED_RECENT;
+        *segments += ro->retired_segments[slot];
+        if (ro->retired_lost[slot]) *lost += ro->retired_segments[slot];
+    }
+}
+
+/* First copies in the flight unreported at the end (unreported_flight) lost as often as those sent
+ * just before it whose fate the ACKs told: twice the flight's own segments, the same path's most
+ * recent round trips (a queue overflowing at the end of a long path's transfer loses a fifth of a
+ * flight where the transfer's whole rate is 4%; random loss, the same rate). With SACK only: without
+ * it the ACKs tell nothing above a hole (s30-ns). Its mean and variance (binomial, and the rate's
+ * own from the segments that measured it); *flight: the flight's segments. */
+static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, double *mean, double *variance) {
+    const direction_state *s = &ps->dirs[d];
+    *flight = 0;
+    *mean = *variance = 0.0;
+    if (s->sb == NULL || s->ro == NULL || sack_off(ps->in, d)) return;
+    int64_t below, measured, lost;
+    *flight = unreported_flight(s, &below);
+    /* where no SACK block could be read (a snaplen that cuts them), data reported above a hole
+     * reads as unreported: no estimate from those */
+    if (*flight == 0 || !s->sack_read) return;
+    segments_below_flight(s, below, UNREPORTED_WINDOW_FLIGHTS * *flight, &measured, &lost);
+    if (measured == 0 || lost == 0) return;
+    double rate = (double)lost / (double)measured, n = (double)*flight;
+    *mean = rate * n;
+    *variance = n * rate * (1.0 - rate) * (1.0 + n / (double)measured);
+}
+
 /* End of the capture: every awaiting copy retires at the loss rate and reordering that
  * account for them (expectation-maximisation: each copy's chance of loss sets the rate and
  * the censored reordering, which set the chances), and the copies not needed add their
@@ -1422,6 +1515,11 @@ static void scoreboard_finish(pass *ps, int64_t d) {
      * segments held from one of their copies are counted above */
     int64_t *S = stats_of(ps, d);
     S[S_LOST_UNREPAIRED] = unrepaired_losses_at_end(s, rate);
+    double flight_lost, flight_variance;
+    unreported_flight_lost(ps, d, &S[S_UNREPORTED_AT_END], &flight_lost, &flight_variance);
+    S[S_UNREPORTED_LOST_MILLI] = (int64_t)llround(1000.0 * flight_lost);
+    s->lost_inferred_correction += flight_lost;
+    s->lost_inferred_variance += flight_variance;
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments - s->held_retransmissions;
     if (s->first_copy_verdicts > 0 && (s->uses_ts || sack_off(ps->in, d)) && unproven > 0) {
         double unneeded_loss_rate = rate - 1.0 / ((double)s->first_copy_verdicts + 1.0);
@@ -1786,7 +1884,7 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
         news = 1;
     }
     if (!news && p->hi_end > a) stats_of(ps, d ^ 1)[S_DISCARD_DUPACKS]++;
-    while (p->sb_first < p->sb_len && p->sb[p->sb_first].hi <= a) p->sb_first++;
+    while (p->sb_first < p->sb_len && p->sb[p->sb_first].hi <= a) retired_note(p, &p->sb[p->sb_first++]);
 }
 
 /* A ring of `cap` entries written at *next, *len of them kept: the slot to write the newest

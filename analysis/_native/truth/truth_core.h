@@ -24,7 +24,10 @@
  *    latest-sent first copy the receiver reported by more than RACK's reordering window, or by
  *    any time with more than DupThresh - 1 segments reported above it on a path that never
  *    reordered), and that no estimate already weighs, was lost and the connection ended before
- *    its repair (S_LOST_UNREPAIRED);
+ *    its repair (S_LOST_UNREPAIRED); the first copies above everything the receiver reported,
+ *    sent once and never reported when the capture ends (the last flight: S_UNREPORTED_AT_END),
+ *    with SACK, count as lost at the rate of the first copies sent just before them, twice their
+ *    number (S_UNREPORTED_LOST_MILLI, inside the estimate);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
@@ -177,6 +180,8 @@ enum truth_stat {
     S_PAWS_DISCARDS,
     S_PATH_MIN_RTT_NS,
     S_LOST_UNREPAIRED,
+    S_UNREPORTED_AT_END,
+    S_UNREPORTED_LOST_MILLI,
     S_N_FIELDS
 };
 
