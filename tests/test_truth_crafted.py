@@ -2825,3 +2825,18 @@ def test_an_unreported_flight_after_a_clean_stretch_counts_no_loss():
     row = row_of(directions, 0, 1)
     assert row["unreported_at_end"] == 20
     assert row["lost_segments"] == 0
+
+
+def test_first_copies_sent_before_a_reported_repair_are_lost_at_the_close_not_part_of_the_unreported_flight():
+    # 36's repair leaves after segments 40-52 and is reported: RACK marks 40-49 lost (past a
+    # quarter round trip before it), so only 53-59, sent after it, are the flight no ACK judged
+    flow = sender_whose_receiver_closes_before_the_repairs(
+        lose=(24, 28, 32, 36),
+        segments=60,
+        unreported=20,
+        repairs_s={24: 0.040, 28: 0.044, 32: 0.048, 36: 0.052},
+    )
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["lost_unrepaired"] == 10
+    assert row["unreported_at_end"] == 7
