@@ -251,7 +251,8 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         "number",
         "segments",
         "of lost_inferred, the segments of that flight estimated lost, at the loss rate of the first "
-        "copies sent just before it (twice its segments)",
+        "copies sent just before it (twice its segments), where that loss was still being repaired "
+        "when the ACKs stopped and the flight left faster than the data was delivered; else 0",
         T,
     ),
 )

@@ -2692,6 +2692,7 @@ def sender_whose_receiver_closes_before_the_repairs(
     rtt_s: float = 0.010,
     repairs_s: Optional[Dict[int, float]] = None,
     unreported: int = 0,
+    unreported_gap_s: float = 0.001,
 ) -> Flow:
     """Capture next to a data sender b with SACK and timestamps (1 ms ticks): b sends `segments`
     segments 1 ms apart over an `rtt_s` path, the path loses those in `lose` (their repairs, sent
@@ -2699,16 +2700,17 @@ def sender_whose_receiver_closes_before_the_repairs(
     every other one on arrival (those in `late` `late_s` after the rest: the path reorders),
     echoing TS.Recent (the TSval of the latest segment that arrived in order), and then resets
     the connection (a timed test ended) before the sender repaired the rest, and before the last
-    `unreported` segments reached it: no ACK tells their fate."""
+    `unreported` segments (sent `unreported_gap_s` apart) reached it: no ACK tells their fate."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00001, ttl_a=63, ttl_b=64)
     base = 1001
     rows = []
     arrivals = []
+    first_unreported = segments - unreported
     for k in range(segments):
-        sent = t + 0.001 * (k + 1)
+        sent = t + 0.001 * (min(k, first_unreported) + 1) + unreported_gap_s * max(k - first_unreported, 0)
         rows.append((sent, "data", base + k * MSS, (), int(sent * 1000)))
-        if k not in lose and k < segments - unreported:
+        if k not in lose and k < first_unreported:
             arrivals.append((sent + rtt_s + (late_s if k in late else 0.0), k, int(sent * 1000)))
     for k, when in (repairs_s or {}).items():
         sent = t + 0.001 + when
@@ -2787,37 +2789,64 @@ def test_a_first_copy_labelled_lost_when_a_lower_repair_moved_the_echo_past_it_c
     assert row["lost_segments"] == 2
 
 
-def test_the_flight_no_ack_reported_at_the_close_is_lost_as_often_as_the_segments_sent_before_it():
-    # segments 40-59 are still on their way when the receiver resets; of the 40 sent before
-    # them (twice the flight), 10, 14, 18 and 22 were lost and repaired (before segment 40 left):
-    # 4 of 40, so 2 of the 20
-    flow = sender_whose_receiver_closes_before_the_repairs(
-        lose=(10, 14, 18, 22),
-        segments=60,
-        unreported=20,
-        repairs_s={10: 0.024, 14: 0.028, 18: 0.032, 22: 0.036},
+def sender_still_repairing_when_its_last_flight_goes_unreported(
+    lose: Sequence[int], unreported: int = 20, segments: int = 60, unreported_gap_s: float = 0.001
+) -> Flow:
+    """The receiver resets with `unreported` segments on their way and segment 36 still missing
+    (3 segments above it reported; never resent): the path lost those in `lose` too, each repaired
+    12 ms after it left, before the flight."""
+    lose_all = tuple(lose) + (36,)
+    repairs = {k: 0.001 * k + 0.012 for k in lose}
+    return sender_whose_receiver_closes_before_the_repairs(
+        lose=lose_all, segments=segments, unreported=unreported, repairs_s=repairs, unreported_gap_s=unreported_gap_s
     )
+
+
+def test_the_flight_no_ack_reported_at_the_close_is_lost_as_often_as_the_segments_sent_before_it():
+    # segments 40-59 are on their way when the receiver resets, still missing 36: of the 39
+    # segments before them whose fate the ACKs told, 8, 12, 16, 20 and 24 were lost, 5 of 39
+    flow = sender_still_repairing_when_its_last_flight_goes_unreported(lose=(8, 12, 16, 20, 24))
     _, _, directions = analyze(flow)
     row = row_of(directions, 0, 1)
     assert row["unreported_at_end"] == 20
-    assert row["unreported_lost_estimated"] == pytest.approx(2.0)
-    assert row["retransmissions"] == 4
-    assert row["lost_segments"] == 6
+    assert row["unreported_lost_estimated"] == pytest.approx(20 * 5 / 39, abs=0.001)
+    assert row["retransmissions"] == 5
+    assert row["lost_unrepaired"] == 1
+    assert row["lost_segments"] == 5 + 1 + 3
 
 
 def test_losses_before_twice_the_unreported_flight_do_not_weigh_on_it():
-    # a flight of 10 at the close: its rate comes from segments 20-39; 4-16 lost long before
-    flow = sender_whose_receiver_closes_before_the_repairs(
-        lose=(4, 8, 12, 16),
-        segments=50,
-        unreported=10,
-        repairs_s={4: 0.020, 8: 0.024, 12: 0.028, 16: 0.032},
-    )
+    # a flight of 10 at the close: its rate comes from the 20 segments told below it (19-39 but
+    # 36); 4-16 were lost long before
+    flow = sender_still_repairing_when_its_last_flight_goes_unreported(lose=(4, 8, 12, 16), unreported=10, segments=50)
     _, _, directions = analyze(flow)
     row = row_of(directions, 0, 1)
     assert row["unreported_at_end"] == 10
     assert row["unreported_lost_estimated"] == 0.0
-    assert row["lost_segments"] == 4
+
+
+def test_a_loss_episode_repaired_before_the_acks_stopped_does_not_weigh_on_the_last_flight():
+    # the same losses, all repaired (36 too): the receiver lacked nothing when it reset
+    flow = sender_whose_receiver_closes_before_the_repairs(
+        lose=(8, 12, 16, 20, 24, 36),
+        segments=60,
+        unreported=20,
+        repairs_s={k: 0.001 * k + 0.012 for k in (8, 12, 16, 20, 24)} | {36: 0.039},
+    )
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["unreported_at_end"] == 20
+    assert row["unreported_lost_estimated"] == 0.0
+    assert row["lost_segments"] == 6
+
+
+def test_a_last_flight_sent_slower_than_the_connection_delivered_counts_no_loss():
+    # the flight leaves 3 ms apart, a third of the rate at which the ACKs covered the data
+    flow = sender_still_repairing_when_its_last_flight_goes_unreported(lose=(8, 12, 16, 20, 24), unreported_gap_s=0.003)
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["unreported_at_end"] == 20
+    assert row["unreported_lost_estimated"] == 0.0
 
 
 def test_an_unreported_flight_after_a_clean_stretch_counts_no_loss():

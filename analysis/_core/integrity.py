@@ -200,11 +200,14 @@ WARNING_CODES: Sequence[WarningCode] = (
         "at the sender (SACK), the capture ended with a flight sent and never acknowledged: first copies "
         "above every ACK and SACK block (`unreported_at_end`), whose fate no ACK told (the receiver "
         "closed, resetting the connection with data in flight, as iperf3's does at the end of a timed "
-        "test, or the capture stopped first). No retransmission counts the ones the path dropped; they "
-        "are estimated at the loss rate of the first copies sent just before them (twice their number: "
-        "`unreported_lost_estimated`, part of `lost_inferred`). Raised when that estimate is 2 segments "
-        "or more. A long path holds a large flight: on a 550 ms satellite path whose queue overflowed at "
-        "the end, 45 of 195 such segments were dropped, and the estimate read 48",
+        "test, or the capture stopped first). No retransmission counts the ones the path dropped. Where "
+        "the receiver still lacked data below data it had when its ACKs stopped (a loss episode under "
+        "repair) and the flight left faster than the connection's data was delivered (so it added to "
+        "the queue that dropped), they are estimated at the loss rate of the first copies sent just "
+        "before them (twice their number: `unreported_lost_estimated`, part of `lost_inferred`). Raised "
+        "when that estimate is 2 segments or more. A long path holds a large flight: on a 550 ms "
+        "satellite path whose queue overflowed at the end, 45 of 195 such segments were dropped, and "
+        "the estimate read 48",
         "capture at the receiver as well: its holes count the last flight's losses; or let the "
         "connection close with every byte acknowledged before the capture stops (a transfer of a fixed "
         "size the receiver reads to its end, rather than a timed test that resets the connection)",

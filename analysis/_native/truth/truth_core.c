@@ -240,9 +240,10 @@ typedef struct {
     int lost_head, lost_len;
     int64_t repeats_seen, repeats_matched; /* the peer's repeats, and those a lost copy took */
     /* the newest scoreboard entries the cumulative ACK retired, in sequence order (a ring of
-     * RETIRED_RECENT): their segments, and whether their first copy was lost */
+     * RETIRED_RECENT): their segments, and what the ACKs told of their first copy (enum
+     * first_copy_fate) */
     int32_t retired_segments[RETIRED_RECENT];
-    uint8_t retired_lost[RETIRED_RECENT];
+    uint8_t retired_fate[RETIRED_RECENT];
     int retired_next, retired_len;
 } reordering;
 
@@ -1388,10 +1389,13 @@ static int64_t entry_segments(const direction_state *s, const sent_segment *e) {
     return s->mss > 0 ? (e->hi - e->lo + s->mss - 1) / s->mss : 1;
 }
 
-/* Whether an entry's first copy is known lost: labelled so, or resent with no word of it yet (the
- * sender marked it lost). A copy awaiting the receiver's word is not (the estimate weighs it). */
-static int first_copy_known_lost(const sent_segment *e) {
-    return e->verdict == VERDICT_LOST || (e->verdict == VERDICT_PENDING && e->copies > 1);
+/* What the ACKs told of an entry's first copy: arrived (FATE_DELIVERED), lost (FATE_LOST), or
+ * nothing yet (FATE_UNTOLD: a copy awaiting the receiver's word, or one resent that no ACK has
+ * answered, as a timeout resends when the receiver has gone silent). */
+enum first_copy_fate { FATE_DELIVERED = 0, FATE_LOST = 1, FATE_UNTOLD = 2 };
+static uint8_t first_copy_fate(const sent_segment *e) {
+    if (e->verdict == VERDICT_LOST) return FATE_LOST;
+    return e->verdict == VERDICT_DELIVERED ? FATE_DELIVERED : FATE_UNTOLD;
 }
 
 /* The cumulative ACK retires entry e: its fate joins the ring of the newest retired. */
@@ -1401,7 +1405,7 @@ static void retired_note(direction_state *s, const sent_segment *e) {
     int slot = ro->retired_next;
     int64_t segments = entry_segments(s, e);
     ro->retired_segments[slot] = segments > INT32_MAX ? INT32_MAX : (int32_t)segments;
-    ro->retired_lost[slot] = (uint8_t)first_copy_known_lost(e);
+    ro->retired_fate[slot] = first_copy_fate(e);
     ro->retired_next = (slot + 1) % RETIRED_RECENT;
     if (ro->retired_len < RETIRED_RECENT) ro->retired_len++;
 }
@@ -1423,31 +1427,54 @@ static int64_t unreported_flight(const direction_state *s, int64_t *below) {
     return segments;
 }
 
-/* Of the `want` segments sent just below the unreported flight (the scoreboard's entries from
- * `below` down, then those the cumulative ACK retired, newest first), how many there are
- * (*segments) and how many lost their first copy (*lost). */
+/* Of the `want` segments sent just below the unreported flight whose fate the ACKs told (the
+ * scoreboard's entries from `below` down, then those the cumulative ACK retired, newest first), how
+ * many there are (*segments) and how many lost their first copy (*lost). */
 static void segments_below_flight(const direction_state *s, int64_t below, int64_t want, int64_t *segments,
                                   int64_t *lost) {
     *segments = *lost = 0;
     for (int64_t k = below; k >= s->sb_first && *segments < want; k--) {
+        uint8_t fate = first_copy_fate(&s->sb[k]);
+        if (fate == FATE_UNTOLD) continue;
         int64_t n = entry_segments(s, &s->sb[k]);
         *segments += n;
-        if (first_copy_known_lost(&s->sb[k])) *lost += n;
+        if (fate == FATE_LOST) *lost += n;
     }
     const reordering *ro = s->ro;
     for (int q = 1; q <= ro->retired_len && *segments < want; q++) {
         int slot = (ro->retired_next - q + RETIRED_RECENT) % RETIRED_RECENT;
+        if (ro->retired_fate[slot] == FATE_UNTOLD) continue;
         *segments += ro->retired_segments[slot];
-        if (ro->retired_lost[slot]) *lost += ro->retired_segments[slot];
+        if (ro->retired_fate[slot] == FATE_LOST) *lost += ro->retired_segments[slot];
     }
+}
+
+/* Whether the flight above scoreboard entry `below` left faster than the connection's data was
+ * delivered (the bytes its cumulative ACK covered, over the time from the ACK's first advance to its
+ * last): only such a flight adds to the bottleneck's queue, so a queue that overflowed in the round
+ * trips before it may go on dropping; one sent no faster lets it drain (a BBR flow after its probe:
+ * d150-gro-v6-p3-bbr-l1-j30, flights of 20-46 sent at 0.6-1.0 of the flow's delivery rate after
+ * windows that lost 6-13 of 40-92 segments, none lost). A flight sent at once, or a connection
+ * whose delivery rate is unknown: yes. */
+static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
+    const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
+    const sent_segment *lowest = &s->sb[below + 1], *highest = &s->sb[s->sb_len - 1];
+    int64_t flight_ns = highest->first_ns - lowest->first_ns;
+    int64_t delivered_ns = S[S_LAST_ACKED_TS] - S[S_FIRST_ACKED_TS];
+    int64_t delivered_bytes = s->have_una ? s->snd_una - s->base : 0;
+    if (flight_ns <= 0 || delivered_ns <= 0 || delivered_bytes <= 0 || S[S_FIRST_ACKED_TS] < 0) return 1;
+    return (double)(highest->hi - lowest->lo) * (double)delivered_ns > (double)delivered_bytes * (double)flight_ns;
 }
 
 /* First copies in the flight unreported at the end (unreported_flight) lost as often as those sent
  * just before it whose fate the ACKs told: twice the flight's own segments, the same path's most
  * recent round trips (a queue overflowing at the end of a long path's transfer loses a fifth of a
- * flight where the transfer's whole rate is 4%; random loss, the same rate). With SACK only: without
- * it the ACKs tell nothing above a hole (s30-ns). Its mean and variance (binomial, and the rate's
- * own from the segments that measured it); *flight: the flight's segments. */
+ * flight where the transfer's whole rate is 4%), where that loss was still being repaired when the
+ * ACKs stopped and the flight left faster than the connection's data was delivered
+ * (flight_outpaced_delivery). With SACK only:
+ * without it the ACKs tell nothing above a hole (s30-ns). Its mean and variance (binomial, and the
+ * rate's own from the segments that measured it); *flight: the flight's segments. */
 static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, double *mean, double *variance) {
     const direction_state *s = &ps->dirs[d];
     *flight = 0;
@@ -1457,7 +1484,12 @@ static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, d
     *flight = unreported_flight(s, &below);
     /* where no SACK block could be read (a snaplen that cuts them), data reported above a hole
      * reads as unreported: no estimate from those */
-    if (*flight == 0 || !s->sack_read) return;
+    /* the loss the window measured goes on into the flight only where its episode was not over
+     * when the ACKs stopped: the receiver still lacked data below data it had (m5
+     * off-v6-p3-cubic-l5: 15 of 890 lost before, the holes all filled 24 ms before the end, and
+     * none of the 445 segments after), and the flight added to the queue */
+    int holes_open = s->have_una && s->snd_una < s->reported_hi;
+    if (*flight == 0 || !s->sack_read || !holes_open || !flight_outpaced_delivery(ps, d, below)) return;
     segments_below_flight(s, below, UNREPORTED_WINDOW_FLIGHTS * *flight, &measured, &lost);
     if (measured == 0 || lost == 0) return;
     double rate = (double)lost / (double)measured, n = (double)*flight;

@@ -24,10 +24,12 @@
  *    latest-sent first copy the receiver reported by more than RACK's reordering window, or by
  *    any time with more than DupThresh - 1 segments reported above it on a path that never
  *    reordered), and that no estimate already weighs, was lost and the connection ended before
- *    its repair (S_LOST_UNREPAIRED); the first copies above everything the receiver reported,
- *    sent once and never reported when the capture ends (the last flight: S_UNREPORTED_AT_END),
- *    with SACK, count as lost at the rate of the first copies sent just before them, twice their
- *    number (S_UNREPORTED_LOST_MILLI, inside the estimate);
+ *    its repair (S_LOST_UNREPAIRED); the first copies sent after the latest-sent one the receiver
+ *    reported, sent once and never reported when the capture ends (the last flight:
+ *    S_UNREPORTED_AT_END), with SACK, count as lost at the rate of the first copies sent just
+ *    before them whose fate the ACKs told, twice their number, where the receiver still lacked
+ *    data below data it had when its ACKs stopped and the flight left faster than the connection's
+ *    data was delivered (S_UNREPORTED_LOST_MILLI, inside the estimate);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
