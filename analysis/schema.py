@@ -238,6 +238,22 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
     ),
     Key("lost_inferred", "integer", "segments", "part of lost_segments estimated where the ACKs do not tell", T),
     Key("lost_inferred_sd", "number", "segments", "standard deviation of lost_inferred", T),
+    Key(
+        "tail_copies_at_close",
+        "integer",
+        "segments",
+        "at a sender without SACK whose connection closed with a hole open: segments sent from the first "
+        "copy of the segment at the final cumulative ACK on (0 elsewhere)",
+        T,
+    ),
+    Key(
+        "tail_lost_at_close",
+        "integer",
+        "segments",
+        "of tail_copies_at_close, those lost by the count of the receiver's answers (one ACK or RST per "
+        "arriving segment): an estimate `lost_segments` may miss in part, raised as `loss_estimated`",
+        T,
+    ),
 )
 
 RTT_KEYS = _stats("ms", "the RTT samples", T, ("min", "median", "p95", "max")) + (

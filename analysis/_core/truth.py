@@ -813,6 +813,17 @@ def _analyze_directions_in_file_order(
     )
     lost = np.maximum(lost, 0)
     table["lost_segments"] = lost.astype(np.int64)
+    # a sender without SACK whose connection closed with a hole open: the copies sent since
+    # and the ACKs' estimate of those lost (a warning's evidence; `lost_segments` stays)
+    tail_rows = np.flatnonzero(is_sender_mode & (sack[data_slots] == SACK_OFF))
+    table["tail_copies_at_close"] = np.zeros(len(data_slots), dtype=np.int64)
+    table["tail_lost_at_close"] = np.zeros(len(data_slots), dtype=np.int64)
+    if len(tail_rows):
+        copies_at_close, lost_at_close = _tail_at_close(
+            packets, slot, data_slots[tail_rows], mss, table["path_min_rtt_ns"][tail_rows]
+        )
+        table["tail_copies_at_close"][tail_rows] = copies_at_close
+        table["tail_lost_at_close"][tail_rows] = lost_at_close
     table["loss_method"] = np.where(
         is_sender_mode, "retransmissions", np.where(use_ids, "ip_id_gaps", np.where(use_ecn, "ecn", "holes"))
     )
@@ -1060,6 +1071,56 @@ def _acked_past_capture(
     seg = mss[s_have].astype(np.int64)
     out[rows] = np.where(past > 1, (past - 1 + seg - 1) // np.maximum(seg, 1), 0)
     return out
+
+
+def _tail_at_close(
+    packets: Mapping[str, np.ndarray], slot: np.ndarray, slots: np.ndarray, mss: np.ndarray, min_rtt_ns: np.ndarray
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Per slot of `slots` (a sender's data, no SACK): (segments sent from the first copy of
+    the segment at the peer's final cumulative ACK on, the estimated segments lost among them;
+    0, 0 where everything sent was ACKed). The connection closed with that hole open, so no
+    repair or ACK tells these copies' fate. Only the count of answers does: while the receiver
+    holds data above a hole it ACKs every arriving segment at once (RFC 5681 4.2), and after it
+    closed it answers each with a RST. Answers are the peer's ACKs and RSTs later than the
+    path's shortest round trip (`min_rtt_ns`) after that first copy left; copies less answers
+    is the estimate. It reads low where a queue delays answers to earlier copies past that
+    boundary, high where the receiver coalesced arrivals (GRO) or ACKs were lost."""
+    copies = np.zeros(len(slots), dtype=np.int64)
+    lost = np.zeros(len(slots), dtype=np.int64)
+    if len(slots) == 0:
+        return copies, lost
+    ts = np.asarray(packets["ts_ns"]).astype(np.int64)
+    payload = np.asarray(packets["tcp_payload_len"]).astype(np.int64)
+    seq = np.asarray(packets["seq"]).astype(np.int64)
+    ack = np.asarray(packets["ack"]).astype(np.int64)
+    flags = np.asarray(packets["tcp_flags"])
+    wanted = np.zeros(int(max(int(slots.max()), int(slot.max(initial=-1)))) + 2, dtype=bool)
+    wanted[slots] = True
+    wanted[slots ^ 1] = True
+    mine = np.flatnonzero((slot >= 0) & wanted[np.maximum(slot, 0)] & (slot >= 0))
+    mine = mine[np.argsort(slot[mine], kind="stable")]  # by slot, file order within each
+    bounds = np.searchsorted(slot[mine], np.arange(len(wanted) + 1))
+    for r, s in enumerate(slots):
+        own, peer = mine[bounds[s] : bounds[s + 1]], mine[bounds[s ^ 1] : bounds[(s ^ 1) + 1]]
+        data = own[payload[own] > 0]
+        # the receiver's last word on what it holds may come with its FIN or its RST
+        acks = peer[((flags[peer] & TCP_ACK) != 0) & ((flags[peer] & TCP_SYN) == 0)]
+        if len(data) == 0 or len(acks) == 0 or mss[s] <= 0:
+            continue
+        base = seq[data[0]]
+        rel_seq = (seq[data] - base) % (1 << 32)
+        rel_ack = (ack[acks] - base) % (1 << 32)
+        final = int(rel_ack[rel_ack < (1 << 31)].max(initial=0))
+        holding = np.flatnonzero((rel_seq <= final) & (rel_seq + payload[data] > final))
+        if len(holding) == 0:
+            continue  # everything sent was ACKed
+        opened_ns = ts[data[holding[0]]]
+        after = data[ts[data] >= opened_ns]
+        copies[r] = int(((payload[after] + mss[s] - 1) // mss[s]).sum())
+        answers = peer[((flags[peer] & (TCP_ACK | TCP_RST)) != 0) & ((flags[peer] & TCP_SYN) == 0)]
+        answered = int((ts[answers] > opened_ns + max(int(min_rtt_ns[r]), 0)).sum())
+        lost[r] = min(max(copies[r] - answered, 0), copies[r])
+    return copies, lost
 
 
 def _unfilled_segments(table: Mapping[str, np.ndarray]) -> np.ndarray:
