@@ -2831,3 +2831,17 @@ def test_without_sack_a_reset_that_acks_the_data_sent_since_the_last_ack_leaves_
     _, _, d = analyze(f)
     r = row_of(d, 0, 1)
     assert r["tail_copies_at_close"] == 0 and r["tail_lost_at_close"] == 0
+
+
+def test_without_sack_a_sender_handing_over_super_segments_gets_no_tail_estimate_at_close():
+    # the closing flow of segments 0-9, but 8 and 9 leave as one super-segment (TSO): the
+    # receiver's answers need not count its segments, so no estimate is made
+    f = no_sack_sender_closing_with_segment_1_lost(0)
+    nine = next(r for r in f.rows if r["d"] == 1 and r["seq"] == 1001 + 9 * MSS)
+    eight = next(r for r in f.rows if r["d"] == 1 and r["seq"] == 1001 + 8 * MSS)
+    eight["len"] = 2 * MSS
+    f.rows.remove(nine)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["super_segment_frames"] == 1
+    assert r["tail_copies_at_close"] == 0 and r["tail_lost_at_close"] == 0

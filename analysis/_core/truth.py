@@ -814,8 +814,11 @@ def _analyze_directions_in_file_order(
     lost = np.maximum(lost, 0)
     table["lost_segments"] = lost.astype(np.int64)
     # a sender without SACK whose connection closed with a hole open: the copies sent since
-    # and the ACKs' estimate of those lost (a warning's evidence; `lost_segments` stays)
-    tail_rows = np.flatnonzero(is_sender_mode & (sack[data_slots] == SACK_OFF))
+    # and the ACKs' estimate of those lost (a warning's evidence; `lost_segments` stays). Not
+    # where the sender hands over super-segments (TSO/GSO): the hole's segment sits inside one
+    # sent before it, and the receiver answers the bursts they leave in coalesced packets
+    # (three IPv4 TSO+GRO captures read 233 and 266 lost of 369 and 473, 49 for 31)
+    tail_rows = np.flatnonzero(is_sender_mode & (sack[data_slots] == SACK_OFF) & (table["super_segment_frames"] == 0))
     table["tail_copies_at_close"] = np.zeros(len(data_slots), dtype=np.int64)
     table["tail_lost_at_close"] = np.zeros(len(data_slots), dtype=np.int64)
     if len(tail_rows):
