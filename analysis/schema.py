@@ -251,7 +251,8 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         "integer",
         "segments",
         "of tail_copies_at_close, those lost by the count of the receiver's answers (one ACK or RST per "
-        "arriving segment): an estimate `lost_segments` may miss in part, raised as `loss_estimated`",
+        "arriving segment), an estimate: lost_segments (and lost_inferred) take the part that neither the "
+        "retransmissions sent since nor lost_inferred count; raised as `loss_estimated`",
         T,
     ),
 )

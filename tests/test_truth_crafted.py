@@ -2808,6 +2808,8 @@ def test_without_sack_a_connection_closed_with_a_hole_open_counts_the_copies_sen
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 0
     assert r["tail_copies_at_close"] == 9 and r["tail_lost_at_close"] == 3
+    # no retransmission nor estimate counted them: the three are lost_segments, estimated
+    assert r["lost_segments"] == 3 and r["lost_inferred"] == 3
 
 
 def test_a_connection_whose_data_was_all_acked_or_that_uses_sack_has_no_tail_at_close():
@@ -2845,3 +2847,10 @@ def test_without_sack_a_sender_handing_over_super_segments_gets_no_tail_estimate
     r = row_of(d, 0, 1)
     assert r["super_segment_frames"] == 1
     assert r["tail_copies_at_close"] == 0 and r["tail_lost_at_close"] == 0
+
+
+def test_a_tail_at_close_adds_only_the_losses_neither_its_repairs_nor_the_estimate_count():
+    lost_at_close = np.array([168, 706, 7, 5])
+    needed_since = np.array([1, 173, 0, 9])
+    inferred = np.array([1, 638, -3, 0])
+    assert truth.tail_losses_uncounted(lost_at_close, needed_since, inferred).tolist() == [166, 0, 7, 0]

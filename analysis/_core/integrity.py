@@ -193,7 +193,7 @@ WARNING_CODES: Sequence[WarningCode] = (
         "(`lost_inferred`, spread `lost_inferred_sd`). Or a connection without SACK closed with a hole "
         "open: no repair shows which of the segments sent since were lost, and only the receiver's "
         "answers (one ACK or RST per arriving segment) estimate them (`tail_lost_at_close` of "
-        "`tail_copies_at_close`; at 22 IPv4 closes 4,321 for 4,568: low where a queue delays answers "
+        "`tail_copies_at_close`, of which `lost_inferred` takes what nothing else counted; at 22 IPv4 closes 4,321 for 4,568: low where a queue delays answers "
         "to earlier segments; none where the sender hands over super-segments)",
         "capture at the receiver as well: its loss count needs no estimate; or let the sender use SACK "
         "(`sysctl -w net.ipv4.tcp_sack=1`; a middlebox may strip it)",
@@ -522,7 +522,8 @@ def _loss_estimated_warning(
         message += (
             f"; the connection closed with a hole open and no SACK: of the {copies:,} segments sent "
             f"since, about {tail_lost:,} were lost by the count of the receiver's answers (one per "
-            f"arriving segment), and no retransmission shows how many `lost_segments` holds"
+            f"arriving segment); `lost_segments` holds what the repairs since and the rest of the "
+            f"estimate did not count already"
         )
         fields.update(tail_copies_at_close=copies, tail_lost_at_close=tail_lost)
     return _warning("loss_estimated", message, **fields, **where)
