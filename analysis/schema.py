@@ -255,6 +255,23 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         "when the ACKs stopped and the flight left faster than the data was delivered; else 0",
         T,
     ),
+    Key(
+        "tail_copies_at_close",
+        "integer",
+        "segments",
+        "at a sender without SACK whose connection closed with a hole open: segments sent from the first "
+        "copy of the segment at the final cumulative ACK on (0 elsewhere)",
+        T,
+    ),
+    Key(
+        "tail_lost_at_close",
+        "integer",
+        "segments",
+        "of tail_copies_at_close, those lost by the count of the receiver's answers (one ACK or RST per "
+        "arriving segment), an estimate: lost_segments (and lost_inferred) take the part that neither the "
+        "retransmissions sent since nor lost_inferred count; raised as `loss_estimated`",
+        T,
+    ),
 )
 
 RTT_KEYS = _stats("ms", "the RTT samples", T, ("min", "median", "p95", "max")) + (

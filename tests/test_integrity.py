@@ -260,3 +260,14 @@ def test_no_timestamps_names_the_snaplen_where_it_cut_the_data_frames_options():
     assert [w["code"] for w in on_the_wire] == [w["code"] for w in cut] == ["no_timestamps"]
     assert "no TCP timestamps" in on_the_wire[0]["message"] and "cut_data_frames" not in on_the_wire[0]
     assert cut[0]["cut_data_frames"] == 2_000 and "snaplen cut the options of 2,000 data frames" in cut[0]["message"]
+
+
+def test_a_tail_lost_at_close_without_sack_is_warned_as_an_estimate_even_where_nothing_else_is_estimated():
+    tail = direction(lost_segments=298, lost_inferred=1, lost_inferred_sd=1.2)
+    tail |= {"tail_copies_at_close": 484, "tail_lost_at_close": 168}
+    small = direction(stream=1, lost_segments=417, lost_inferred=0, lost_inferred_sd=0.0)
+    small |= {"tail_copies_at_close": 7, "tail_lost_at_close": 1}
+    warnings = integrity.direction_warnings([tail, small], {k: 10 for k in range(6)})
+    assert [(w["code"], w["stream"]) for w in warnings] == [("loss_estimated", 0)]
+    assert warnings[0]["tail_copies_at_close"] == 484 and warnings[0]["tail_lost_at_close"] == 168
+    assert "about 168" in warnings[0]["message"] and "estimated (+-" not in warnings[0]["message"]

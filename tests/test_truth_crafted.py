@@ -2869,3 +2869,74 @@ def test_first_copies_sent_before_a_reported_repair_are_lost_at_the_close_not_pa
     row = row_of(directions, 0, 1)
     assert row["lost_unrepaired"] == 10
     assert row["unreported_at_end"] == 7
+
+
+def no_sack_sender_closing_with_segment_1_lost(answers_by_reset: int) -> Flow:
+    """Segments 0-9 back to back over a 1 ms path, then the connection closes: 1, 4 and 7 are
+    lost, 0 is ACKed and each other arrival is answered at once (the receiver holds data above
+    the hole at 1), the last `answers_by_reset` of them by a RST (the receiver closed)."""
+    sends = [(0.0001 * k, k) for k in range(10)]
+    acks = [(0.00105, 1, 0.0)] + [(0.0011 + 0.0001 * k, 1, 0.0) for k in (2, 3, 5, 6, 8, 9)]
+    f = no_sack_sender_scripted(sends, acks[: len(acks) - answers_by_reset])
+    t0 = f.rows[2]["t"]
+    for k in (2, 3, 5, 6, 8, 9)[6 - answers_by_reset :]:
+        f.add(t0 + 0.0011 + 0.0001 * k, 0, 5001, 1001 + MSS, ttl=63, flags=TCP_RST | TCP_ACK)
+    return f
+
+
+@pytest.mark.parametrize("answers_by_reset", [0, 2])
+def test_without_sack_a_connection_closed_with_a_hole_open_counts_the_copies_sent_since_its_answers_miss(
+    answers_by_reset: int,
+):
+    # no repair left before the close, so no retransmission shows 1, 4 and 7 lost; of the 9
+    # copies sent from 1's on, 6 were answered a round trip later (ACKs or RSTs): 3 lost
+    _, _, d = analyze(no_sack_sender_closing_with_segment_1_lost(answers_by_reset))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0
+    assert r["tail_copies_at_close"] == 9 and r["tail_lost_at_close"] == 3
+    # no retransmission nor estimate counted them: the three are lost_segments, estimated
+    assert r["lost_segments"] == 3 and r["lost_inferred"] == 3
+
+
+def test_a_connection_whose_data_was_all_acked_or_that_uses_sack_has_no_tail_at_close():
+    sends = [(0.0001 * k, k) for k in range(10)]
+    _, _, d = analyze(no_sack_sender_scripted(sends, [(0.0011 + 0.0001 * k, k + 1, 0.0001 * k) for k in range(10)]))
+    assert row_of(d, 0, 1)["tail_copies_at_close"] == 0
+    with_sack = no_sack_sender_closing_with_segment_1_lost(0)
+    with_sack.sack_permitted = True
+    _, _, d = analyze(with_sack)
+    r = row_of(d, 0, 1)
+    assert r["tail_copies_at_close"] == 0 and r["tail_lost_at_close"] == 0
+
+
+def test_without_sack_a_reset_that_acks_the_data_sent_since_the_last_ack_leaves_no_tail_at_close():
+    # 0-9 all arrive in order; the receiver ACKs 0-4 (delayed ACKs) and closes before it ACKs the
+    # rest: its RST carries the ACK of all ten, so no hole was open and nothing was lost
+    sends = [(0.0001 * k, k) for k in range(10)]
+    f = no_sack_sender_scripted(sends, [(0.0011 + 0.0002 * k, 2 * k + 2, 0.0002 * k) for k in range(2)])
+    t0 = f.rows[2]["t"]
+    f.add(t0 + 0.003, 0, 5001, 1001 + 10 * MSS, ttl=63, flags=TCP_RST | TCP_ACK)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["tail_copies_at_close"] == 0 and r["tail_lost_at_close"] == 0
+
+
+def test_without_sack_a_sender_handing_over_super_segments_gets_no_tail_estimate_at_close():
+    # the closing flow of segments 0-9, but 8 and 9 leave as one super-segment (TSO): the
+    # receiver's answers need not count its segments, so no estimate is made
+    f = no_sack_sender_closing_with_segment_1_lost(0)
+    nine = next(r for r in f.rows if r["d"] == 1 and r["seq"] == 1001 + 9 * MSS)
+    eight = next(r for r in f.rows if r["d"] == 1 and r["seq"] == 1001 + 8 * MSS)
+    eight["len"] = 2 * MSS
+    f.rows.remove(nine)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["super_segment_frames"] == 1
+    assert r["tail_copies_at_close"] == 0 and r["tail_lost_at_close"] == 0
+
+
+def test_a_tail_at_close_adds_only_the_losses_neither_its_repairs_nor_the_estimate_count():
+    lost_at_close = np.array([168, 706, 7, 5])
+    needed_since = np.array([1, 173, 0, 9])
+    inferred = np.array([1, 638, -3, 0])
+    assert truth.tail_losses_uncounted(lost_at_close, needed_since, inferred).tolist() == [166, 0, 7, 0]
