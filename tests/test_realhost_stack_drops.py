@@ -8,12 +8,18 @@ import numpy as np
 import pytest
 
 from spline_analysis._core.ranges import covered, merged
-from spline_analysis.testbed.realhost import TransferTruth, receiver_resends_truth, stack_counter_deltas
+from spline_analysis.testbed.realhost import (
+    TransferTruth,
+    receiver_resends_truth,
+    sack_blocks_kept_by_receiver,
+    stack_counter_deltas,
+)
 from spline_analysis.testbed.receiver_resends import (
     dsack_blocks,
     later_copies,
     dsack_overwritten,
     paws_discarded,
+    reported_held,
     resends_not_dsacked,
     segment_starts,
 )
@@ -285,3 +291,61 @@ def test_a_resend_that_comes_after_the_receiver_reset_the_connection_is_no_copy_
         (True, 1000, 1, 1000, 120, []),  # a resend the reset socket never answers
     ]
     assert resends_not_dsacked(receiver_capture(frames), "10.72.1.1", [41001], 1000) == {41001: 0}
+
+
+# 1000-2000 in order, 3000-5000 out of order (2000-3000 lost on the path) and SACKed; the sender
+# resends 3000-4000 and 4000-5000 anyway (its ACKs lag on a busy host) and the receiver's ACKs
+# that follow carry no D-SACK for them; then the repair of 2000-3000 and the ACK of it all.
+HELD_THEN_RESENT_WITHOUT_DSACK = [
+    (False, 1, 1000, 0, 1, []),
+    (True, 1000, 1, 1000, 100, []),
+    (False, 1, 2000, 0, 2, []),
+    (True, 3000, 1, 1000, 102, []),
+    (True, 4000, 1, 1000, 102, []),
+    (False, 1, 2000, 0, 3, [(3000, 5000)]),
+    (True, 3000, 1, 1000, 110, []),
+    (True, 4000, 1, 1000, 110, []),
+    (False, 1, 2000, 0, 4, [(3000, 5000)]),
+    (True, 2000, 1, 1000, 111, []),
+    (False, 1, 5000, 0, 5, []),
+]
+
+
+def test_a_resend_of_data_the_receiver_had_sacked_is_no_copy_lost_inside_it_where_it_kept_what_it_sacked():
+    packets = receiver_capture(HELD_THEN_RESENT_WITHOUT_DSACK)
+    assert resends_not_dsacked(packets, "10.72.1.1", [41001], 1000, sack_blocks_kept=True) == {41001: 0}
+    # a receiver that dropped out-of-order data (reneging) may have lost what it SACKed
+    assert resends_not_dsacked(packets, "10.72.1.1", [41001], 1000, sack_blocks_kept=False) == {41001: 2}
+
+
+def test_a_resend_of_data_the_receiver_had_acknowledged_is_no_copy_lost_inside_it():
+    frames = [
+        (False, 1, 1000, 0, 1, []),
+        (True, 1000, 1, 1000, 100, []),
+        (True, 2000, 1, 1000, 100, []),
+        (False, 1, 3000, 0, 2, []),
+        (True, 2000, 1, 1000, 105, []),  # a spurious resend; the ACK carrying its D-SACK never came
+        (False, 1, 3000, 0, 3, []),
+    ]
+    assert resends_not_dsacked(receiver_capture(frames), "10.72.1.1", [41001], 1000) == {41001: 0}
+
+
+def test_held_is_what_a_reply_before_the_copy_acknowledged_or_sacked():
+    starts, ends = np.array([3000, 3000, 5000, 1000]), np.array([4000, 4000, 6000, 2000])
+    copy_rows = np.array([4, 8, 8, 2])
+    replies, acks = np.array([1, 5, 9]), np.array([1000, 2000, 6000])
+    left = np.array([[0, 0], [3000, 0], [0, 0]])
+    right = np.array([[-1, -1], [5000, -1], [-1, -1]])
+    # before row 4 only the ACK of 1000; row 8 after the SACK of 3000-5000; 5000-6000 reported only
+    # after row 8; 1000-2000 only at row 5, after its copy at row 2
+    held = reported_held(starts, ends, copy_rows, replies, acks, (left, right))
+    assert held.tolist() == [False, True, False, False]
+    assert reported_held(starts, ends, copy_rows, replies, acks, None).tolist() == [False, False, False, False]
+
+
+def test_the_receivers_sack_blocks_say_what_it_held_unless_it_pruned_out_of_order_data():
+    assert sack_blocks_kept_by_receiver({"TcpInSegs": 10, "TcpExtOfoPruned": 0})
+    assert sack_blocks_kept_by_receiver({"TcpInSegs": 10})
+    assert not sack_blocks_kept_by_receiver({"TcpInSegs": 10, "TcpExtOfoPruned": 3})
+    assert not sack_blocks_kept_by_receiver(None)
+    assert not sack_blocks_kept_by_receiver({"TcpExtOfoPruned": 0})  # moved counters not kept

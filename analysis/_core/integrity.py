@@ -190,11 +190,13 @@ WARNING_CODES: Sequence[WarningCode] = (
         "some first copies arrived; or on a connection without SACK: after a timeout the sender resends "
         "its window, and no ACK tells whether the first copies of the resent segments arrived, nor whether "
         "resent copies not needed did (no D-SACK). Their part of `lost_segments` is estimated "
-        "(`lost_inferred`, spread `lost_inferred_sd`). Or a connection without SACK closed with a hole "
-        "open: no repair shows which of the segments sent since were lost, and only the receiver's "
-        "answers (one ACK or RST per arriving segment) estimate them (`tail_lost_at_close` of "
-        "`tail_copies_at_close`, of which `lost_inferred` takes what nothing else counted; at 22 IPv4 closes 4,321 for 4,568: low where a queue delays answers "
-        "to earlier segments; none where the sender hands over super-segments)",
+        "(`lost_inferred`, spread `lost_inferred_sd`); raised where the estimate moves the count "
+        "beyond its spread, or the spread alone is a segment or more and over 2% of the count. Or a "
+        "connection without SACK closed with a hole open: no repair shows which of the segments sent "
+        "since were lost, and only the receiver's answers (one ACK or RST per arriving segment) estimate "
+        "them (`tail_lost_at_close` of `tail_copies_at_close`, of which `lost_inferred` takes what nothing "
+        "else counted; at 22 IPv4 closes 4,321 for 4,568: low where a queue delays answers to earlier "
+        "segments; none where the sender hands over super-segments)",
         "capture at the receiver as well: its loss count needs no estimate; or let the sender use SACK "
         "(`sysctl -w net.ipv4.tcp_sack=1`; a middlebox may strip it)",
     ),
@@ -267,6 +269,11 @@ TIME_JUMP_NS = 3600 * 1_000_000_000
 # indistinguishable from none: a path that barely reorders).
 LOSS_ESTIMATE_MIN_SEGMENTS = 2
 LOSS_ESTIMATE_SPREADS = 2.0
+# It is worth one too when its spread alone makes the count uncertain: at least a whole segment
+# and more than this share of the count (the 2% within which a sender's count is read as exact;
+# a few dozen losses on a path that reorders: +-2 segments of 30 is 7%).
+LOSS_ESTIMATE_MIN_SPREAD_SEGMENTS = 1.0
+LOSS_ESTIMATE_SPREAD_SHARE = 0.02
 # A PAWS discard is a segment that reached the receiver, was thrown away and sent again: a
 # retransmission the path did not cause. Fewer than this share of the direction's
 # retransmissions moves neither the loss nor the retransmission figure by more than their 1%
@@ -344,6 +351,15 @@ def file_warnings(
                 )
             )
     return out
+
+
+def loss_estimate_matters(inferred: int, spread: float, lost_segments: int) -> bool:
+    """Whether a sender's lost count with `inferred` segments estimated (standard deviation
+    `spread`) needs the `loss_estimated` warning: the estimate moves the count beyond its own
+    noise, or its spread alone is a segment or more and over LOSS_ESTIMATE_SPREAD_SHARE of it."""
+    if abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread:
+        return True
+    return spread >= LOSS_ESTIMATE_MIN_SPREAD_SEGMENTS and spread > LOSS_ESTIMATE_SPREAD_SHARE * lost_segments
 
 
 def paws_discards_matter(paws_discards: int, retransmissions: int) -> bool:
@@ -493,9 +509,7 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
         inferred = int(d.get("lost_inferred") or 0) - flight_lost
         spread = float(d.get("lost_inferred_sd") or 0.0)
         tail_lost = int(d.get("tail_lost_at_close") or 0)
-        inferred_matters = (
-            abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread
-        )
+        inferred_matters = loss_estimate_matters(inferred, spread, int(d.get("lost_segments") or 0))
         if inferred_matters or tail_lost >= LOSS_ESTIMATE_MIN_SEGMENTS:
             estimate = (inferred, spread) if inferred_matters else None
             out.append(_loss_estimated_warning(d, flow, estimate, tail_lost, where))

@@ -920,6 +920,7 @@ def receiver_resends_truth(
         client_ports,
         transfer_mss_bytes(transfer),
         dsacks_set_by_receiver(receiver_stack),
+        sack_blocks_kept_by_receiver(receiver_stack),
     )
 
 
@@ -928,6 +929,19 @@ def receiver_resends_truth(
 # the drop counters.
 MOVED_COUNTERS_KEPT_MARK = "TcpInSegs"
 DSACK_SET_COUNTERS = ("TcpExtTCPDSACKOldSent", "TcpExtTCPDSACKOfoSent")
+
+
+# The receiver's counter of out-of-order data it dropped after reporting it (SACK reneging:
+# tcp_prune_ofo_queue when the socket's memory runs out).
+OUT_OF_ORDER_PRUNED_COUNTER = "TcpExtOfoPruned"
+
+
+def sack_blocks_kept_by_receiver(receiver_stack: Optional[Dict[str, int]]) -> bool:
+    """Whether the receiver kept every out-of-order segment it SACKed (its counters were kept
+    and show no out-of-order data pruned), so that its SACK blocks say what its TCP held."""
+    if not receiver_stack or MOVED_COUNTERS_KEPT_MARK not in receiver_stack:
+        return False
+    return int(receiver_stack.get(OUT_OF_ORDER_PRUNED_COUNTER, 0)) == 0
 
 
 def dsacks_set_by_receiver(receiver_stack: Optional[Dict[str, int]]) -> Optional[int]:

@@ -7,7 +7,11 @@ answers: a copy of bytes it already holds is answered with a D-SACK block (RFC 2
 sends one for every duplicate it processes, in order or out of order). So a later copy of a
 segment the capture had already seen, which no D-SACK block of the receiver ever covers, found
 the receiver without its earlier copy: that copy was lost inside the receiver, after the
-capture point, and the sender had to resend it.
+capture point, and the sender had to resend it. Unless the receiver's own ACKs had already
+reported the segment held (its cumulative ACK, or a SACK block while it never dropped
+out-of-order data): then its TCP had the earlier copy, and the D-SACK for the later one went
+missing instead (Linux keeps one D-SACK block, and its compressed ACKs of out-of-order data
+carry the last one set; with timestamps an ACK has room for three blocks).
 """
 
 from __future__ import annotations
@@ -147,15 +151,50 @@ def dsacks_reported(packets, rows: np.ndarray, client_ports: Sequence[int]) -> i
     return len(set(zip(dport[replies][is_dsack].tolist(), left[is_dsack, 0].tolist(), right[is_dsack, 0].tolist())))
 
 
+def reported_held(
+    starts: np.ndarray,
+    ends: np.ndarray,
+    copy_rows: np.ndarray,
+    reply_rows: np.ndarray,
+    reply_ack: np.ndarray,
+    reply_blocks: Optional[Ranges],
+) -> np.ndarray:
+    """Whether each segment [starts, ends) (a later copy, at capture row `copy_rows`) had been
+    reported held by one of the receiver's replies before that row: its cumulative ACK
+    (`reply_ack`, at `reply_rows`, sorted) reached the segment's end, or one of the replies' SACK
+    blocks (`reply_blocks`: left and right edges, one row per reply, one column per block, empty
+    blocks with right <= left; None: SACK blocks not trusted) covered it."""
+    held = np.zeros(len(starts), dtype=bool)
+    if len(reply_rows) == 0:
+        return held
+    before = np.searchsorted(reply_rows, copy_rows, side="left")
+    acked = np.maximum.accumulate(reply_ack)
+    held = (before > 0) & (acked[np.maximum(before - 1, 0)] >= ends)
+    if reply_blocks is None:
+        return held
+    left, right = reply_blocks
+    for k in np.flatnonzero(~held & (before > 0)):
+        earlier = slice(0, int(before[k]))
+        held[k] = bool(np.any((left[earlier] <= starts[k]) & (right[earlier] >= ends[k])))
+    return held
+
+
 def resends_not_dsacked(
-    packets, sender_address: str, client_ports: Sequence[int], mss: int, dsacks_set: Optional[int] = None
+    packets,
+    sender_address: str,
+    client_ports: Sequence[int],
+    mss: int,
+    dsacks_set: Optional[int] = None,
+    sack_blocks_kept: bool = False,
 ) -> Dict[int, int]:
     """Per client port, the segments of later copies no D-SACK of the receiver covered, less
-    those the receiver's PAWS check discarded (or whose earlier copy it discarded), those that
-    came after the receiver reset the connection (nothing is answered then), and, where the
-    receiver's TCP counted more D-SACKs set (`dsacks_set`: TCPDSACKOldSent + TCPDSACKOfoSent)
-    than distinct D-SACK blocks its ACKs carry, up to that many copies whose block was replaced
-    (`dsack_overwritten`)."""
+    those its ACKs had reported held before they came (`reported_held`; its SACK blocks only
+    where `sack_blocks_kept`: the receiver's counters say it never dropped out-of-order data
+    it had reported), those the receiver's PAWS check discarded (or whose earlier copy it
+    discarded), those that came after the receiver reset the connection (nothing is answered
+    then), and, where the receiver's TCP counted more D-SACKs set (`dsacks_set`:
+    TCPDSACKOldSent + TCPDSACKOfoSent) than distinct D-SACK blocks its ACKs carry, up to that
+    many copies whose block was replaced (`dsack_overwritten`)."""
     rows = sender_data_rows(packets, sender_address, client_ports)
     sport, dport = np.asarray(packets["sport"]), np.asarray(packets["dport"])
     flags = np.asarray(packets["tcp_flags"])
@@ -193,6 +232,21 @@ def resends_not_dsacked(
             signed_offset(ack[is_dsack], np.full(int(is_dsack.sum()), base)),
         )
         unanswered = ~covered(starts, ends, merged(*blocks))
+        ack_unwrapped = signed_offset(ack, np.full(len(ack), base))
+        reply_blocks = None
+        if sack_blocks_kept:
+            count = sack_count[replies][:, None] > np.arange(np.asarray(packets["sack_left"]).shape[1])[None, :]
+            edges = [
+                ack_unwrapped[:, None]
+                + signed_offset(np.asarray(packets[name])[replies].astype(np.int64), ack[:, None])
+                for name in ("sack_left", "sack_right")
+            ]
+            reply_blocks = (np.where(count, edges[0], 0), np.where(count, edges[1], -1))
+        open_ = np.flatnonzero(unanswered)
+        held = reported_held(
+            starts[open_], ends[open_], segment_rows[later][open_], replies, ack_unwrapped, reply_blocks
+        )
+        unanswered[open_[held]] = False
         resets = replies[(flags[replies] & TCP_RST) != 0]
         if len(resets):
             unanswered &= segment_rows[later] < resets[0]
@@ -229,9 +283,15 @@ def copies_paws_discarded(
 
 
 def receiver_resends_not_dsacked(
-    pcap: Path, sender_address: str, client_ports: Sequence[int], mss: int, dsacks_set: Optional[int] = None
+    pcap: Path,
+    sender_address: str,
+    client_ports: Sequence[int],
+    mss: int,
+    dsacks_set: Optional[int] = None,
+    sack_blocks_kept: bool = False,
 ) -> Optional[int]:
     """`resends_not_dsacked` summed over the connections of the receiver's capture `pcap`."""
     from .. import read
 
-    return sum(resends_not_dsacked(read(pcap).packets, sender_address, client_ports, mss, dsacks_set).values())
+    packets = read(pcap).packets
+    return sum(resends_not_dsacked(packets, sender_address, client_ports, mss, dsacks_set, sack_blocks_kept).values())
