@@ -353,12 +353,15 @@ def file_warnings(
     return out
 
 
-def loss_estimate_matters(inferred: int, spread: float, lost_segments: int) -> bool:
+def loss_estimate_matters(inferred: int, spread: float, lost_segments: Optional[int]) -> bool:
     """Whether a sender's lost count with `inferred` segments estimated (standard deviation
     `spread`) needs the `loss_estimated` warning: the estimate moves the count beyond its own
-    noise, or its spread alone is a segment or more and over LOSS_ESTIMATE_SPREAD_SHARE of it."""
+    noise, or its spread alone is a segment or more and over LOSS_ESTIMATE_SPREAD_SHARE of it
+    (not judged where `lost_segments` is None: the spread is not this estimate's alone)."""
     if abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread:
         return True
+    if lost_segments is None:
+        return False
     return spread >= LOSS_ESTIMATE_MIN_SPREAD_SEGMENTS and spread > LOSS_ESTIMATE_SPREAD_SHARE * lost_segments
 
 
@@ -509,7 +512,11 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
         inferred = int(d.get("lost_inferred") or 0) - flight_lost
         spread = float(d.get("lost_inferred_sd") or 0.0)
         tail_lost = int(d.get("tail_lost_at_close") or 0)
-        inferred_matters = loss_estimate_matters(inferred, spread, int(d.get("lost_segments") or 0))
+        # the spread is the whole estimate's: where the last flight's part is warned of apart, its
+        # noise is in it, and the rest must move the count beyond it to be warned of too
+        flight_warned = flight_lost >= LOSS_ESTIMATE_MIN_SEGMENTS
+        lost_for_share = None if flight_warned else int(d.get("lost_segments") or 0)
+        inferred_matters = loss_estimate_matters(inferred, spread, lost_for_share)
         if inferred_matters or tail_lost >= LOSS_ESTIMATE_MIN_SEGMENTS:
             estimate = (inferred, spread) if inferred_matters else None
             out.append(_loss_estimated_warning(d, flow, estimate, tail_lost, where))
