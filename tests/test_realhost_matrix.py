@@ -430,15 +430,23 @@ def test_expected_warnings_follow_the_capture_conditions():
     # a repair overtaking first copies makes the receiver discard them: below the sender only;
     # at the sender, a path that reorders leaves some first copies' fate to an estimate
     reorders = Transfer(name="r", offloads="gro", data_loss=0.01, delay_ms=25, jitter_ms=10, jitter_reorders=True)
-    assert expected_warnings(reorders, "sender", 0) == (set(), {"loss_estimated", "time_backwards"})
+    assert expected_warnings(reorders, "sender", 0) == (
+        set(),
+        {"loss_estimated", "spurious_retransmissions", "time_backwards"},
+    )
     assert "loss_estimated" not in expected_warnings(reorders, "receiver", 0)[1]
     # an unshaped path reorders as well (veths at several Gbit/s across CPUs); a shaped one keeps order
     assert "loss_estimated" in expected_warnings(Transfer(name="u", rate_bps=0, data_loss=0.01), "sender", 0)[1]
     assert "loss_estimated" not in expected_warnings(Transfer(name="s", data_loss=0.01), "sender", 0)[1]
+    # a shaped path that keeps order, with SACK: its retransmissions are needed ones
+    assert "spurious_retransmissions" not in expected_warnings(Transfer(name="s", data_loss=0.01), "sender", 0)[1]
     # without SACK, the fate of first copies resent with a window and of resent copies no D-SACK
     # reports is estimated at the sender
     no_sack = Transfer(name="n", data_loss=0.01, sender_sack=False)
-    assert expected_warnings(no_sack, "sender", 0) == (set(), {"loss_estimated", "time_backwards"})
+    assert expected_warnings(no_sack, "sender", 0) == (
+        set(),
+        {"loss_estimated", "spurious_retransmissions", "time_backwards"},
+    )
     assert "loss_estimated" not in expected_warnings(no_sack, "receiver", 0)[1]
     # the receiver resets with a flight in flight: where the router dropped segments, the queue
     # may have overflowed in the round trips before it, and the sender estimates part of it lost

@@ -1120,7 +1120,7 @@ def _tail_at_close(
     wanted = np.zeros(int(max(int(slots.max()), int(slot.max(initial=-1)))) + 2, dtype=bool)
     wanted[slots] = True
     wanted[slots ^ 1] = True
-    mine = np.flatnonzero((slot >= 0) & wanted[np.maximum(slot, 0)] & (slot >= 0))
+    mine = np.flatnonzero((slot >= 0) & wanted[np.maximum(slot, 0)])
     mine = mine[np.argsort(slot[mine], kind="stable")]  # by slot, file order within each
     bounds = np.searchsorted(slot[mine], np.arange(len(wanted) + 1))
     for r, s in enumerate(slots):
