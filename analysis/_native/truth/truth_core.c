@@ -1384,11 +1384,6 @@ static int64_t unrepaired_losses_at_end(const direction_state *s, double loss_ra
     return segments;
 }
 
-/* Segments a scoreboard entry holds (a super-segment the sender handed over counts its MSSes). */
-static int64_t entry_segments(const direction_state *s, const sent_segment *e) {
-    return s->mss > 0 ? (e->hi - e->lo + s->mss - 1) / s->mss : 1;
-}
-
 /* What the ACKs told of an entry's first copy: arrived (FATE_DELIVERED), lost (FATE_LOST), or
  * nothing yet (FATE_UNTOLD: a copy awaiting the receiver's word, or one resent that no ACK has
  * answered, as a timeout resends when the receiver has gone silent). */
@@ -1403,7 +1398,7 @@ static void retired_note(direction_state *s, const sent_segment *e) {
     if (s->ro == NULL) return;
     reordering *ro = s->ro;
     int slot = ro->retired_next;
-    int64_t segments = entry_segments(s, e);
+    int64_t segments = segments_of(e->hi - e->lo, s->mss);
     ro->retired_segments[slot] = segments > INT32_MAX ? INT32_MAX : (int32_t)segments;
     ro->retired_fate[slot] = first_copy_fate(e);
     ro->retired_next = (slot + 1) % RETIRED_RECENT;
@@ -1421,7 +1416,7 @@ static int64_t unreported_flight(const direction_state *s, int64_t *below) {
     for (; k >= s->sb_first && !s->sb[k].covered && s->sb[k].first_ns > s->covered_sent_max_ns; k--) {
         const sent_segment *e = &s->sb[k];
         if (e->copies == 1 && (e->verdict == VERDICT_PENDING || e->verdict == VERDICT_LOST))
-            segments += entry_segments(s, e);
+            segments += segments_of(e->hi - e->lo, s->mss);
     }
     *below = k;
     return segments;
@@ -1436,7 +1431,7 @@ static void segments_below_flight(const direction_state *s, int64_t below, int64
     for (int64_t k = below; k >= s->sb_first && *segments < want; k--) {
         uint8_t fate = first_copy_fate(&s->sb[k]);
         if (fate == FATE_UNTOLD) continue;
-        int64_t n = entry_segments(s, &s->sb[k]);
+        int64_t n = segments_of(s->sb[k].hi - s->sb[k].lo, s->mss);
         *segments += n;
         if (fate == FATE_LOST) *lost += n;
     }
