@@ -539,7 +539,7 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
             )
         flight_lost = round(float(d.get("unreported_lost_estimated") or 0.0))
         if flight_lost >= LOSS_ESTIMATE_MIN_SEGMENTS:
-            out.append(_unacknowledged_at_end_warning(d, flight_lost))
+            out.append(_unacknowledged_at_end_warning(d, flow, flight_lost, where))
         # the rest of the estimate: first copies whose fate the ACKs left untold before the end
         inferred = int(d.get("lost_inferred") or 0) - flight_lost
         spread = float(d.get("lost_inferred_sd") or 0.0)
@@ -585,11 +585,12 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
     return out
 
 
-def _unacknowledged_at_end_warning(d: Mapping[str, Any], flight_lost: int) -> Dict[str, Any]:
+def _unacknowledged_at_end_warning(
+    d: Mapping[str, Any], flow: str, flight_lost: int, where: Mapping[str, Any]
+) -> Dict[str, Any]:
     """`unacknowledged_at_end` for one direction: the last flight no ACK reported, and the part of
     it estimated lost (`flight_lost` segments, rounded)."""
     flight = int(d.get("unreported_at_end") or 0)
-    flow, where = _flow_and_where(d)
     return _warning(
         "unacknowledged_at_end",
         f"{flow}: the capture ended with {flight:,} segments sent and never acknowledged; "

@@ -1120,11 +1120,11 @@ def _tail_at_close(
     wanted = np.zeros(int(max(int(slots.max()), int(slot.max(initial=-1)))) + 2, dtype=bool)
     wanted[slots] = True
     wanted[slots ^ 1] = True
-    mine = np.flatnonzero((slot >= 0) & wanted[np.maximum(slot, 0)])
-    mine = mine[np.argsort(slot[mine], kind="stable")]  # by slot, file order within each
-    bounds = np.searchsorted(slot[mine], np.arange(len(wanted) + 1))
+    # the packets of these slots and their peers', by slot, file order within each
+    owner = np.where((slot >= 0) & wanted[np.maximum(slot, 0)], slot, -1)
+    by_slot = _split_by_row(np.arange(len(slot)), owner, len(wanted))
     for r, s in enumerate(slots):
-        own, peer = mine[bounds[s] : bounds[s + 1]], mine[bounds[s ^ 1] : bounds[(s ^ 1) + 1]]
+        own, peer = by_slot[s], by_slot[s ^ 1]
         data = own[payload[own] > 0]
         # the receiver's last word on what it holds may come with its FIN or its RST
         acks = peer[((flags[peer] & TCP_ACK) != 0) & ((flags[peer] & TCP_SYN) == 0)]
