@@ -216,31 +216,20 @@ def resends_not_dsacked(
         starts, ends = all_starts[later], all_ends[later]
         replies = np.flatnonzero((dport == port) & ~rows)
         ack = ack_all[replies]
-        is_dsack, _ = dsack_rows(
-            ack,
-            np.asarray(packets["sack_left"])[replies].astype(np.int64),
-            np.asarray(packets["sack_right"])[replies].astype(np.int64),
-            sack_count[replies],
-            signed_offset(ack, np.full(len(ack), base)),
-        )
-        is_dsack &= sack_count[replies] > 0
+        ack_unwrapped = signed_offset(ack, np.full(len(ack), base))
+        left = np.asarray(packets["sack_left"])[replies].astype(np.int64)
+        right = np.asarray(packets["sack_right"])[replies].astype(np.int64)
+        blocks_carried = sack_count[replies]
+        is_dsack, _ = dsack_rows(ack, left, right, blocks_carried, ack_unwrapped)
+        is_dsack &= blocks_carried > 0
         blocks = dsack_blocks(
-            ack[is_dsack],
-            np.asarray(packets["sack_left"])[replies[is_dsack]].astype(np.int64),
-            np.asarray(packets["sack_right"])[replies[is_dsack]].astype(np.int64),
-            sack_count[replies[is_dsack]],
-            signed_offset(ack[is_dsack], np.full(int(is_dsack.sum()), base)),
+            ack[is_dsack], left[is_dsack], right[is_dsack], blocks_carried[is_dsack], ack_unwrapped[is_dsack]
         )
         unanswered = ~covered(starts, ends, merged(*blocks))
-        ack_unwrapped = signed_offset(ack, np.full(len(ack), base))
         reply_blocks = None
         if sack_blocks_kept:
-            count = sack_count[replies][:, None] > np.arange(np.asarray(packets["sack_left"]).shape[1])[None, :]
-            edges = [
-                ack_unwrapped[:, None]
-                + signed_offset(np.asarray(packets[name])[replies].astype(np.int64), ack[:, None])
-                for name in ("sack_left", "sack_right")
-            ]
+            count = blocks_carried[:, None] > np.arange(left.shape[1])[None, :]
+            edges = [ack_unwrapped[:, None] + signed_offset(edge, ack[:, None]) for edge in (left, right)]
             reply_blocks = (np.where(count, edges[0], 0), np.where(count, edges[1], -1))
         open_ = np.flatnonzero(unanswered)
         held = reported_held(
