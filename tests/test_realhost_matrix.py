@@ -931,3 +931,15 @@ def test_router_both_is_dumpcap_on_both_router_interfaces_in_one_file_read_as_ro
     assert expected_lost_segments(truth, "router-both") == expected_lost_segments(truth, "router-any") == 103
     with pytest.raises(TestbedError, match="router-both"):
         matrix_from_document({"transfer": [{"name": "a", "vantages": ["router-both"]}]})
+
+
+def test_gro_at_the_receiver_must_merge_only_where_the_shaper_releases_more_than_two_frames_at_once():
+    standard = Transfer(name="a", offloads="gro")
+    jumbo = Transfer(name="b", offloads="gro", sender_mtu=9000, receiver_mtu=9000, path_mtu=9000)
+    jumbo_fast = replace(jumbo, rate_bps=1_000_000_000)
+    unshaped_jumbo = replace(jumbo, rate_bps=0)
+    assert "super_segments" in expected_warnings(standard, "receiver", 0)[0]
+    must, may = expected_warnings(jumbo, "receiver", 0)
+    assert "super_segments" not in must and "super_segments" in may, "2 jumbo frames per 100 Mbit/s bucket"
+    assert "super_segments" in expected_warnings(jumbo_fast, "receiver", 0)[0]
+    assert "super_segments" in expected_warnings(unshaped_jumbo, "receiver", 0)[0]
