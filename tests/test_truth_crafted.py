@@ -6,6 +6,7 @@ endpoint a = 10.0.0.1:40000 (direction 0) and b = 10.0.0.2:5201 (direction 1).
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -2813,6 +2814,17 @@ def test_the_flight_no_ack_reported_at_the_close_is_lost_as_often_as_the_segment
     assert row["retransmissions"] == 5
     assert row["lost_unrepaired"] == 1
     assert row["lost_segments"] == 5 + 1 + 3
+
+
+def test_the_last_flights_estimate_carries_its_own_spread_inside_the_whole_estimates():
+    # 20 segments at 5 lost of the 39 told below them: binomial, widened by the rate's own
+    # uncertainty from 39 segments (the rest of the estimate is 0, so the whole spread is its)
+    flow = sender_still_repairing_when_its_last_flight_goes_unreported(lose=(8, 12, 16, 20, 24))
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    rate = 5 / 39
+    assert row["unreported_lost_sd"] == pytest.approx(math.sqrt(20 * rate * (1 - rate) * (1 + 20 / 39)), abs=0.001)
+    assert row["unreported_lost_sd"] <= row["lost_inferred_sd"] + 0.001
 
 
 def test_losses_before_twice_the_unreported_flight_do_not_weigh_on_it():

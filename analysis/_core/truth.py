@@ -98,6 +98,7 @@ STAT_FIELDS = (
     "lost_unrepaired",
     "unreported_at_end",
     "unreported_lost_milli",
+    "unreported_lost_sd_milli",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -812,6 +813,8 @@ def _analyze_directions_in_file_order(
     # of the estimate, the first copies of the flight the capture's end left unreported
     table["unreported_at_end"] = np.where(is_sender_mode, table["unreported_at_end"], 0)
     table["unreported_lost_estimated"] = np.where(is_sender_mode, table["unreported_lost_milli"] / 1000.0, 0.0)
+    # and its own standard deviation (part of lost_inferred_sd: the rest's is what is left of it)
+    table["unreported_lost_sd"] = np.where(is_sender_mode, table["unreported_lost_sd_milli"] / 1000.0, 0.0)
     # a sender without SACK whose connection closed with a hole open: the copies sent since
     # and the answers' estimate of those lost, of which `lost_segments` takes only what nothing
     # else counted (the estimate of a window with its labels in place of theirs, or at its

@@ -1545,6 +1545,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     double flight_lost, flight_variance;
     unreported_flight_lost(ps, d, &S[S_UNREPORTED_AT_END], &flight_lost, &flight_variance);
     S[S_UNREPORTED_LOST_MILLI] = (int64_t)llround(1000.0 * flight_lost);
+    S[S_UNREPORTED_LOST_SD_MILLI] = (int64_t)llround(1000.0 * sqrt(flight_variance));
     s->lost_inferred_correction += flight_lost;
     s->lost_inferred_variance += flight_variance;
     int64_t unproven = S[S_SPURIOUS] - S[S_DSACK_BLOCKS] - s->dsack_more_segments - s->held_retransmissions;

@@ -29,7 +29,8 @@
  *    S_UNREPORTED_AT_END), with SACK, count as lost at the rate of the first copies sent just
  *    before them whose fate the ACKs told, twice their number, where the receiver still lacked
  *    data below data it had when its ACKs stopped and the flight left faster than the connection's
- *    data was delivered (S_UNREPORTED_LOST_MILLI, inside the estimate);
+ *    data was delivered (S_UNREPORTED_LOST_MILLI, inside the estimate; its own standard deviation
+ *    S_UNREPORTED_LOST_SD_MILLI, inside S_LOST_INFERRED_SD_MILLI, so that the rest's is known);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
@@ -184,6 +185,7 @@ enum truth_stat {
     S_LOST_UNREPAIRED,
     S_UNREPORTED_AT_END,
     S_UNREPORTED_LOST_MILLI,
+    S_UNREPORTED_LOST_SD_MILLI,
     S_N_FIELDS
 };
 
