@@ -256,6 +256,13 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         T,
     ),
     Key(
+        "unreported_lost_sd",
+        "number",
+        "segments",
+        "standard deviation of unreported_lost_estimated (part of lost_inferred_sd)",
+        T,
+    ),
+    Key(
         "tail_copies_at_close",
         "integer",
         "segments",

@@ -64,7 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         seq[i] = u32(row + 3);
         ack[i] = u32(row + 7);
         flags[i] = (uint16_t)(row[11] | (row[12] & 1) << 8);
-        plen[i] = u16(row + 13) % 9000u * (row[15] & 1 ? 1u : 0u);
+        /* no payload, one whole segment of its direction's MSS (most data on the wire: a
+         * super-segment in a direction makes it skip the no-SACK tail at the close), or any size
+         * up to a jumbo frame */
+        uint32_t any_len = u16(row + 13) % 9000u;
+        uint32_t segment_len =
+            direction[i] >= 0 && direction[i] < n_dirs ? (uint32_t)(mss[direction[i]] % 9000) : any_len;
+        plen[i] = row[15] & 1 ? (row[15] & 2 ? segment_len : any_len) : 0u;
         win[i] = u16(row + 16);
         ipid[i] = u16(row + 18);
         dflags[i] = row[20];
@@ -129,6 +135,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (typed &&
                  S[S_RETRANS_FAST] + S[S_RETRANS_RTO] + S[S_RETRANS_TLP] + S[S_RETRANS_OTHER] != S[S_RETRANS]) ||
                 S[S_UNFILLED_HOLE_BYTES] < 0)
+                abort();
+            /* a tail at the close: senders without SACK only, its losses among its copies */
+            int tail_allowed = mode[d] == TRUTH_MODE_SENDER && sack[d] == TRUTH_SACK_OFF;
+            if (S[S_TAIL_LOST_AT_CLOSE] < 0 || S[S_TAIL_LOST_AT_CLOSE] > S[S_TAIL_COPIES_AT_CLOSE] ||
+                S[S_TAIL_NEEDED_SINCE_CLOSE] < 0 ||
+                (!tail_allowed && (S[S_TAIL_COPIES_AT_CLOSE] | S[S_TAIL_LOST_AT_CLOSE] | S[S_TAIL_NEEDED_SINCE_CLOSE])))
                 abort();
         }
     }

@@ -61,13 +61,34 @@ def test_an_unacknowledged_flight_at_the_end_is_warned_apart_from_other_estimate
     # s550 (450 ms path, the queue overflowing at the end): 195 segments unreported, 48
     # estimated lost; the whole estimate is the flight's, so no `loss_estimated` besides
     flight = direction(lost_segments=165, lost_inferred=48, lost_inferred_sd=7.4)
-    flight |= {"unreported_at_end": 195, "unreported_lost_estimated": 48.0}
+    flight |= {"unreported_at_end": 195, "unreported_lost_estimated": 48.0, "unreported_lost_sd": 7.4}
     # one segment estimated: the rounding of an estimate, not worth a warning
     small = direction(stream=1, lost_segments=30, lost_inferred=1, lost_inferred_sd=0.9)
     small |= {"unreported_at_end": 12, "unreported_lost_estimated": 1.2}
     warnings = integrity.direction_warnings([flight, small], {k: 10 for k in range(4)})
     assert [(w["code"], w["stream"]) for w in warnings] == [("unacknowledged_at_end", 0)]
     assert (warnings[0]["segments"], warnings[0]["lost_estimated"]) == (195, 48)
+
+
+def test_where_the_last_flight_is_warned_apart_the_rest_of_the_estimate_is_judged_by_its_own_spread():
+    # s550's flight (48 estimated, +-7.37) with 1 more segment estimated before it: +-4.0 of 165
+    # lost is over 2% of the count, +-1.85 is not
+    flight = {"unreported_at_end": 195, "unreported_lost_estimated": 48.0, "unreported_lost_sd": 7.37}
+    uncertain_rest = direction(lost_segments=165, lost_inferred=49, lost_inferred_sd=8.386) | flight
+    certain_rest = direction(stream=1, lost_segments=165, lost_inferred=49, lost_inferred_sd=7.6) | flight
+    warnings = integrity.direction_warnings([uncertain_rest, certain_rest], {k: 10 for k in range(4)})
+    assert [(w["code"], w["stream"]) for w in warnings] == [
+        ("unacknowledged_at_end", 0),
+        ("loss_estimated", 0),
+        ("unacknowledged_at_end", 1),
+    ]
+    assert "of which +1 estimated (+-4.0)" in warnings[1]["message"]
+
+
+def test_the_rest_of_a_spread_takes_out_the_parts_variance_and_never_goes_below_zero():
+    assert integrity.rest_of_spread(5.0, 3.0) == pytest.approx(4.0)
+    assert integrity.rest_of_spread(2.1, 0.0) == pytest.approx(2.1)
+    assert integrity.rest_of_spread(7.4, 7.401) == 0.0
 
 
 def test_estimated_sender_loss_is_warned_when_its_spread_alone_is_a_segment_and_over_two_percent_of_the_count():

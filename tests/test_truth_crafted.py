@@ -6,6 +6,7 @@ endpoint a = 10.0.0.1:40000 (direction 0) and b = 10.0.0.2:5201 (direction 1).
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -288,13 +289,16 @@ def test_without_sack_copies_not_needed_add_a_loss_estimate_with_or_without_time
     assert inferred == [125, 99]
 
 
-def no_sack_sender_scripted(sends: Sequence[Tuple[float, int]], acks: Sequence[Tuple[float, int, float]]) -> Flow:
+def no_sack_sender_scripted(
+    sends: Sequence[Tuple[float, int]], acks: Sequence[Tuple[float, int, float]], isn_b: int = 1000
+) -> Flow:
     """Capture next to a data sender b without SACK, with timestamps (1 ms ticks): `sends` are
     (time, segment) of b's data, `acks` (time, segments acknowledged, time of the data whose
-    TSval the ACK echoes) of the receiver's, both from just after the handshake."""
+    TSval the ACK echoes) of the receiver's, both from just after the handshake (b's first
+    sequence number `isn_b`)."""
     f = Flow(sack_permitted=False)
-    t0 = f.handshake(0.0, 5000, 1000, 0.001, 0.00001, ttl_a=63, ttl_b=64)
-    base = 1001
+    t0 = f.handshake(0.0, 5000, isn_b, 0.001, 0.00001, ttl_a=63, ttl_b=64)
+    base = isn_b + 1
     rows = [(t0 + t, "data", k, t0 + t) for t, k in sends] + [(t0 + t, "ack", k, t0 + e) for t, k, e in acks]
     add_no_sack_rows(f, base, rows)
     return f
@@ -309,7 +313,7 @@ def add_no_sack_rows(f: Flow, base: int, rows: Sequence[Tuple[float, str, int, f
             f.add(
                 when,
                 1,
-                base + k * MSS,
+                (base + k * MSS) % (1 << 32),
                 5001,
                 length=MSS,
                 ttl=64,
@@ -318,7 +322,7 @@ def add_no_sack_rows(f: Flow, base: int, rows: Sequence[Tuple[float, str, int, f
                 tsecr=1,
             )
         else:
-            f.add(when, 0, 5001, base + k * MSS, ttl=63, tsval=2, tsecr=int(stamp * 1000))
+            f.add(when, 0, 5001, (base + k * MSS) % (1 << 32), ttl=63, tsval=2, tsecr=int(stamp * 1000))
 
 
 def first_flight_with_segment_1_lost() -> Tuple[List[Tuple[float, int]], List[Tuple[float, int, float]]]:
@@ -2815,6 +2819,17 @@ def test_the_flight_no_ack_reported_at_the_close_is_lost_as_often_as_the_segment
     assert row["lost_segments"] == 5 + 1 + 3
 
 
+def test_the_last_flights_estimate_carries_its_own_spread_inside_the_whole_estimates():
+    # 20 segments at 5 lost of the 39 told below them: binomial, widened by the rate's own
+    # uncertainty from 39 segments (the rest of the estimate is 0, so the whole spread is its)
+    flow = sender_still_repairing_when_its_last_flight_goes_unreported(lose=(8, 12, 16, 20, 24))
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    rate = 5 / 39
+    assert row["unreported_lost_sd"] == pytest.approx(math.sqrt(20 * rate * (1 - rate) * (1 + 20 / 39)), abs=0.001)
+    assert row["unreported_lost_sd"] <= row["lost_inferred_sd"] + 0.001
+
+
 def test_losses_before_twice_the_unreported_flight_do_not_weigh_on_it():
     # a flight of 10 at the close: its rate comes from the 20 segments told below it (19-39 but
     # 36); 4-16 were lost long before
@@ -2896,6 +2911,30 @@ def test_without_sack_a_connection_closed_with_a_hole_open_counts_the_copies_sen
     assert r["tail_copies_at_close"] == 9 and r["tail_lost_at_close"] == 3
     # no retransmission nor estimate counted them: the three are lost_segments, estimated
     assert r["lost_segments"] == 3 and r["lost_inferred"] == 3
+
+
+def test_without_sack_a_tail_at_close_is_read_across_the_sequence_numbers_wrap():
+    # the closing flow of segments 0-9 (1, 4 and 7 lost), its sequence numbers wrapping past
+    # 2^32 inside segment 0: the same 9 copies sent since 1's first, 6 answered, 3 lost
+    sends = [(0.0001 * k, k) for k in range(10)]
+    acks = [(0.00105, 1, 0.0)] + [(0.0011 + 0.0001 * k, 1, 0.0) for k in (2, 3, 5, 6, 8, 9)]
+    _, _, d = analyze(no_sack_sender_scripted(sends, acks, isn_b=(1 << 32) - 101))
+    r = row_of(d, 0, 1)
+    assert r["tail_copies_at_close"] == 9 and r["tail_lost_at_close"] == 3
+
+
+def test_without_sack_a_repair_sent_after_a_tail_opened_is_one_of_its_copies_and_counts_as_needed_since():
+    # 1, 4 and 7 lost; three duplicate ACKs bring 1's fast retransmit, lost too, then the
+    # connection closes: 10 copies since 1's first (9 first copies and the repair), 6 answered
+    sends = [(0.0001 * k, k) for k in range(10)] + [(0.0017, 1)]
+    acks = [(0.00105, 1, 0.0)] + [(0.0011 + 0.0001 * k, 1, 0.0) for k in (2, 3, 5, 6, 8, 9)]
+    _, _, d = analyze(no_sack_sender_scripted(sends, acks))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 1
+    assert r["tail_copies_at_close"] == 10 and r["tail_lost_at_close"] == 4
+    assert r["tail_needed_since_close"] == 1
+    # the repair counts one loss already: 3 more from the answers' estimate
+    assert r["lost_segments"] == 1 + 3
 
 
 def test_a_connection_whose_data_was_all_acked_or_that_uses_sack_has_no_tail_at_close():

@@ -9,6 +9,7 @@ Pure functions over what the stages produced; the CLI only prints.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -190,8 +191,9 @@ WARNING_CODES: Sequence[WarningCode] = (
         "some first copies arrived; or on a connection without SACK: after a timeout the sender resends "
         "its window, and no ACK tells whether the first copies of the resent segments arrived, nor whether "
         "resent copies not needed did (no D-SACK). Their part of `lost_segments` is estimated "
-        "(`lost_inferred`, spread `lost_inferred_sd`); raised where the estimate moves the count "
-        "beyond its spread, or the spread alone is a segment or more and over 2% of the count. Or a "
+        "(`lost_inferred`, spread `lost_inferred_sd`); raised where the estimate, less the last flight's "
+        "(`unacknowledged_at_end`), moves the count beyond its own spread, or that spread alone is a "
+        "segment or more and over 2% of the count. Or a "
         "connection without SACK closed with a hole open: no repair shows which of the segments sent "
         "since were lost, and only the receiver's answers (one ACK or RST per arriving segment) estimate "
         "them (`tail_lost_at_close` of `tail_copies_at_close`, of which `lost_inferred` takes what nothing "
@@ -376,16 +378,21 @@ def file_warnings(
     return out
 
 
-def loss_estimate_matters(inferred: int, spread: float, lost_segments: Optional[int]) -> bool:
-    """Whether a sender's lost count with `inferred` segments estimated (standard deviation
-    `spread`) needs the `loss_estimated` warning: the estimate moves the count beyond its own
-    noise, or its spread alone is a segment or more and over LOSS_ESTIMATE_SPREAD_SHARE of it
-    (not judged where `lost_segments` is None: the spread is not this estimate's alone)."""
+def loss_estimate_matters(inferred: int, spread: float, lost_segments: int) -> bool:
+    """Whether a sender's lost count of `lost_segments` with `inferred` segments estimated
+    (standard deviation `spread`) needs the `loss_estimated` warning: the estimate moves the count
+    beyond its own noise, or its spread alone is a segment or more and over
+    LOSS_ESTIMATE_SPREAD_SHARE of the count."""
     if abs(inferred) >= LOSS_ESTIMATE_MIN_SEGMENTS and abs(inferred) > LOSS_ESTIMATE_SPREADS * spread:
         return True
-    if lost_segments is None:
-        return False
     return spread >= LOSS_ESTIMATE_MIN_SPREAD_SEGMENTS and spread > LOSS_ESTIMATE_SPREAD_SHARE * lost_segments
+
+
+def rest_of_spread(whole_sd: float, part_sd: float) -> float:
+    """The standard deviation of an estimate less an independent part of it: the whole's
+    (`whole_sd`) with the part's variance (`part_sd`) taken out, never below 0 (both are
+    rounded to a thousandth of a segment)."""
+    return math.sqrt(max(whole_sd * whole_sd - part_sd * part_sd, 0.0))
 
 
 def spurious_retransmissions_matter(spurious: int, retransmissions: int) -> bool:
@@ -540,15 +547,12 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
         flight_lost = round(float(d.get("unreported_lost_estimated") or 0.0))
         if flight_lost >= LOSS_ESTIMATE_MIN_SEGMENTS:
             out.append(_unacknowledged_at_end_warning(d, flow, flight_lost, where))
-        # the rest of the estimate: first copies whose fate the ACKs left untold before the end
+        # the rest of the estimate: first copies whose fate the ACKs left untold before the end,
+        # judged by its own spread (the flight's variance taken out of the whole estimate's)
         inferred = int(d.get("lost_inferred") or 0) - flight_lost
-        spread = float(d.get("lost_inferred_sd") or 0.0)
+        spread = rest_of_spread(float(d.get("lost_inferred_sd") or 0.0), float(d.get("unreported_lost_sd") or 0.0))
         tail_lost = int(d.get("tail_lost_at_close") or 0)
-        # the spread is the whole estimate's: where the last flight's part is warned of apart, its
-        # noise is in it, and the rest must move the count beyond it to be warned of too
-        flight_warned = flight_lost >= LOSS_ESTIMATE_MIN_SEGMENTS
-        lost_for_share = None if flight_warned else int(d.get("lost_segments") or 0)
-        inferred_matters = loss_estimate_matters(inferred, spread, lost_for_share)
+        inferred_matters = loss_estimate_matters(inferred, spread, int(d.get("lost_segments") or 0))
         if inferred_matters or tail_lost >= LOSS_ESTIMATE_MIN_SEGMENTS:
             estimate = (inferred, spread) if inferred_matters else None
             out.append(_loss_estimated_warning(d, flow, estimate, tail_lost, where))

@@ -98,6 +98,10 @@ STAT_FIELDS = (
     "lost_unrepaired",
     "unreported_at_end",
     "unreported_lost_milli",
+    "unreported_lost_sd_milli",
+    "tail_copies_at_close",
+    "tail_lost_at_close",
+    "tail_needed_since_close",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -812,25 +816,22 @@ def _analyze_directions_in_file_order(
     # of the estimate, the first copies of the flight the capture's end left unreported
     table["unreported_at_end"] = np.where(is_sender_mode, table["unreported_at_end"], 0)
     table["unreported_lost_estimated"] = np.where(is_sender_mode, table["unreported_lost_milli"] / 1000.0, 0.0)
-    # a sender without SACK whose connection closed with a hole open: the copies sent since
-    # and the answers' estimate of those lost, of which `lost_segments` takes only what nothing
-    # else counted (the estimate of a window with its labels in place of theirs, or at its
-    # rate for segments sent once, over-counted: part of the tail is in `lost_inferred`). Not
-    # where the sender hands over super-segments (TSO/GSO): the hole's segment sits inside one
-    # sent before it, and the receiver answers the bursts they leave in coalesced packets
-    # (three IPv4 TSO+GRO captures read 233 and 266 lost of 369 and 473, 49 for 31)
-    tail_rows = np.flatnonzero(is_sender_mode & (sack[data_slots] == SACK_OFF) & (table["super_segment_frames"] == 0))
-    table["tail_copies_at_close"] = np.zeros(len(data_slots), dtype=np.int64)
-    table["tail_lost_at_close"] = np.zeros(len(data_slots), dtype=np.int64)
+    # and its own standard deviation (part of lost_inferred_sd: the rest's is what is left of it)
+    table["unreported_lost_sd"] = np.where(is_sender_mode, table["unreported_lost_sd_milli"] / 1000.0, 0.0)
+    # a sender without SACK whose connection closed with a hole open (the pass's tails_at_close:
+    # not where it hands over super-segments): the copies sent since and the answers' estimate
+    # of those lost, of which `lost_segments` takes only what nothing else counted (the estimate
+    # of a window with its labels in place of theirs, or at its rate for segments sent once,
+    # over-counted: part of the tail is in `lost_inferred`)
+    tail_rows = np.flatnonzero(table["tail_copies_at_close"] > 0)
     if len(tail_rows):
-        copies_at_close, lost_at_close, needed_since = _tail_at_close(
-            packets, slot, data_slots[tail_rows], mss, table["path_min_rtt_ns"][tail_rows], kind
-        )
-        table["tail_copies_at_close"][tail_rows] = copies_at_close
-        table["tail_lost_at_close"][tail_rows] = lost_at_close
         # what neither the repairs sent since nor any estimate (lost_inferred, wherever its
         # copies were sent) already counts: the answers' estimate joins lost_inferred
-        added = tail_losses_uncounted(lost_at_close, needed_since, table["lost_inferred"][tail_rows])
+        added = tail_losses_uncounted(
+            table["tail_lost_at_close"][tail_rows],
+            table["tail_needed_since_close"][tail_rows],
+            table["lost_inferred"][tail_rows],
+        )
         table["lost_inferred"][tail_rows] += added
         table["lost_inferred_sd"][tail_rows] = np.sqrt(table["lost_inferred_sd"][tail_rows] ** 2 + added)
     lost = np.where(
@@ -1087,64 +1088,6 @@ def _acked_past_capture(
     seg = mss[s_have].astype(np.int64)
     out[rows] = np.where(past > 1, (past - 1 + seg - 1) // np.maximum(seg, 1), 0)
     return out
-
-
-def _tail_at_close(
-    packets: Mapping[str, np.ndarray],
-    slot: np.ndarray,
-    slots: np.ndarray,
-    mss: np.ndarray,
-    min_rtt_ns: np.ndarray,
-    kind: np.ndarray,
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per slot of `slots` (a sender's data, no SACK): (segments sent from the first copy of
-    the segment at the peer's final cumulative ACK on, the estimated segments lost among them;
-    0, 0 where everything sent was ACKed). The connection closed with that hole open, so no
-    repair or ACK tells these copies' fate. Only the count of answers does: while the receiver
-    holds data above a hole it ACKs every arriving segment at once (RFC 5681 4.2), and after it
-    closed it answers each with a RST. Answers are the peer's ACKs and RSTs later than the
-    path's shortest round trip (`min_rtt_ns`) after that first copy left; copies less answers
-    is the estimate. It reads low where a queue delays answers to earlier copies past that
-    boundary, high where the receiver coalesced arrivals (GRO) or ACKs were lost. Third, the
-    retransmissions sent since that `kind` labels needed (each counts a loss already)."""
-    copies = np.zeros(len(slots), dtype=np.int64)
-    lost = np.zeros(len(slots), dtype=np.int64)
-    needed = np.zeros(len(slots), dtype=np.int64)
-    if len(slots) == 0:
-        return copies, lost, needed
-    ts = np.asarray(packets["ts_ns"]).astype(np.int64)
-    payload = np.asarray(packets["tcp_payload_len"]).astype(np.int64)
-    seq = np.asarray(packets["seq"]).astype(np.int64)
-    ack = np.asarray(packets["ack"]).astype(np.int64)
-    flags = np.asarray(packets["tcp_flags"])
-    wanted = np.zeros(int(max(int(slots.max()), int(slot.max(initial=-1)))) + 2, dtype=bool)
-    wanted[slots] = True
-    wanted[slots ^ 1] = True
-    # the packets of these slots and their peers', by slot, file order within each
-    owner = np.where((slot >= 0) & wanted[np.maximum(slot, 0)], slot, -1)
-    by_slot = _split_by_row(np.arange(len(slot)), owner, len(wanted))
-    for r, s in enumerate(slots):
-        own, peer = by_slot[s], by_slot[s ^ 1]
-        data = own[payload[own] > 0]
-        # the receiver's last word on what it holds may come with its FIN or its RST
-        acks = peer[((flags[peer] & TCP_ACK) != 0) & ((flags[peer] & TCP_SYN) == 0)]
-        if len(data) == 0 or len(acks) == 0 or mss[s] <= 0:
-            continue
-        base = seq[data[0]]
-        rel_seq = (seq[data] - base) % (1 << 32)
-        rel_ack = (ack[acks] - base) % (1 << 32)
-        final = int(rel_ack[rel_ack < (1 << 31)].max(initial=0))
-        holding = np.flatnonzero((rel_seq <= final) & (rel_seq + payload[data] > final))
-        if len(holding) == 0:
-            continue  # everything sent was ACKed
-        opened_ns = ts[data[holding[0]]]
-        after = data[ts[data] >= opened_ns]
-        copies[r] = int(((payload[after] + mss[s] - 1) // mss[s]).sum())
-        needed[r] = int(np.isin(kind[after], NEEDED_KINDS).sum())
-        answers = peer[((flags[peer] & (TCP_ACK | TCP_RST)) != 0) & ((flags[peer] & TCP_SYN) == 0)]
-        answered = int((ts[answers] > opened_ns + max(int(min_rtt_ns[r]), 0)).sum())
-        lost[r] = min(max(copies[r] - answered, 0), copies[r])
-    return copies, lost, needed
 
 
 def tail_losses_uncounted(lost_at_close: np.ndarray, needed_since: np.ndarray, inferred: np.ndarray) -> np.ndarray:

@@ -29,7 +29,8 @@
  *    S_UNREPORTED_AT_END), with SACK, count as lost at the rate of the first copies sent just
  *    before them whose fate the ACKs told, twice their number, where the receiver still lacked
  *    data below data it had when its ACKs stopped and the flight left faster than the connection's
- *    data was delivered (S_UNREPORTED_LOST_MILLI, inside the estimate);
+ *    data was delivered (S_UNREPORTED_LOST_MILLI, inside the estimate; its own standard deviation
+ *    S_UNREPORTED_LOST_SD_MILLI, inside S_LOST_INFERRED_SD_MILLI, so that the rest's is known);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
@@ -74,6 +75,12 @@
  * acknowledged is estimated (S_ACKED_BYTES, S_LAST_ACKED_TS) from the echoes: the echoing
  * data's end less the bytes the sender had in flight past the newest captured ACK it echoed,
  * up to the first hole of a path loss, acknowledged about a round trip before that data.
+ * A sender without SACK whose connection closed with a hole open (no super-segments sent) has a
+ * tail whose fate no repair shows: the copies sent from the first copy of the segment at the
+ * peer's final cumulative ACK on (S_TAIL_COPIES_AT_CLOSE), less the peer's ACKs and RSTs later
+ * than a round trip after it (one per arriving segment while the receiver holds data above a hole,
+ * RFC 5681 4.2): S_TAIL_LOST_AT_CLOSE, an estimate; S_TAIL_NEEDED_SINCE_CLOSE the needed
+ * retransmissions among those copies, which count a loss each already.
  * A silence with everything acknowledged after a direction's first message is the
  * application waiting before its transfer began: the time from the first data to the data
  * after that wait (S_IDLE_NS) is not the transfer's.
@@ -184,6 +191,10 @@ enum truth_stat {
     S_LOST_UNREPAIRED,
     S_UNREPORTED_AT_END,
     S_UNREPORTED_LOST_MILLI,
+    S_UNREPORTED_LOST_SD_MILLI,
+    S_TAIL_COPIES_AT_CLOSE,
+    S_TAIL_LOST_AT_CLOSE,
+    S_TAIL_NEEDED_SINCE_CLOSE,
     S_N_FIELDS
 };
 
