@@ -236,7 +236,14 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         "segments that reached the receiver and were discarded by its timestamp check (PAWS), below the sender",
         T,
     ),
-    Key("lost_inferred", "integer", "segments", "part of lost_segments estimated where the ACKs do not tell", T),
+    Key(
+        "lost_inferred",
+        "integer",
+        "segments",
+        "part of lost_segments estimated where the ACKs do not tell; below the sender, where holes count "
+        "the loss, the repairs lost and sent again that the holes' signs do not show",
+        T,
+    ),
     Key("lost_inferred_sd", "number", "segments", "standard deviation of lost_inferred", T),
     Key(
         "unreported_at_end",

@@ -158,7 +158,9 @@ WARNING_CODES: Sequence[WarningCode] = (
         "both its sides counts exactly): `lost_segments` is a floor. A burst's tail dropped at a full "
         "queue and repaired in order leaves no hole, and no capture below the sender can tell its "
         "repair from new data (3-22% low where a full queue drops burst tails, up to 5% at random "
-        "loss). Only with TCP timestamps: without them the count is no floor (`no_timestamps`). On an "
+        "loss). A repair lost and sent again leaves no hole either: with SACK, those its hole's age and "
+        "order do not show are estimated (`lost_inferred`, `loss_estimated` where that matters). "
+        "Only with TCP timestamps: without them the count is no floor (`no_timestamps`). On an "
         "ECN connection (`loss_method` `ecn`) the first copies that never came are counted by their "
         "codepoint, tails too; a repair lost and resent again may still leave no trace (-6.3% to -9.0% "
         "on IPv6 BBR at a 2-5 ms queue)",
@@ -198,7 +200,11 @@ WARNING_CODES: Sequence[WarningCode] = (
         "since were lost, and only the receiver's answers (one ACK or RST per arriving segment) estimate "
         "them (`tail_lost_at_close` of `tail_copies_at_close`, of which `lost_inferred` takes what nothing "
         "else counted; at 22 IPv4 closes 4,321 for 4,568: low where a queue delays answers to earlier "
-        "segments; none where the sender hands over super-segments)",
+        "segments; none where the sender hands over super-segments). Or below the sender, where holes "
+        "count the loss (`loss_floor`): a repair lost and sent again leaves no hole of its own, and "
+        "with SACK those the holes' signs miss are estimated at the rate of the loss events (holes "
+        "opened) among the 2,048 packets either side of each repair (a full queue's burst is one "
+        "event)",
         "capture at the receiver as well: its loss count needs no estimate; or let the sender use SACK "
         "(`sysctl -w net.ipv4.tcp_sack=1`; a middlebox may strip it)",
     ),
@@ -622,7 +628,14 @@ def _loss_estimated_warning(
         "lost_inferred": int(d.get("lost_inferred") or 0),
         "lost_inferred_sd": round(float(d.get("lost_inferred_sd") or 0.0), 3),
     }
-    if estimate is not None:
+    if estimate is not None and d.get("vantage") != "sender":
+        inferred, spread = estimate
+        message += (
+            f", of which {inferred:+,} estimated (+-{spread:.1f}): repairs lost and sent again leave "
+            f"no hole of their own, and those the holes do not show are estimated at the rate of "
+            f"the loss events around each repair"
+        )
+    elif estimate is not None:
         inferred, spread = estimate
         message += (
             f", of which {inferred:+,} estimated (+-{spread:.1f}): the ACKs do not tell the fate of "
