@@ -137,6 +137,15 @@ def per_flow_errors(
     return errors
 
 
+def whole_capture_retransmissions(directions: List[Dict[str, Any]]) -> Optional[float]:
+    """The retransmissions of the whole capture: `retransmissions_in_capture` beside iperf3's
+    window, or `retransmissions` itself where no direction had an iperf3 test to window it (the
+    short connections' own sender and receiver, `connections`)."""
+    if directions and all(d.get("retransmissions_in_capture") is None for d in directions):
+        return total(directions, "retransmissions")
+    return total(directions, "retransmissions_in_capture")
+
+
 def delivered_bytes_truth(truth: Dict[str, Any]) -> int:
     """What the receiver's TCP took in: the sender's bytes_acked as each data socket closed
     (iperf3's received bytes where a run has no such record)."""
@@ -153,7 +162,8 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
     the test, and the first data reaches it a round trip later (the announcement's way to the
     client, the data's way back), while goodput in a capture runs from the first data's
     arrival; without added delay the two starts agree to a few milliseconds."""
-    wait_s = (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
+    # short connections: the receiving application's own reads, first to last, per connection
+    wait_s = 0.0 if transfer.connections else (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
     seconds = float(truth.get("delivered_seconds") or 0.0)
     if seconds <= 0:
         return float(truth["delivered_bps"])
@@ -239,7 +249,7 @@ def compare_capture(
     lost_truth = expected_lost_segments(truth, vantage)
     lost_error = relative_error(lost, lost_truth)
     retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
-    in_capture = total(directions, "retransmissions_in_capture")
+    in_capture = whole_capture_retransmissions(directions)
     at_close = truth.get("retransmissions_at_close")
     in_capture_error = relative_error(in_capture, at_close)
     at_close_by_port = truth.get("tcpinfo_at_close") or {}
@@ -332,7 +342,11 @@ def compare_capture(
         "warnings_ok": warnings_ok,
     }
     row["ok"] = bool(
-        lost_ok and goodput_ok and warnings_ok and retransmissions_ok is not False and len(directions) == transfer.flows
+        lost_ok
+        and goodput_ok
+        and warnings_ok
+        and retransmissions_ok is not False
+        and len(directions) == transfer.data_connections
     )
     return row
 
