@@ -18,6 +18,7 @@ from spline_analysis._core.columns import (
     MAX_SACK_BLOCKS,
     PACKET_COLUMNS,
     TCP_ACK,
+    TCP_FIN,
     TCP_PSH,
     TCP_RST,
     TCP_SYN,
@@ -2085,6 +2086,35 @@ def test_goodput_at_the_sender_ends_with_the_last_data_delivered_not_the_window_
     assert r["vantage"] == "sender" and r["delivered_bytes"] == 100 * full
     assert abs(r["goodput_bps"] - 100 * full * 8 / 0.099) < 0.001 * r["goodput_bps"], r["goodput_bps"]
     assert abs(r["duration_s"] - 0.119) < 1e-6
+
+
+def test_goodput_at_the_sender_ends_when_its_last_data_was_delivered_after_queueing_not_when_it_left():
+    """A short connection at the sender, handshake round trip 1 ms: 50 segments leave within
+    5 ms and queue at a 1-segment-per-ms bottleneck, so their ACKs come over 50 ms; the FIN
+    goes with the data, and the receiver's application closes 30 ms after the last ACK (its FIN
+    acknowledges ours). All was delivered: delivery ends where the last data's ACK, less the
+    path's shortest round trip (2 ms), puts it, not where it left (a 5 ms span, goodput ten
+    times the receiver's), nor at the FIN's ACK (30 ms later)."""
+    f = Flow()
+    full, rtt_s = 1460, 0.001
+    t = f.handshake(0.0, 5000, 1000, 0.00002, rtt_s, ttl_a=61, ttl_b=64)
+    start, seq0, segments = t + 0.001, 1001, 50
+    events = [(start + k * 0.0001, 1, seq0 + k * full, 5001, full, TCP_ACK) for k in range(segments)]
+    end_seq = seq0 + segments * full
+    events.append((start + segments * 0.0001, 1, end_seq, 5001, 0, TCP_ACK | TCP_FIN))
+    acks_at = [start + rtt_s + (k + 1) * 0.001 for k in range(segments)]
+    events += [(when, 0, 5001, seq0 + (k + 1) * full, 0, TCP_ACK) for k, when in enumerate(acks_at)]
+    events.append((acks_at[-1] + 0.030, 0, 5001, end_seq + 1, 0, TCP_ACK | TCP_FIN))
+    events.append((acks_at[-1] + 0.0305, 1, end_seq + 1, 5002, 0, TCP_ACK))
+    for when, d, seq, ack, length, flags in sorted(events):
+        f.add(when, d, seq, ack, length=length, flags=flags, ttl=64 if d == 1 else 61)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender" and r["delivered_bytes"] == segments * full
+    shortest_rtt_s = acks_at[0] - start
+    delivered_s = (acks_at[-1] - shortest_rtt_s) - (acks_at[0] - rtt_s)
+    assert abs(r["delivery_end_s"] - r["delivery_start_s"] - delivered_s) < 1e-6, r
+    assert abs(r["goodput_bps"] - segments * full * 8 / delivered_s) < 0.001 * r["goodput_bps"]
 
 
 def receiver_side_with_a_pause(

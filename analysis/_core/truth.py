@@ -895,6 +895,11 @@ def _analyze_directions_in_file_order(
             end_of_acked_ns,
             table["last_data_ts_ns"],
         )
+        delivery_end_ns = np.where(
+            _delivered_after_last_send(is_sender_mode, acked, seen, end_of_acked_ns, table["last_data_ts_ns"]),
+            end_of_acked_ns,
+            delivery_end_ns,
+        )
         # the span the receiver was receiving, on the capture's clock (a transfer of several
         # flows runs over the union of its flows' spans: transfer.py)
         table["delivery_start_ns"] = start_ns
@@ -1431,6 +1436,22 @@ def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np
     policy[table["ip_id_zero"] >= IP_ID_ZERO_FRACTION * (steps + 1)] = "zero"
     policy[(ip_version != 4) | (steps < IP_ID_MIN_STEPS)] = "none"
     return policy.astype(str)
+
+
+def _delivered_after_last_send(
+    is_sender_mode: np.ndarray,
+    acked_bytes: np.ndarray,
+    seen_bytes: np.ndarray,
+    end_of_acked_ns: np.ndarray,
+    last_data_ns: np.ndarray,
+) -> np.ndarray:
+    """Per row: at the sender, whether delivery ended after the last data left: the receiver
+    acknowledged all of it (a connection closed after its data: nothing left in flight), and
+    its last ACK of data, less the path's shortest round trip, comes after the last data was
+    sent. The last data waited that long in the bottleneck's queue: a short connection's span
+    read from sending times alone (first to last data sent) missed it, 8% of a 16 ms connection
+    at 100 Mbit/s (1.2 ms of queue), against the receiver's own span."""
+    return is_sender_mode & (acked_bytes > 0) & (acked_bytes >= seen_bytes) & (end_of_acked_ns > last_data_ns)
 
 
 def _handshake_rtt_us(stats: np.ndarray, n_slots: int) -> np.ndarray:
