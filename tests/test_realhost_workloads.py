@@ -151,3 +151,21 @@ def test_workloads_matrix_holds_spline_and_short_connections_in_both_families_ev
     assert {t.connection_kib for t in short} >= {50, 2048}
     seen = {v for t in transfers for v in t.vantages}
     assert seen >= set(DEFAULT_VANTAGES) | {"router-in", "receiver-any", "sender-any"}
+
+
+def test_the_sender_is_held_to_tcp_info_with_its_syns_sent_again_counted_beside_the_data():
+    """TCP_INFO's total_retrans counts a SYN sent again; the analyzer counts it apart
+    (`handshake_retransmissions`), and the comparison adds the two: 63 + 1 against 64."""
+    from test_realhost_matrix import direction, record_for
+
+    from spline_analysis.testbed.realhost_compare import compare_capture
+
+    record = record_for("sender")
+    record["truth"].update(tcpinfo_retransmissions=64, retransmissions_at_close=64)
+    first, second = direction(41001, 40, 40, 5e7), direction(41002, 23, 23, 5e7)
+    first["handshake_retransmissions"], second["handshake_retransmissions"] = 0, 1
+    row = compare_capture(record, "sender", {"directions": [first, second], "warnings": []})
+    assert (row["retransmissions"], row["handshake_retransmissions"]) == (64, 1)
+    assert row["retransmissions_ok"]
+    del first["handshake_retransmissions"], second["handshake_retransmissions"]  # an analyzer before the key
+    assert compare_capture(record, "sender", {"directions": [first, second], "warnings": []})["retransmissions"] == 63

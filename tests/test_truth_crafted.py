@@ -2970,3 +2970,36 @@ def test_a_tail_at_close_adds_only_the_losses_neither_its_repairs_nor_the_estima
     needed_since = np.array([1, 173, 0, 9])
     inferred = np.array([1, 638, -3, 0])
     assert truth.tail_losses_uncounted(lost_at_close, needed_since, inferred).tolist() == [166, 0, 7, 0]
+
+
+def _connection_with_syns(syn_times_s: Sequence[float]) -> Flow:
+    """a opens with a SYN at each of `syn_times_s` (one ISN), b answers the last, then a sends 10
+    segments, each acknowledged."""
+    f = Flow()
+    for when in syn_times_s[:-1]:
+        f.add(when, 0, 5000, 0, flags=TCP_SYN, ttl=64, mss_option=1460)
+    t = f.handshake(syn_times_s[-1], 5000, 1000, 0.0005, 0.0005, ttl_a=64, ttl_b=61)
+    seq = 5001
+    for k in range(10):
+        f.add(t + 0.001 * k, 0, seq, 1001, length=1460, ttl=64)
+        seq += 1460
+        f.add(t + 0.001 * k + 0.0005, 1, 1001, seq, ttl=61)
+    return f
+
+
+def test_a_syn_sent_again_a_timeout_later_is_a_handshake_retransmission_and_no_data_one():
+    """TCP_INFO's total_retrans counts a SYN sent again (the first lost to neighbour discovery,
+    1 s later here); the data's retransmissions do not, so it has a count of its own."""
+    _, _, d = analyze(_connection_with_syns([0.0, 1.0]))
+    r = row_of(d, 0, 0)
+    assert (r["handshake_retransmissions"], r["retransmissions"]) == (1, 0)
+    _, _, d = analyze(_connection_with_syns([0.0, 1.0, 3.0]))
+    assert row_of(d, 0, 0)["handshake_retransmissions"] == 2
+
+
+def test_one_syn_captured_twice_is_no_handshake_retransmission():
+    """`-i any` on a forwarding host or a bridge: the same SYN microseconds apart."""
+    _, _, d = analyze(_connection_with_syns([0.0, 0.00001]))
+    assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
+    _, _, d = analyze(_connection_with_syns([0.0]))
+    assert row_of(d, 0, 0)["handshake_retransmissions"] == 0

@@ -715,6 +715,7 @@ def _analyze_directions_in_file_order(
     peer_slots = data_slots ^ 1
     syn_seen = (stats[:, col["syn_ts_ns"]] >= 0) | (stats[:, col["synack_ts_ns"]] >= 0)
     table["handshake_seen"] = syn_seen[data_slots] & syn_seen[peer_slots]
+    table["handshake_retransmissions"] = _handshake_repeats(packets, slot, n_slots)[data_slots]
     table["ip_id_per_packet"] = table["ip_id_per_packet"] | _per_connection_below_loss(
         table, id_gaps[data_slots], ipv, mode[data_slots] == MODE_SENDER
     )
@@ -1436,6 +1437,28 @@ def _ip_id_policy(table: Mapping[str, np.ndarray], ip_version: np.ndarray) -> np
     policy[table["ip_id_zero"] >= IP_ID_ZERO_FRACTION * (steps + 1)] = "zero"
     policy[(ip_version != 4) | (steps < IP_ID_MIN_STEPS)] = "none"
     return policy.astype(str)
+
+
+# A SYN (or SYN/ACK) sent again comes a timeout after the one before: Linux's first is 1 s
+# (TCP_TIMEOUT_INIT), no RTO is shorter than 200 ms. Copies of one captured twice (`-i any` on
+# a forwarding host, a bridge and its port) are microseconds apart.
+HANDSHAKE_REPEAT_MIN_NS = 100_000_000
+
+
+def _handshake_repeats(packets: Mapping[str, np.ndarray], slot: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per slot: the SYNs (SYN/ACKs) it sent again, with the sequence number of the one before
+    and at least HANDSHAKE_REPEAT_MIN_NS after it. TCP_INFO's total_retrans counts them; the
+    data's retransmissions cannot (the first SYN of an IPv6 connection lost to the router's
+    neighbour discovery: 63 data retransmissions for total_retrans 64)."""
+    counts = np.zeros(n_slots, dtype=np.int64)
+    rows = np.flatnonzero((slot >= 0) & ((np.asarray(packets["tcp_flags"]) & TCP_SYN) != 0))
+    if len(rows) < 2:
+        return counts
+    slots, ts, seq = slot[rows], np.asarray(packets["ts_ns"], dtype=np.int64)[rows], np.asarray(packets["seq"])[rows]
+    order = np.lexsort((ts, slots))
+    slots, ts, seq = slots[order], ts[order], seq[order]
+    again = (slots[1:] == slots[:-1]) & (seq[1:] == seq[:-1]) & (ts[1:] - ts[:-1] >= HANDSHAKE_REPEAT_MIN_NS)
+    return counts + np.bincount(slots[1:][again], minlength=n_slots)
 
 
 def _delivered_after_last_send(

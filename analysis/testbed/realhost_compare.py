@@ -2,7 +2,7 @@
 
 One row per transfer and capture point: lost segments against the data segments that
 left the sender and never reached the receiver (counted by both hosts' firewalls);
-retransmissions against the sender's TCP_INFO twice: iperf3's per-stream total_retrans at
+retransmissions (with the SYNs sent again, `handshake_retransmissions`) against the sender's TCP_INFO twice: iperf3's per-stream total_retrans at
 its timer's end against `retransmissions` (spline-analyze applies iperf3's test window when
 iperf3.json sits beside the capture), and total_retrans as each socket closed against
 `retransmissions_in_capture`; goodput against what the receiver's TCP took in
@@ -137,6 +137,11 @@ def per_flow_errors(
     return errors
 
 
+def added(value: Optional[float], more: float) -> Optional[float]:
+    """`value` + `more`, unknown where `value` is."""
+    return None if value is None else value + more
+
+
 def whole_capture_retransmissions(directions: List[Dict[str, Any]]) -> Optional[float]:
     """The retransmissions of the whole capture: `retransmissions_in_capture` beside iperf3's
     window, or `retransmissions` itself where no direction had an iperf3 test to window it (the
@@ -243,13 +248,15 @@ def compare_capture(
     kernel_drops = int(capture["counters"].get("kernel_drops") or 0)
     directions = data_directions(document, record["sender_address"], record["client_ports"])
     lost = total(directions, "lost_segments")
-    retransmissions = total(directions, "retransmissions")
+    # TCP_INFO's total_retrans counts the SYNs sent again as well as the data
+    handshake_retransmissions = total(directions, "handshake_retransmissions") or 0
+    retransmissions = added(total(directions, "retransmissions"), handshake_retransmissions)
     goodput = transfer_goodput(directions)["goodput_bps"] if directions else None
     summary_transfer = (document.get("summary") or {}).get("transfer") or {}
     lost_truth = expected_lost_segments(truth, vantage)
     lost_error = relative_error(lost, lost_truth)
     retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
-    in_capture = whole_capture_retransmissions(directions)
+    in_capture = added(whole_capture_retransmissions(directions), handshake_retransmissions)
     at_close = truth.get("retransmissions_at_close")
     in_capture_error = relative_error(in_capture, at_close)
     at_close_by_port = truth.get("tcpinfo_at_close") or {}
@@ -307,6 +314,7 @@ def compare_capture(
         "truth_retransmissions": truth["tcpinfo_retransmissions"],
         "retransmissions": retransmissions,
         "retransmissions_error": retransmission_error,
+        "handshake_retransmissions": handshake_retransmissions,
         "truth_retransmissions_at_close": at_close,
         "retransmissions_in_capture": in_capture,
         "retransmissions_in_capture_error": in_capture_error,
@@ -476,6 +484,7 @@ CSV_COLUMNS = [
     "truth_retransmissions",
     "retransmissions",
     "retransmissions_error",
+    "handshake_retransmissions",
     "truth_retransmissions_at_close",
     "retransmissions_in_capture",
     "retransmissions_in_capture_error",
