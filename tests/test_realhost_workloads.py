@@ -149,6 +149,7 @@ def test_workloads_matrix_holds_spline_and_short_connections_in_both_families_ev
         assert max(t.data_loss for t in kind) >= 0.03 and min(t.data_loss for t in kind if t.data_loss) <= 0.005
     assert {t.offloads for t in transfers} == {"off", "gro", "tso", "tso+gro"}
     assert {t.connection_kib for t in short} >= {50, 2048}
+    assert any(t.syn_loss for t in short) and any(t.syn_loss and not t.data_loss for t in short)
     seen = {v for t in transfers for v in t.vantages}
     assert seen >= set(DEFAULT_VANTAGES) | {"router-in", "receiver-any", "sender-any"}
 
@@ -169,3 +170,21 @@ def test_the_sender_is_held_to_tcp_info_with_its_syns_sent_again_counted_beside_
     assert row["retransmissions_ok"]
     del first["handshake_retransmissions"], second["handshake_retransmissions"]  # an analyzer before the key
     assert compare_capture(record, "sender", {"directions": [first, second], "warnings": []})["retransmissions"] == 63
+
+
+def test_syn_loss_drops_the_senders_data_connection_syns_at_the_router_and_counts_them():
+    from spline_analysis.testbed.realhost import SYN_DROP_CHAIN, counted_segments, syn_drop_rule
+
+    (lossy,) = matrix_from_document({"transfer": [{"name": "s", "syn_loss": "20%"}]}).transfers
+    assert lossy.syn_loss == pytest.approx(0.2)
+    rule = " ".join(syn_drop_rule(lossy, [41001, 41040]))
+    assert "-i rhr0 -o rhr1" in rule and "--sport 41001:41040 --dport 5201" in rule
+    assert "--tcp-flags SYN,ACK SYN" in rule and "--probability 0.200000" in rule and rule.endswith(SYN_DROP_CHAIN)
+    listing = (
+        f"Chain {SYN_DROP_CHAIN} (1 references)\n    pkts      bytes target     prot opt in     out\n"
+        "      13      780 DROP       6    --  *      *       0.0.0.0/0   0.0.0.0/0   /* syn-drop */\n"
+    )
+    assert counted_segments(listing, lossy)["syn_drop_packets"] == 13
+    assert counted_segments("", lossy)["syn_drop_packets"] == 0  # a record made before syn_loss
+    with pytest.raises(TestbedError, match="syn_loss"):
+        matrix_from_document({"transfer": [{"name": "s", "syn_loss": "120%"}]})

@@ -653,6 +653,7 @@ def _analyze_directions_in_file_order(
                 copies.hidden | same_ttl.hidden,
                 copies.duplicate_frames + same_ttl.duplicate_frames,
                 copies.forwarded_drops,
+                copies.forwarded_data_drops,
             )
         )
     if copies is not None:
@@ -702,6 +703,7 @@ def _analyze_directions_in_file_order(
     zeros = np.zeros(len(data_slots), dtype=np.int64)
     table["duplicate_frames"] = copies.duplicate_frames[data_slots] if copies else zeros
     table["forwarded_drops"] = copies.forwarded_drops[data_slots] if copies else zeros
+    forwarded_data_drops = copies.forwarded_data_drops[data_slots] if copies else zeros
 
     # addresses of each slot's sender, from the slot's first packet
     first = _slot_first_packet_addresses(packets, slot, n_slots)[data_slots]
@@ -795,7 +797,8 @@ def _analyze_directions_in_file_order(
     # A file holding both sides of a forwarding host counts that host's drops exactly; the
     # holes seen (a floor: they miss a repair lost again) or the IDs may add loss before it,
     # so the larger of those and the drops stands for loss up to here (no estimate needed)
-    forwarded = table["forwarded_drops"]
+    # (data segments only: a SYN or a FIN without payload it dropped is sent again, no data lost)
+    forwarded = forwarded_data_drops
     # Where the capture itself dropped packets, the copies that left miss some the host did send
     # on: their IDs and holes read those as loss, and only the drops counted from copies that
     # came in again (find_forwarded_copies) stand (loss before the host then goes uncounted;

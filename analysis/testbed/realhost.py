@@ -34,6 +34,8 @@ Ground truth, in segments:
                counted by the same buckets; the rest is the router's queue and the veths
                (`tc -s qdisc` is kept too, but counts a GSO packet it drops as one);
   ACK drops    pure ACKs dropped at random in the other direction (packets);
+  SYN drops    the sender's SYNs dropped at random (`syn_loss`, packets): each is sent again,
+               and TCP_INFO's total_retrans counts it;
                both kinds of drop stop LOSS_ENDS_BEFORE_TEST_END_S before iperf3's test
                ends, so the endpoints learn of every segment lost (see run_transfer);
   TCP_INFO     iperf3's per-stream retransmissions (total_retrans at the sender's timer end)
@@ -92,6 +94,7 @@ NETEM_ORDER_RATE = "100gbit"  # netem's `rate` only to keep order: ~0.1 us per 1
 NETEM_LIMIT_PACKETS = 100_000  # > a 200 ms path's flight at 1 Gbit/s (~17k packets): netem never drops
 IPERF3_GRACE_S = 25.0
 LOSS_CHAIN = "RHLOSS"
+SYN_DROP_CHAIN = "RHSYNDROP"
 LOSS_ENDS_BEFORE_TEST_END_S = 0.5  # the last flight is never dropped: see run_transfer
 # ... plus this many of the path's added round trips, for a drop's repair (an RTO is
 # srtt + 4 rttvar, at least 200 ms) and the repair of a dropped repair to pass the router
@@ -223,6 +226,7 @@ class SegmentCounts(TypedDict):
     ack_drop_packets: int
     sent_packets: int
     arrived_packets: int
+    syn_drop_packets: int
 
 
 def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
@@ -230,9 +234,9 @@ def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
     (`rules_text`, as a record keeps them, so a record's truth can be read again)."""
     header = data_header_bytes(transfer.family, transfer.sender_timestamps)
     segment_bytes = transfer_mss_bytes(transfer)
-    sent, drops, arrived, ack_drops = (
+    sent, drops, arrived, ack_drops, syn_drops = (
         rule_listing_counts(chain_listing(rules_text, chain))
-        for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP")
+        for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP", SYN_DROP_CHAIN)
     )
     return {
         "sent_segments": segments_from_buckets(sent, header, segment_bytes),
@@ -242,6 +246,7 @@ def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
         "ack_drop_packets": ack_drops.get("ack-drop", (0, 0))[0],
         "sent_packets": sent.get("packets", (0, 0))[0],
         "arrived_packets": arrived.get("packets", (0, 0))[0],
+        "syn_drop_packets": syn_drops.get("syn-drop", (0, 0))[0],
     }
 
 
@@ -287,6 +292,9 @@ class TransferTruth:
     # segments of later copies the receiver's capture saw that no D-SACK of its TCP covered
     # (receiver_resends; None: no receiver capture, no SACK, or the capture dropped packets)
     receiver_resends_not_dsacked: Optional[int] = None
+    # the sender's SYNs the router dropped at random (`syn_loss`; 0 in records made before it):
+    # each is sent again, and TCP_INFO's total_retrans counts it
+    syn_drop_packets: int = 0
 
     @property
     def lost_segments(self) -> int:
@@ -599,6 +607,8 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
     add_segment_chain(batch[names["rtr"]], transfer, "RHDROP", ["-j", "DROP"])
     batch[names["rtr"]].append(["-N", "RHACKDROP"])
     batch[names["rtr"]].append(["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+    batch[names["rtr"]].append(["-N", SYN_DROP_CHAIN])
+    batch[names["rtr"]].append(["-A", SYN_DROP_CHAIN, "-m", "comment", "--comment", "syn-drop", "-j", "DROP"])
     batch[names["rtr"]].append(["-N", LOSS_CHAIN])
     batch[names["rtr"]].append(["-A", "FORWARD", "-j", LOSS_CHAIN])
     if transfer.data_loss > 0:
@@ -621,6 +631,8 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
                 "RHDROP",
             ],
         )
+    if transfer.syn_loss > 0:
+        batch[names["rtr"]].append(syn_drop_rule(transfer, client_ports))
     if transfer.ack_loss > 0:
         acks = [
             "-p",
@@ -658,6 +670,36 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
         )
     for namespace_name, rules in batch.items():
         apply_rules(namespace_name, family, rules)
+
+
+def syn_drop_rule(transfer: Transfer, client_ports: List[int]) -> List[str]:
+    """The router's rule that drops the sender's SYNs at random (`syn_loss`): its data
+    connections' SYNs on their way to the receiver, counted in SYN_DROP_CHAIN."""
+    return [
+        "-A",
+        LOSS_CHAIN,
+        "-i",
+        DEVICES["router_s"],
+        "-o",
+        DEVICES["router_r"],
+        "-p",
+        "tcp",
+        "--sport",
+        f"{client_ports[0]}:{client_ports[-1]}",
+        "--dport",
+        str(SERVER_PORT),
+        "--tcp-flags",
+        "SYN,ACK",
+        "SYN",
+        "-m",
+        "statistic",
+        "--mode",
+        "random",
+        "--probability",
+        f"{transfer.syn_loss:.6f}",
+        "-j",
+        SYN_DROP_CHAIN,
+    ]
 
 
 def restore_text(rules: List[List[str]]) -> str:
@@ -1135,7 +1177,13 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         end_utc = utc_now()
         listings = [
             rule_listing(names[role], family, chain)
-            for role, chain in (("snd", "RHSENT"), ("rtr", "RHACKDROP"), ("rtr", "RHDROP"), ("rcv", "RHARRIVED"))
+            for role, chain in (
+                ("snd", "RHSENT"),
+                ("rtr", "RHACKDROP"),
+                ("rtr", "RHDROP"),
+                ("rcv", "RHARRIVED"),
+                ("rtr", SYN_DROP_CHAIN),
+            )
         ]
         stack_drops = {
             role: stack_counter_deltas(

@@ -17,6 +17,7 @@ tables; each transfer takes the defaults and overrides some of them:
     cca = "cubic"
     data_loss = "1%"          # router FORWARD, sender -> receiver data segments
     ack_loss = "0%"           # router FORWARD, receiver -> sender pure ACKs
+    syn_loss = "0%"           # router FORWARD, the sender's SYNs (each lost one is sent again)
     receiver_buffer_kib = 64  # tcpdump -B at the receiver only (makes the kernel drop)
     delay = "40ms"            # netem on the router's egress to the receiver: the data path
     ack_delay = "40ms"        # netem on the router's egress to the sender: the ACK path
@@ -150,6 +151,7 @@ class Transfer:
     cca: str = "cubic"
     data_loss: float = 0.0  # probability per data packet at the router
     ack_loss: float = 0.0  # probability per pure ACK at the router
+    syn_loss: float = 0.0  # probability per SYN of the sender's data connections at the router
     rate_bps: int = 100_000_000  # 0: not shaped
     duration_s: float = 4.0
     vantages: Tuple[str, ...] = DEFAULT_VANTAGES
@@ -287,6 +289,7 @@ KNOWN_KEYS = {
     "cca",
     "data_loss",
     "ack_loss",
+    "syn_loss",
     "rate",
     "duration_s",
     "vantages",
@@ -412,6 +415,7 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         cca=str(merged.get("cca", "cubic")),
         data_loss=parse_probability(str(merged.get("data_loss", "0%")), "data_loss").value,
         ack_loss=parse_probability(str(merged.get("ack_loss", "0%")), "ack_loss").value,
+        syn_loss=parse_probability(str(merged.get("syn_loss", "0%")), "syn_loss").value,
         rate_bps=rate_bps,
         duration_s=parse_duration_s(merged.get("duration_s", 4)),
         vantages=vantages,
