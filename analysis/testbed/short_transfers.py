@@ -12,7 +12,7 @@ connection fall inside the capture.
     python -m spline_analysis.testbed.short_transfers send ADDRESS PORT FIRST_CLIENT_PORT COUNT BYTES CCA OUT.json
 
 `serve` accepts COUNT connections in turn, reads each to end of file, closes it, and writes
-per connection the bytes read and when its first and its last data were there to read. `send`
+per connection the bytes read, when it was accepted and when its last data was there to read. `send`
 opens COUNT connections in turn from FIRST_CLIENT_PORT upwards (one port each), each with the
 congestion control CCA set on its socket (as `iperf3 -C`), writes BYTES, shuts its sending
 side, waits for the receiver's close and closes; it writes per connection the port and the
@@ -37,27 +37,25 @@ def family_of(address: str) -> int:
     return socket.AF_INET6 if ":" in address else socket.AF_INET
 
 
-def read_to_end(connection: socket.socket) -> Tuple[int, float, float]:
-    """(bytes read, when the first data was there to read, when the last was) until end of file,
-    as this process saw them (time.time(): the captures' clock). The kernel's receive stamps
-    (SO_TIMESTAMPNS) do not serve: TCP coalesces segments in its receive queue and keeps the
-    newest one's stamp, and a repair that fills a hole takes the stamps of the segments held
-    behind it (a repair 211 ms after the rest read as the rest's time). The process waits in
-    each read, so both ends are late by its wake-up, alike: ~0.1 ms on a quiet host."""
-    total_bytes, first_s, last_s = 0, 0.0, 0.0
-    if connection.recv(1, socket.MSG_PEEK):
-        first_s = time.time()
+def read_to_end(connection: socket.socket) -> Tuple[int, float]:
+    """(bytes read, when the last data was there to read, time.time(): the captures' clock)
+    until end of file. The kernel's receive stamps (SO_TIMESTAMPNS) do not serve: TCP coalesces
+    segments in its receive queue and keeps the newest one's stamp, and a repair that fills a
+    hole takes the stamps of the segments held behind it (a repair 211 ms after the rest read
+    as the rest's time). The process waits in each read, so it is late by its wake-up."""
+    total_bytes, last_s = 0, 0.0
     while True:
         chunk = connection.recv(READ_CHUNK_BYTES)
         if not chunk:
-            return total_bytes, first_s, last_s
+            return total_bytes, last_s
         last_s = time.time()
         total_bytes += len(chunk)
 
 
 def serve(address: str, port: int, count: int) -> List[Dict[str, float]]:
     """Accept `count` connections in turn and read each to its end; per connection the client
-    port, bytes read and when its first and last data were there to read (read_to_end)."""
+    port, bytes read, when it was accepted (`first_read_s`) and when its last data was there to
+    read (`last_read_s`, read_to_end)."""
     results: List[Dict[str, float]] = []
     with socket.socket(family_of(address), socket.SOCK_STREAM) as listener:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -65,9 +63,16 @@ def serve(address: str, port: int, count: int) -> List[Dict[str, float]]:
         listener.listen(count)
         for _ in range(count):
             connection, peer = listener.accept()
+            # the connection is open: its first data follows at once (the sender writes as its
+            # handshake ends), and the receiver is receiving from then on, also where that data
+            # was lost and nothing could be read until its repair (the first read came 0.5 s
+            # after the first data when a timeout repaired the first segment)
+            accepted_s = time.time()
             with connection:
-                read_bytes, first_s, last_s = read_to_end(connection)
-            results.append({"port": int(peer[1]), "bytes": read_bytes, "first_read_s": first_s, "last_read_s": last_s})
+                read_bytes, last_s = read_to_end(connection)
+            results.append(
+                {"port": int(peer[1]), "bytes": read_bytes, "first_read_s": accepted_s, "last_read_s": last_s}
+            )
     return results
 
 
