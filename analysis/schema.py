@@ -200,6 +200,13 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
     ),
     Key("handshake_seen", "boolean", "", "both SYNs of the stream are in the capture", T),
     Key(
+        "handshake_retransmissions",
+        "integer",
+        "segments",
+        "SYNs (SYN/ACKs) this side sent again; not in retransmissions, which count data (TCP_INFO counts both)",
+        T,
+    ),
+    Key(
         "ip_id_lost_segments",
         "integer",
         "segments",

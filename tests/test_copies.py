@@ -447,3 +447,26 @@ def test_where_the_capture_dropped_packets_a_resend_seen_only_leaving_still_show
     packets, flows = f.table()
     counted = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 1, "interface": 0}), 0, 1)
     assert counted["forwarded_drops"] == 1 and counted["lost_segments"] == 1
+
+
+def test_a_syn_the_forwarding_host_dropped_is_its_drop_but_no_data_lost():
+    """`-i any` on a router that dropped a's first SYN (a's own is sent again 1 s later): the
+    host's drop (`forwarded_drops`), but no data segment was lost; 20 data segments through."""
+    f = Flow()
+    f.add(0.0, 0, 5000, 0, flags=TCP_SYN, ttl=64, ip_id=1, mss_option=1460)  # came in, never left
+    for when, direction, seq, ack, flags in (
+        (1.0, 0, 5000, 0, TCP_SYN),
+        (1.010, 1, 1000, 5001, TCP_SYN | TCP_ACK),
+        (1.020, 0, 5001, 1001, TCP_ACK),
+    ):
+        f.add(when, direction, seq, ack, flags=flags, ttl=64, ip_id=7 + direction, mss_option=1460)
+        f.add(when + 0.0001, direction, seq, ack, flags=flags, ttl=63, ip_id=7 + direction, mss_option=1460)
+    for k in range(20):
+        when, seq = 1.021 + 0.001 * k, 5001 + k * MSS
+        f.add(when, 0, seq, 1001, length=MSS, ip_id=100 + k, ttl=64)
+        f.add(when + 0.0001, 0, seq, 1001, length=MSS, ip_id=100 + k, ttl=63)
+        f.add(when + 0.0005, 1, 1001, seq + MSS, ip_id=50 + k, ttl=64)
+        f.add(when + 0.0006, 1, 1001, seq + MSS, ip_id=50 + k, ttl=63)
+    r = row_of(analyze(f)[2], 0, 0)
+    assert r["forwarded_drops"] == 1 and r["retransmissions"] == 0
+    assert r["lost_segments"] == 0

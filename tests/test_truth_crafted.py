@@ -19,6 +19,7 @@ from spline_analysis._core.columns import (
     MAX_SACK_BLOCKS,
     PACKET_COLUMNS,
     TCP_ACK,
+    TCP_FIN,
     TCP_PSH,
     TCP_RST,
     TCP_SYN,
@@ -2091,6 +2092,35 @@ def test_goodput_at_the_sender_ends_with_the_last_data_delivered_not_the_window_
     assert abs(r["duration_s"] - 0.119) < 1e-6
 
 
+def test_goodput_at_the_sender_ends_when_its_last_data_was_delivered_after_queueing_not_when_it_left():
+    """A short connection at the sender, handshake round trip 1 ms: 50 segments leave within
+    5 ms and queue at a 1-segment-per-ms bottleneck, so their ACKs come over 50 ms; the FIN
+    goes with the data, and the receiver's application closes 30 ms after the last ACK (its FIN
+    acknowledges ours). All was delivered: delivery ends where the last data's ACK, less the
+    path's shortest round trip (2 ms), puts it, not where it left (a 5 ms span, goodput ten
+    times the receiver's), nor at the FIN's ACK (30 ms later)."""
+    f = Flow()
+    full, rtt_s = 1460, 0.001
+    t = f.handshake(0.0, 5000, 1000, 0.00002, rtt_s, ttl_a=61, ttl_b=64)
+    start, seq0, segments = t + 0.001, 1001, 50
+    events = [(start + k * 0.0001, 1, seq0 + k * full, 5001, full, TCP_ACK) for k in range(segments)]
+    end_seq = seq0 + segments * full
+    events.append((start + segments * 0.0001, 1, end_seq, 5001, 0, TCP_ACK | TCP_FIN))
+    acks_at = [start + rtt_s + (k + 1) * 0.001 for k in range(segments)]
+    events += [(when, 0, 5001, seq0 + (k + 1) * full, 0, TCP_ACK) for k, when in enumerate(acks_at)]
+    events.append((acks_at[-1] + 0.030, 0, 5001, end_seq + 1, 0, TCP_ACK | TCP_FIN))
+    events.append((acks_at[-1] + 0.0305, 1, end_seq + 1, 5002, 0, TCP_ACK))
+    for when, d, seq, ack, length, flags in sorted(events):
+        f.add(when, d, seq, ack, length=length, flags=flags, ttl=64 if d == 1 else 61)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "sender" and r["delivered_bytes"] == segments * full
+    shortest_rtt_s = acks_at[0] - start
+    delivered_s = (acks_at[-1] - shortest_rtt_s) - (acks_at[0] - rtt_s)
+    assert abs(r["delivery_end_s"] - r["delivery_start_s"] - delivered_s) < 1e-6, r
+    assert abs(r["goodput_bps"] - segments * full * 8 / delivered_s) < 0.001 * r["goodput_bps"]
+
+
 def receiver_side_with_a_pause(
     last_length: int,
     pause_s: float,
@@ -2979,3 +3009,36 @@ def test_a_tail_at_close_adds_only_the_losses_neither_its_repairs_nor_the_estima
     needed_since = np.array([1, 173, 0, 9])
     inferred = np.array([1, 638, -3, 0])
     assert truth.tail_losses_uncounted(lost_at_close, needed_since, inferred).tolist() == [166, 0, 7, 0]
+
+
+def _connection_with_syns(syn_times_s: Sequence[float]) -> Flow:
+    """a opens with a SYN at each of `syn_times_s` (one ISN), b answers the last, then a sends 10
+    segments, each acknowledged."""
+    f = Flow()
+    for when in syn_times_s[:-1]:
+        f.add(when, 0, 5000, 0, flags=TCP_SYN, ttl=64, mss_option=1460)
+    t = f.handshake(syn_times_s[-1], 5000, 1000, 0.0005, 0.0005, ttl_a=64, ttl_b=61)
+    seq = 5001
+    for k in range(10):
+        f.add(t + 0.001 * k, 0, seq, 1001, length=1460, ttl=64)
+        seq += 1460
+        f.add(t + 0.001 * k + 0.0005, 1, 1001, seq, ttl=61)
+    return f
+
+
+def test_a_syn_sent_again_a_timeout_later_is_a_handshake_retransmission_and_no_data_one():
+    """TCP_INFO's total_retrans counts a SYN sent again (the first lost to neighbour discovery,
+    1 s later here); the data's retransmissions do not, so it has a count of its own."""
+    _, _, d = analyze(_connection_with_syns([0.0, 1.0]))
+    r = row_of(d, 0, 0)
+    assert (r["handshake_retransmissions"], r["retransmissions"]) == (1, 0)
+    _, _, d = analyze(_connection_with_syns([0.0, 1.0, 3.0]))
+    assert row_of(d, 0, 0)["handshake_retransmissions"] == 2
+
+
+def test_one_syn_captured_twice_is_no_handshake_retransmission():
+    """`-i any` on a forwarding host or a bridge: the same SYN microseconds apart."""
+    _, _, d = analyze(_connection_with_syns([0.0, 0.00001]))
+    assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
+    _, _, d = analyze(_connection_with_syns([0.0]))
+    assert row_of(d, 0, 0)["handshake_retransmissions"] == 0

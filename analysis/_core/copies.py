@@ -54,11 +54,13 @@ class ForwardedCopies:
     left, or an incoming packet that never did). Per slot (stream * 2 + direction):
     `duplicate_frames` (incoming copies of packets also captured leaving) and
     `forwarded_drops` (segments, or packets without payload, that came in and never left
-    while later ones did)."""
+    while later ones did) and `forwarded_data_drops` (of those, the data segments: a SYN or a
+    FIN without payload the host dropped is sent again, but is no data lost)."""
 
     hidden: np.ndarray
     duplicate_frames: np.ndarray
     forwarded_drops: np.ndarray
+    forwarded_data_drops: np.ndarray
 
 
 def forwarding_slots(ttl_min: np.ndarray, ttl_max: np.ndarray, packets_per_slot: np.ndarray) -> np.ndarray:
@@ -114,7 +116,7 @@ def find_forwarded_copies(
     in_candidate[usable] = candidate_slots[slot[usable]]
     rows = np.flatnonzero(in_candidate)
     if len(rows) == 0:
-        return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+        return ForwardedCopies(hidden, duplicate_frames, forwarded_drops, forwarded_drops.copy())
 
     ts = np.asarray(packets["ts_ns"])[rows]
     row_slot = slot[rows].astype(np.int64)
@@ -224,7 +226,10 @@ def find_forwarded_copies(
         dropped_segments[data_dropped] = np.minimum(dropped_segments[data_dropped], resent_segments)
         settled[data_dropped[resent_segments == 0]] = False
     np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
-    return ForwardedCopies(hidden, duplicate_frames, forwarded_drops)
+    forwarded_data_drops = np.zeros(n_slots, dtype=np.int64)
+    data = settled & (payload > 0)
+    np.add.at(forwarded_data_drops, row_slot[data], dropped_segments[data])
+    return ForwardedCopies(hidden, duplicate_frames, forwarded_drops, forwarded_data_drops)
 
 
 def bytes_in_again(
@@ -458,7 +463,9 @@ def find_interface_copies(
     n = len(slot)
     hidden = np.zeros(n, dtype=bool)
     duplicate_frames = np.zeros(n_slots, dtype=np.int64)
-    none = ForwardedCopies(hidden, duplicate_frames, np.zeros(n_slots, dtype=np.int64))
+    none = ForwardedCopies(
+        hidden, duplicate_frames, np.zeros(n_slots, dtype=np.int64), np.zeros(n_slots, dtype=np.int64)
+    )
     interface = np.asarray(packets["interface"])
     usable = (slot >= 0) & ((np.asarray(packets["decode_flags"]) & (DECODE_IP_FRAGMENT | DECODE_IN_ICMP_ERROR)) == 0)
     in_eligible = np.zeros(n, dtype=bool)
@@ -491,7 +498,7 @@ def find_interface_copies(
     keep = confirmed[row_slot]
     hidden[copy_rows[keep]] = True
     np.add.at(duplicate_frames, row_slot[keep], 1)
-    return ForwardedCopies(hidden, duplicate_frames, none.forwarded_drops)
+    return ForwardedCopies(hidden, duplicate_frames, none.forwarded_drops, none.forwarded_data_drops)
 
 
 def _sack_hash(packets: Mapping[str, np.ndarray], rows: np.ndarray) -> np.ndarray:

@@ -34,6 +34,8 @@ Ground truth, in segments:
                counted by the same buckets; the rest is the router's queue and the veths
                (`tc -s qdisc` is kept too, but counts a GSO packet it drops as one);
   ACK drops    pure ACKs dropped at random in the other direction (packets);
+  SYN drops    the sender's SYNs dropped at random (`syn_loss`, packets): each is sent again,
+               and TCP_INFO's total_retrans counts it;
                both kinds of drop stop LOSS_ENDS_BEFORE_TEST_END_S before iperf3's test
                ends, so the endpoints learn of every segment lost (see run_transfer);
   TCP_INFO     iperf3's per-stream retransmissions (total_retrans at the sender's timer end)
@@ -57,6 +59,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -78,6 +81,7 @@ from .stack_drops import (
     receiver_ofo_prunes,
     receiver_tcp_drop_packets,
 )
+from .spline_cca import SPLINE_CCA, spline_registered
 from .run import iperf3_receiver_intervals, parse_tcpdump_counters, read_json_document, utc_now
 
 SERVER_PORT = 5201
@@ -90,6 +94,7 @@ NETEM_ORDER_RATE = "100gbit"  # netem's `rate` only to keep order: ~0.1 us per 1
 NETEM_LIMIT_PACKETS = 100_000  # > a 200 ms path's flight at 1 Gbit/s (~17k packets): netem never drops
 IPERF3_GRACE_S = 25.0
 LOSS_CHAIN = "RHLOSS"
+SYN_DROP_CHAIN = "RHSYNDROP"
 LOSS_ENDS_BEFORE_TEST_END_S = 0.5  # the last flight is never dropped: see run_transfer
 # ... plus this many of the path's added round trips, for a drop's repair (an RTO is
 # srtt + 4 rttvar, at least 200 ms) and the repair of a dropped repair to pass the router
@@ -98,6 +103,12 @@ CAPTURE_TAIL_S = 1.5  # > tcpdump's 1 s buffer timeout, so its last block is wri
 # iperf3's server reports what it read this often: its idle tail (no data, waiting for the
 # client's end of test) is trimmed from its seconds to within one such interval
 SERVER_INTERVAL_S = 0.1
+# short connections (`connections`): the receiver's and the sender's records, and how long all
+# of them may take (a SYN or a tail lost several times waits out timeouts of 1 s and more)
+SHORT_SERVE_JSON = "short-serve.json"
+SHORT_SEND_JSON = "short-send.json"
+SHORT_SEND_LOG = "short-send.stderr"
+SHORT_CONNECTIONS_TIMEOUT_S = 300.0
 
 ADDRESSES: Dict[int, Dict[str, Any]] = {
     4: {"sender": "10.72.1.1", "router_s": "10.72.1.2", "router_r": "10.72.2.2", "receiver": "10.72.2.1", "prefix": 24},
@@ -215,6 +226,7 @@ class SegmentCounts(TypedDict):
     ack_drop_packets: int
     sent_packets: int
     arrived_packets: int
+    syn_drop_packets: int
 
 
 def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
@@ -222,9 +234,9 @@ def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
     (`rules_text`, as a record keeps them, so a record's truth can be read again)."""
     header = data_header_bytes(transfer.family, transfer.sender_timestamps)
     segment_bytes = transfer_mss_bytes(transfer)
-    sent, drops, arrived, ack_drops = (
+    sent, drops, arrived, ack_drops, syn_drops = (
         rule_listing_counts(chain_listing(rules_text, chain))
-        for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP")
+        for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP", SYN_DROP_CHAIN)
     )
     return {
         "sent_segments": segments_from_buckets(sent, header, segment_bytes),
@@ -234,6 +246,7 @@ def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
         "ack_drop_packets": ack_drops.get("ack-drop", (0, 0))[0],
         "sent_packets": sent.get("packets", (0, 0))[0],
         "arrived_packets": arrived.get("packets", (0, 0))[0],
+        "syn_drop_packets": syn_drops.get("syn-drop", (0, 0))[0],
     }
 
 
@@ -279,6 +292,9 @@ class TransferTruth:
     # segments of later copies the receiver's capture saw that no D-SACK of its TCP covered
     # (receiver_resends; None: no receiver capture, no SACK, or the capture dropped packets)
     receiver_resends_not_dsacked: Optional[int] = None
+    # the sender's SYNs the router dropped at random (`syn_loss`; 0 in records made before it):
+    # each is sent again, and TCP_INFO's total_retrans counts it
+    syn_drop_packets: int = 0
 
     @property
     def lost_segments(self) -> int:
@@ -591,6 +607,8 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
     add_segment_chain(batch[names["rtr"]], transfer, "RHDROP", ["-j", "DROP"])
     batch[names["rtr"]].append(["-N", "RHACKDROP"])
     batch[names["rtr"]].append(["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+    batch[names["rtr"]].append(["-N", SYN_DROP_CHAIN])
+    batch[names["rtr"]].append(["-A", SYN_DROP_CHAIN, "-m", "comment", "--comment", "syn-drop", "-j", "DROP"])
     batch[names["rtr"]].append(["-N", LOSS_CHAIN])
     batch[names["rtr"]].append(["-A", "FORWARD", "-j", LOSS_CHAIN])
     if transfer.data_loss > 0:
@@ -613,6 +631,8 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
                 "RHDROP",
             ],
         )
+    if transfer.syn_loss > 0:
+        batch[names["rtr"]].append(syn_drop_rule(transfer, client_ports))
     if transfer.ack_loss > 0:
         acks = [
             "-p",
@@ -650,6 +670,36 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
         )
     for namespace_name, rules in batch.items():
         apply_rules(namespace_name, family, rules)
+
+
+def syn_drop_rule(transfer: Transfer, client_ports: List[int]) -> List[str]:
+    """The router's rule that drops the sender's SYNs at random (`syn_loss`): its data
+    connections' SYNs on their way to the receiver, counted in SYN_DROP_CHAIN."""
+    return [
+        "-A",
+        LOSS_CHAIN,
+        "-i",
+        DEVICES["router_s"],
+        "-o",
+        DEVICES["router_r"],
+        "-p",
+        "tcp",
+        "--sport",
+        f"{client_ports[0]}:{client_ports[-1]}",
+        "--dport",
+        str(SERVER_PORT),
+        "--tcp-flags",
+        "SYN,ACK",
+        "SYN",
+        "-m",
+        "statistic",
+        "--mode",
+        "random",
+        "--probability",
+        f"{transfer.syn_loss:.6f}",
+        "-j",
+        SYN_DROP_CHAIN,
+    ]
 
 
 def restore_text(rules: List[List[str]]) -> str:
@@ -802,6 +852,60 @@ def iperf3_truth(document: Dict) -> Dict[str, Any]:
         "delivered_bps": float(received.get("bits_per_second") or 0.0),
         "sent_bytes": int(sent.get("bytes") or 0),
         "cca_reported": end.get("sender_tcp_congestion"),
+    }
+
+
+def short_transfers_process(
+    role: str, transfer: Transfer, namespace_name: str, run_dir: Path, addresses: Dict[str, Any]
+) -> Any:
+    """The short connections' receiver (`serve`) or sender (`send`) in `namespace_name`, as a
+    context manager (short_transfers.py); its record in SHORT_SERVE_JSON or SHORT_SEND_JSON."""
+    count = str(transfer.connections)
+    if role == "serve":
+        argv = ["serve", addresses["receiver"], str(SERVER_PORT), count, str(run_dir / SHORT_SERVE_JSON)]
+    else:
+        size_bytes = str(transfer.connection_kib * 1024)
+        target = [addresses["receiver"], str(SERVER_PORT), str(CLIENT_PORT), count, size_bytes, transfer.cca]
+        argv = ["send", *target, str(run_dir / SHORT_SEND_JSON)]
+    return netns.process(
+        [sys.executable, "-m", f"{__package__}.short_transfers", *argv],
+        namespace_name,
+        run_dir / f"short-{role}.stdout",
+        run_dir / f"short-{role}.stderr",
+        stop_signal=signal.SIGTERM,
+    )
+
+
+def union_span_s(spans: List[Tuple[float, float]]) -> float:
+    """Seconds covered by at least one of the (start, end) spans."""
+    covered_s, reach_s = 0.0, float("-inf")
+    for start_s, end_s in sorted(spans):
+        if end_s > reach_s:
+            covered_s += end_s - max(start_s, reach_s)
+            reach_s = end_s
+    return covered_s
+
+
+def short_connections_truth(
+    served: Optional[Dict[str, Any]], sent: Optional[Dict[str, Any]], at_close: Dict[int, Dict[str, int]]
+) -> Dict[str, Any]:
+    """`iperf3_truth`'s fields for short connections: per connection the sender's total_retrans as
+    its socket closed (`ss -E`: the connection's whole life, its tail included), the bytes the
+    receiving application read, over the seconds it was reading (the union of each connection's
+    first to last read; the pauses between connections are no part of it)."""
+    reads = (served or {}).get("connections") or []
+    writes = (sent or {}).get("connections") or []
+    per_stream = {int(w["port"]): int(at_close.get(int(w["port"]), {}).get("total_retrans", 0)) for w in writes}
+    delivered_bytes = sum(int(r["bytes"]) for r in reads)
+    seconds = union_span_s([(float(r["first_read_s"]), float(r["last_read_s"])) for r in reads if r["bytes"]])
+    return {
+        "tcpinfo_retransmissions": sum(per_stream.values()),
+        "tcpinfo_per_stream": per_stream,
+        "delivered_bytes": delivered_bytes,
+        "delivered_seconds": seconds,
+        "delivered_bps": 8.0 * delivered_bytes / seconds if seconds > 0 else 0.0,
+        "sent_bytes": sum(int(w["bytes"]) for w in writes),
+        "cca_reported": writes[0]["cca"] if writes else None,
     }
 
 
@@ -973,9 +1077,11 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
     run_dir.mkdir(parents=True, exist_ok=True)
     family = transfer.family
     addresses = ADDRESSES[family]
-    client_ports = [CLIENT_PORT + i for i in range(transfer.flows)]
+    client_ports = [CLIENT_PORT + i for i in range(transfer.data_connections)]
     captures: Dict[str, CaptureRecord] = {}
     with ExitStack() as stack:
+        if transfer.cca == SPLINE_CCA:
+            stack.enter_context(spline_registered())  # entered first: unregistered after the sockets are gone
         names = build_hosts(stack, tag, transfer.bridged)
         set_offloads(names, transfer)
         set_stacks(names, transfer)
@@ -1000,15 +1106,18 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                 transfer.snaplen_bytes,
                 transfer.capturer,
             )
-        stack.enter_context(
-            netns.process(
-                ["iperf3", "-s", "-1", "-p", str(SERVER_PORT), "-i", f"{SERVER_INTERVAL_S:g}", "-J"],
-                names["rcv"],
-                run_dir / "server.json",
-                run_dir / "server.stderr",
-                stop_signal=signal.SIGTERM,
+        if transfer.connections:
+            server = stack.enter_context(short_transfers_process("serve", transfer, names["rcv"], run_dir, addresses))
+        else:
+            stack.enter_context(
+                netns.process(
+                    ["iperf3", "-s", "-1", "-p", str(SERVER_PORT), "-i", f"{SERVER_INTERVAL_S:g}", "-J"],
+                    names["rcv"],
+                    run_dir / "server.json",
+                    run_dir / "server.stderr",
+                    stop_signal=signal.SIGTERM,
+                )
             )
-        )
         if not netns.wait_until(lambda: netns.tcp_port_listening(names["rcv"], SERVER_PORT), 10):
             raise TestbedError("iperf3 server did not start")
         # `ss -E` prints each socket as the kernel destroys it, with its TCP_INFO at that moment
@@ -1020,39 +1129,47 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                 run_dir / "ss-closed.stderr",
             )
         )
-        client = stack.enter_context(
-            netns.process(
-                [
-                    "iperf3",
-                    "-c",
-                    addresses["receiver"],
-                    "-p",
-                    str(SERVER_PORT),
-                    "-P",
-                    str(transfer.flows),
-                    "--cport",
-                    str(client_ports[0]),
-                    "-C",
-                    transfer.cca,
-                    "-t",
-                    f"{transfer.duration_s:g}",
-                    "-J",
-                    *transfer.iperf3_application_args,
-                ],
-                names["snd"],
-                run_dir / "iperf3.json",
-                run_dir / "iperf3.stderr",
+        if transfer.connections:
+            # every connection is read to its end: the drops go on to the last, all repaired
+            client = stack.enter_context(short_transfers_process("send", transfer, names["snd"], run_dir, addresses))
+            status = client.wait(SHORT_CONNECTIONS_TIMEOUT_S)
+            if status is None:
+                raise TestbedError(f"the short connections did not finish within {SHORT_CONNECTIONS_TIMEOUT_S:g} s")
+            server.wait(IPERF3_GRACE_S)
+        else:
+            client = stack.enter_context(
+                netns.process(
+                    [
+                        "iperf3",
+                        "-c",
+                        addresses["receiver"],
+                        "-p",
+                        str(SERVER_PORT),
+                        "-P",
+                        str(transfer.flows),
+                        "--cport",
+                        str(client_ports[0]),
+                        "-C",
+                        transfer.cca,
+                        "-t",
+                        f"{transfer.duration_s:g}",
+                        "-J",
+                        *transfer.iperf3_application_args,
+                    ],
+                    names["snd"],
+                    run_dir / "iperf3.json",
+                    run_dir / "iperf3.stderr",
+                )
             )
-        )
-        # iperf3's receiver closes its sockets when the test ends, resetting the connection
-        # while a window of data is still in flight; a segment dropped there is never
-        # retransmitted and no capture point but the router could know it was lost. So the
-        # router stops dropping half a second before the test's end: every drop is repaired.
-        if client.wait(max(0.0, transfer.duration_s - loss_ends_before_test_end_s(transfer))) is None:
-            stop_loss(names["rtr"], family)
-        status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
-        if status is None:
-            raise TestbedError(f"iperf3 did not finish within {transfer.duration_s + IPERF3_GRACE_S:g} s")
+            # iperf3's receiver closes its sockets when the test ends, resetting the connection
+            # while a window of data is still in flight; a segment dropped there is never
+            # retransmitted and no capture point but the router could know it was lost. So the
+            # router stops dropping half a second before the test's end: every drop is repaired.
+            if client.wait(max(0.0, transfer.duration_s - loss_ends_before_test_end_s(transfer))) is None:
+                stop_loss(names["rtr"], family)
+            status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
+            if status is None:
+                raise TestbedError(f"iperf3 did not finish within {transfer.duration_s + IPERF3_GRACE_S:g} s")
         time.sleep(CAPTURE_TAIL_S)
         closing.stop(signal.SIGINT)
         for proc in processes.values():
@@ -1060,7 +1177,13 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         end_utc = utc_now()
         listings = [
             rule_listing(names[role], family, chain)
-            for role, chain in (("snd", "RHSENT"), ("rtr", "RHACKDROP"), ("rtr", "RHDROP"), ("rcv", "RHARRIVED"))
+            for role, chain in (
+                ("snd", "RHSENT"),
+                ("rtr", "RHACKDROP"),
+                ("rtr", "RHDROP"),
+                ("rcv", "RHARRIVED"),
+                ("rtr", SYN_DROP_CHAIN),
+            )
         ]
         stack_drops = {
             role: stack_counter_deltas(
@@ -1076,12 +1199,23 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         if transfer.ack_delay_ms > 0:
             qdisc["text"] += netns.qdisc_statistics(names["rtr"], DEVICES["router_s"])["text"]
 
-    try:
-        document = json.loads((run_dir / "iperf3.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TestbedError(f"{transfer.name}: iperf3 wrote no JSON ({exc})") from exc
-    if status != 0 or document.get("error"):
-        raise TestbedError(f"{transfer.name}: iperf3 failed: {document.get('error') or status}")
+    if transfer.connections:
+        if status != 0:
+            raise TestbedError(f"{transfer.name}: the short connections failed ({status}): {run_dir / SHORT_SEND_LOG}")
+        received = short_connections_truth(
+            read_json_document(run_dir / SHORT_SERVE_JSON),
+            read_json_document(run_dir / SHORT_SEND_JSON),
+            parse_ss_info((run_dir / "ss-closed.txt").read_text(errors="replace")),
+        )
+    else:
+        try:
+            document = json.loads((run_dir / "iperf3.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise TestbedError(f"{transfer.name}: iperf3 wrote no JSON ({exc})") from exc
+        if status != 0 or document.get("error"):
+            raise TestbedError(f"{transfer.name}: iperf3 failed: {document.get('error') or status}")
+        received = iperf3_truth(document)
+        received.update(receiving_seconds(received, read_json_document(run_dir / "server.json")))
     for vantage in transfer.vantages:
         role, interface = CAPTURE_POINTS[vantage]
         folder = run_dir / vantage
@@ -1102,8 +1236,6 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             )
         pcap = str(folder / transfer.trace_file_name)
         captures[vantage] = CaptureRecord(vantage, pcap, transfer.buffer_at(vantage), counters)
-    received = iperf3_truth(document)
-    received.update(receiving_seconds(received, read_json_document(run_dir / "server.json")))
     truth = TransferTruth(
         **counted_segments("\n".join(listings), transfer),
         qdisc_drops=root_qdisc_drops(str(qdisc["text"])),

@@ -37,6 +37,7 @@ from .realhost import (
     transfer_tag,
 )
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
+from .spline_cca import SPLINE_CCA, spline_registrable
 from .realhost_spec import Matrix, Transfer, load_matrix, recorded_transfer, with_duration
 
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
@@ -68,6 +69,8 @@ def check_realhost_host(matrix: Matrix) -> None:
     if missing:
         raise TestbedError(f"missing tools: {', '.join(missing)}")
     unknown = sorted({t.cca for t in matrix.transfers} - set(available_ccas()))
+    if SPLINE_CCA in unknown and spline_registrable():
+        unknown.remove(SPLINE_CCA)  # registered for each transfer that names it (spline_cca.py)
     if unknown:
         raise TestbedError(f"congestion control not available here: {', '.join(unknown)}")
     if any(t.needs_netem for t in matrix.transfers):

@@ -2,7 +2,7 @@
 
 One row per transfer and capture point: lost segments against the data segments that
 left the sender and never reached the receiver (counted by both hosts' firewalls);
-retransmissions against the sender's TCP_INFO twice: iperf3's per-stream total_retrans at
+retransmissions (with the SYNs sent again, `handshake_retransmissions`) against the sender's TCP_INFO twice: iperf3's per-stream total_retrans at
 its timer's end against `retransmissions` (spline-analyze applies iperf3's test window when
 iperf3.json sits beside the capture), and total_retrans as each socket closed against
 `retransmissions_in_capture`; goodput against what the receiver's TCP took in
@@ -137,6 +137,20 @@ def per_flow_errors(
     return errors
 
 
+def added(value: Optional[float], more: float) -> Optional[float]:
+    """`value` + `more`, unknown where `value` is."""
+    return None if value is None else value + more
+
+
+def whole_capture_retransmissions(directions: List[Dict[str, Any]]) -> Optional[float]:
+    """The retransmissions of the whole capture: `retransmissions_in_capture` beside iperf3's
+    window, or `retransmissions` itself where no direction had an iperf3 test to window it (the
+    short connections' own sender and receiver, `connections`)."""
+    if directions and all(d.get("retransmissions_in_capture") is None for d in directions):
+        return total(directions, "retransmissions")
+    return total(directions, "retransmissions_in_capture")
+
+
 def delivered_bytes_truth(truth: Dict[str, Any]) -> int:
     """What the receiver's TCP took in: the sender's bytes_acked as each data socket closed
     (iperf3's received bytes where a run has no such record)."""
@@ -153,7 +167,8 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
     the test, and the first data reaches it a round trip later (the announcement's way to the
     client, the data's way back), while goodput in a capture runs from the first data's
     arrival; without added delay the two starts agree to a few milliseconds."""
-    wait_s = (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
+    # short connections: the receiving application's own reads, first to last, per connection
+    wait_s = 0.0 if transfer.connections else (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
     seconds = float(truth.get("delivered_seconds") or 0.0)
     if seconds <= 0:
         return float(truth["delivered_bps"])
@@ -233,13 +248,15 @@ def compare_capture(
     kernel_drops = int(capture["counters"].get("kernel_drops") or 0)
     directions = data_directions(document, record["sender_address"], record["client_ports"])
     lost = total(directions, "lost_segments")
-    retransmissions = total(directions, "retransmissions")
+    # TCP_INFO's total_retrans counts the SYNs sent again as well as the data
+    handshake_retransmissions = total(directions, "handshake_retransmissions") or 0
+    retransmissions = added(total(directions, "retransmissions"), handshake_retransmissions)
     goodput = transfer_goodput(directions)["goodput_bps"] if directions else None
     summary_transfer = (document.get("summary") or {}).get("transfer") or {}
     lost_truth = expected_lost_segments(truth, vantage)
     lost_error = relative_error(lost, lost_truth)
     retransmission_error = relative_error(retransmissions, truth["tcpinfo_retransmissions"])
-    in_capture = total(directions, "retransmissions_in_capture")
+    in_capture = added(whole_capture_retransmissions(directions), handshake_retransmissions)
     at_close = truth.get("retransmissions_at_close")
     in_capture_error = relative_error(in_capture, at_close)
     at_close_by_port = truth.get("tcpinfo_at_close") or {}
@@ -290,6 +307,7 @@ def compare_capture(
         "receiver_resends_not_dsacked": truth.get("receiver_resends_not_dsacked"),
         "qdisc_drops": truth["qdisc_drops"],
         "router_ack_drops": truth["ack_drop_packets"],
+        "router_syn_drops": truth.get("syn_drop_packets", 0),
         "lost_segments": lost,
         "lost_error": lost_error,
         "lost_tolerance": LOST_TOLERANCE[vantage],
@@ -297,6 +315,7 @@ def compare_capture(
         "truth_retransmissions": truth["tcpinfo_retransmissions"],
         "retransmissions": retransmissions,
         "retransmissions_error": retransmission_error,
+        "handshake_retransmissions": handshake_retransmissions,
         "truth_retransmissions_at_close": at_close,
         "retransmissions_in_capture": in_capture,
         "retransmissions_in_capture_error": in_capture_error,
@@ -332,7 +351,11 @@ def compare_capture(
         "warnings_ok": warnings_ok,
     }
     row["ok"] = bool(
-        lost_ok and goodput_ok and warnings_ok and retransmissions_ok is not False and len(directions) == transfer.flows
+        lost_ok
+        and goodput_ok
+        and warnings_ok
+        and retransmissions_ok is not False
+        and len(directions) == transfer.data_connections
     )
     return row
 
@@ -455,6 +478,7 @@ CSV_COLUMNS = [
     "receiver_resends_not_dsacked",
     "qdisc_drops",
     "router_ack_drops",
+    "router_syn_drops",
     "lost_segments",
     "lost_error",
     "lost_tolerance",
@@ -462,6 +486,7 @@ CSV_COLUMNS = [
     "truth_retransmissions",
     "retransmissions",
     "retransmissions_error",
+    "handshake_retransmissions",
     "truth_retransmissions_at_close",
     "retransmissions_in_capture",
     "retransmissions_in_capture_error",

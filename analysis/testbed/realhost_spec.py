@@ -17,6 +17,7 @@ tables; each transfer takes the defaults and overrides some of them:
     cca = "cubic"
     data_loss = "1%"          # router FORWARD, sender -> receiver data segments
     ack_loss = "0%"           # router FORWARD, receiver -> sender pure ACKs
+    syn_loss = "0%"           # router FORWARD, the sender's SYNs (each lost one is sent again)
     receiver_buffer_kib = 64  # tcpdump -B at the receiver only (makes the kernel drop)
     delay = "40ms"            # netem on the router's egress to the receiver: the data path
     ack_delay = "40ms"        # netem on the router's egress to the sender: the ACK path
@@ -48,6 +49,13 @@ tables; each transfer takes the defaults and overrides some of them:
     bridged = ["receiver"]    # hosts whose address sits on a Linux bridge with their veth as its
                               # port (a host of containers or VMs): its `-i any` capture sees each
                               # packet twice, on the port and on the bridge, with one TTL
+    connections = 0           # short connections one after the other instead of iperf3 (a web
+                              # client's downloads): each writes connection_kib, the receiver reads
+                              # it to its FIN, then closes (short_transfers.py); flows must be 1
+    connection_kib = 0        # KiB each short connection carries (50 KB - 2 MB in the committed set)
+
+`cca = "spline"` is the product's own congestion control: its eBPF struct_ops build is
+registered for the transfer and unregistered after it (spline_cca.py), selected per socket.
 
 The path's round trip is delay + ack_delay (+ queueing); both halves sit on the router, so
 its captures see the path from its middle, the sender's capture sees the whole round trip
@@ -101,6 +109,8 @@ LONGEST_LINK_HEADER_BYTES = 20  # SLL2 (`-i any`); Ethernet is 14
 LONGEST_TCP_HEADER_BYTES = 60
 MIN_MTU_BYTES = 1280  # IPv6's minimum link MTU
 MTU_BYTES = 1500  # the veths' own
+MAX_CONNECTIONS = 200  # short connections one after the other: each takes a port of its own
+MAX_CONNECTION_KIB = 65536
 MAX_FLOWS = 32  # iperf3 -P: a download manager's or a browser's many connections
 MAX_MTU_BYTES = 9000  # jumbo frames: the largest MTU a matrix may give a host or the path
 BRIDGEABLE_HOSTS = ("sender", "receiver")
@@ -142,6 +152,7 @@ class Transfer:
     cca: str = "cubic"
     data_loss: float = 0.0  # probability per data packet at the router
     ack_loss: float = 0.0  # probability per pure ACK at the router
+    syn_loss: float = 0.0  # probability per SYN of the sender's data connections at the router
     rate_bps: int = 100_000_000  # 0: not shaped
     duration_s: float = 4.0
     vantages: Tuple[str, ...] = DEFAULT_VANTAGES
@@ -166,6 +177,14 @@ class Transfer:
     path_mtu: int = MTU_BYTES  # the router's interface MTU towards the receiver, bytes (learnt by the sender from ICMP)
     bridged: Tuple[str, ...] = ()  # hosts whose address sits on a bridge, their veth its port
     capturer: str = "tcpdump"  # the program at every capture point: tcpdump or dumpcap
+    connections: int = 0  # short connections one after the other (0: one iperf3 test of duration_s)
+    connection_kib: int = 0  # KiB each short connection writes
+
+    @property
+    def data_connections(self) -> int:
+        """The data connections the transfer opens, each from a client port of its own: the short
+        connections one after the other, or iperf3's parallel flows."""
+        return self.connections or self.flows
 
     @property
     def trace_file_name(self) -> str:
@@ -280,6 +299,7 @@ KNOWN_KEYS = {
     "cca",
     "data_loss",
     "ack_loss",
+    "syn_loss",
     "rate",
     "duration_s",
     "vantages",
@@ -304,6 +324,8 @@ KNOWN_KEYS = {
     "path_mtu",
     "bridged",
     "capturer",
+    "connections",
+    "connection_kib",
 }
 
 
@@ -394,6 +416,7 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
     bridged = merged.get("bridged", [])
     if not isinstance(bridged, list) or any(h not in BRIDGEABLE_HOSTS for h in bridged):
         raise TestbedError(f"{name}: bridged {bridged!r}: a list of {', '.join(BRIDGEABLE_HOSTS)}")
+    connections, connection_kib = short_connections(name, merged, flows)
     return Transfer(
         name=name,
         offloads=offloads,
@@ -402,6 +425,7 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         cca=str(merged.get("cca", "cubic")),
         data_loss=parse_probability(str(merged.get("data_loss", "0%")), "data_loss").value,
         ack_loss=parse_probability(str(merged.get("ack_loss", "0%")), "ack_loss").value,
+        syn_loss=parse_probability(str(merged.get("syn_loss", "0%")), "syn_loss").value,
         rate_bps=rate_bps,
         duration_s=parse_duration_s(merged.get("duration_s", 4)),
         vantages=vantages,
@@ -420,9 +444,26 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         snaplen_bytes=snaplen,
         bridged=tuple(sorted(set(str(h) for h in bridged))),
         capturer=capturer,
+        connections=connections,
+        connection_kib=connection_kib,
         **mtus,
         **switches,
     )
+
+
+def short_connections(name: str, merged: Dict[str, Any], flows: int) -> Tuple[int, int]:
+    """(connections, connection_kib) of a transfer's table: both 0, or a count of short
+    connections one after the other (one flow at a time) and the KiB each carries."""
+    connections, size_kib = merged.get("connections", 0), merged.get("connection_kib", 0)
+    if not _whole_number(connections) or not 0 <= connections <= MAX_CONNECTIONS:
+        raise TestbedError(f"{name}: connections {connections!r}: a whole number up to {MAX_CONNECTIONS}")
+    if not _whole_number(size_kib) or not 0 <= size_kib <= MAX_CONNECTION_KIB:
+        raise TestbedError(f"{name}: connection_kib {size_kib!r}: a whole number up to {MAX_CONNECTION_KIB}")
+    if bool(connections) != bool(size_kib):
+        raise TestbedError(f"{name}: connections and connection_kib go together (a count and the KiB of each)")
+    if connections and flows != 1:
+        raise TestbedError(f"{name}: connections run one after the other: flows must be 1, not {flows}")
+    return connections, size_kib
 
 
 def matrix_from_document(document: Dict[str, Any]) -> Matrix:

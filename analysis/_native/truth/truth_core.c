@@ -754,8 +754,10 @@ static void on_ack_advance(pass *ps, int64_t d, int64_t i, int64_t a, int64_t a_
     }
     /* the first data the peer acknowledged: when delivery began */
     if (!first && a_data > p->base && P[S_FIRST_ACKED_TS] < 0) P[S_FIRST_ACKED_TS] = now;
-    /* ... and the last time it acknowledged more: where delivery ended */
-    if (!first && a_data > p->base) P[S_LAST_ACKED_TS] = now;
+    /* ... and the last time it acknowledged more data (not the FIN alone: the FIN's ACK of a
+     * connection closed after its data comes when the peer's application closes, later): where
+     * delivery ended */
+    if (!first && a_data > p->base && a_data > p->snd_una) P[S_LAST_ACKED_TS] = now;
     /* a repeat of the data at the old cumulative ACK passed since it last moved: the fill */
     if (!first && a_data > p->snd_una && p->repeat_at_una_ns >= 0)
         repeats_behind_lost_repair_passed(ps, d ^ 1, p->snd_una, a_data);
