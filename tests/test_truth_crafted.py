@@ -2967,6 +2967,57 @@ def test_without_sack_a_repair_sent_after_a_tail_opened_is_one_of_its_copies_and
     assert r["lost_segments"] == 1 + 3
 
 
+def test_without_sack_acks_of_data_below_the_hole_that_a_queue_delayed_answer_none_of_the_tail():
+    # 0-9 over a 1 ms path with a queue that spaces the ACKs 0.3 ms apart; 5 and 7 are lost and
+    # the connection closes: the ACKs of 2, 3 and 4 come after the tail's first copy (5's) could
+    # have been answered, but report older data; only the duplicate ACKs of 6, 8 and 9 answer it
+    sends = [(0.0001 * k, k) for k in range(10)]
+    acks = [(0.0011 + 0.0003 * k, k + 1, 0.0001 * k) for k in range(5)]
+    acks += [(0.0011 + 0.0003 * k, 5, 0.0004) for k in (6, 8, 9)]
+    r = row_of(analyze(no_sack_sender_scripted(sends, acks))[2], 0, 1)
+    assert r["retransmissions"] == 0
+    assert r["tail_copies_at_close"] == 5 and r["tail_lost_at_close"] == 2
+    assert r["lost_segments"] == 2
+
+
+def test_without_sack_the_ack_a_repair_sent_in_the_tail_drew_answers_that_repair():
+    # 0-9, 1 and 5 lost; 1 is repaired after three duplicate ACKs, and its ACK moves up to the
+    # hole at 5 before the close: that ACK answered the repair (sent after 5's first copy, so in
+    # the tail), the duplicate ACKs of 6-9 the rest; of the 6 copies only 5's went unanswered
+    sends = [(0.0001 * k, k) for k in range(10)] + [(0.00146, 1)]
+    acks = [(0.0011, 1, 0.0)] + [(0.0011 + 0.0001 * k, 1, 0.0) for k in (2, 3)] + [(0.00145, 1, 0.0)]
+    acks += [(0.0011 + 0.0001 * k, 1, 0.0) for k in (6, 7, 8, 9)] + [(0.00247, 5, 0.00146)]
+    r = row_of(analyze(no_sack_sender_scripted(sends, acks))[2], 0, 1)
+    assert r["retransmissions"] == 1
+    assert r["tail_copies_at_close"] == 6 and r["tail_lost_at_close"] == 1
+
+
+def test_without_sack_a_tail_copy_of_older_data_makes_no_later_ack_past_other_data_an_answer():
+    # as above (5 and 7 lost, a queue delays the ACKs of 2, 3 and 4 past the tail's start), and 0
+    # sent again after 5's first copy, before 0's ACK came: a copy of the tail, but the ACKs of
+    # 2-4 moved past data it did not hold and answer none of it; its own arrival drew the last
+    # duplicate ACK. 6 copies, 4 answers: 2 lost
+    sends = [(0.0001 * k, k) for k in range(10)] + [(0.00095, 0)]
+    acks = [(0.0011 + 0.0003 * k, k + 1, 0.0001 * k) for k in range(5)]
+    acks += [(0.0011 + 0.0003 * k, 5, 0.0004) for k in (6, 8, 9, 10)]
+    r = row_of(analyze(no_sack_sender_scripted(sends, acks))[2], 0, 1)
+    assert r["tail_copies_at_close"] == 6 and r["tail_lost_at_close"] == 2
+
+
+def test_without_sack_resets_without_an_ack_after_the_close_answer_the_tail():
+    # a closed socket answers a segment that carries an ACK with a RST that carries none (its
+    # sequence number is the segment's ACK, RFC 793): the last two of the six answers to the
+    # copies sent from 1's on come so, and still answer them; 3 of the 9 copies lost
+    sends = [(0.0001 * k, k) for k in range(10)]
+    acks = [(0.00105, 1, 0.0)] + [(0.0011 + 0.0001 * k, 1, 0.0) for k in (2, 3, 5, 6)]
+    f = no_sack_sender_scripted(sends, acks)
+    t0 = f.rows[2]["t"]
+    for k in (8, 9):
+        f.add(t0 + 0.0011 + 0.0001 * k, 0, 5001, 0, ttl=63, flags=TCP_RST)
+    r = row_of(analyze(f)[2], 0, 1)
+    assert r["tail_copies_at_close"] == 9 and r["tail_lost_at_close"] == 3
+
+
 def test_a_connection_whose_data_was_all_acked_or_that_uses_sack_has_no_tail_at_close():
     sends = [(0.0001 * k, k) for k in range(10)]
     _, _, d = analyze(no_sack_sender_scripted(sends, [(0.0011 + 0.0001 * k, k + 1, 0.0001 * k) for k in range(10)]))

@@ -3506,19 +3506,28 @@ static void capture_tail(pass *ps, int64_t d) {
  * is behind it (before the data), not ahead. */
 #define TAIL_SEQ_HALF_SPACE ((int64_t)1 << 31)
 
+/* A copy sent in the tail: the sequence numbers it held, [lo, hi) relative to the base; once the
+ * spans are sorted by lo, hi becomes the furthest end of the spans up to this one. */
+typedef struct tail_span {
+    int64_t lo, hi;
+} tail_span;
+
 /* One direction's tail at the close, over the packets of the direction and its peer in file order
  * (all of them: fragments and ICMP-quoted copies too, as the packet table has them). */
 typedef struct close_tail {
-    int wanted;        /* a sender without SACK and without super-segments, with an MSS */
-    int have_base;     /* base: the sequence number of its first data packet */
-    int have_ack;      /* the peer sent an ACK (not a SYN) */
-    int opened;        /* a data packet holds the final cumulative ACK's sequence number */
-    uint32_t base;     /* its first data packet's sequence number */
-    int64_t final;     /* the peer's highest cumulative ACK ahead of base, relative to it */
-    int64_t opened_ns; /* when the first copy of the segment at that ACK left */
-    int64_t copies;    /* segments sent from then on */
-    int64_t needed;    /* of those packets, the retransmissions labelled needed */
-    int64_t answered;  /* the peer's ACKs and RSTs later than a round trip after opened_ns */
+    int wanted;           /* a sender without SACK and without super-segments, with an MSS */
+    int have_base;        /* base: the sequence number of its first data packet */
+    int have_ack;         /* the peer sent an ACK (not a SYN) */
+    int opened;           /* a data packet holds the final cumulative ACK's sequence number */
+    uint32_t base;        /* its first data packet's sequence number */
+    int64_t final;        /* the peer's highest cumulative ACK ahead of base, relative to it */
+    int64_t opened_ns;    /* when the first copy of the segment at that ACK left */
+    int64_t copies;       /* segments sent from then on */
+    int64_t needed;       /* of those packets, the retransmissions labelled needed */
+    int64_t n_spans;      /* those packets (data packets sent at or after opened_ns) */
+    tail_span *spans;     /* their spans, n_spans of them once filled, sorted by lo */
+    int64_t acked_before; /* the peer's highest cumulative ACK ahead of base so far, -1 before any */
+    int64_t answered;     /* the peer's answers to tail copies later than a round trip after opened_ns */
 } close_tail;
 
 static int needed_kind(uint8_t kind) {
@@ -3570,20 +3579,89 @@ static void tail_on_data_at_final(const truth_input *in, close_tail *t, int64_t 
     }
 }
 
-/* A data packet of t's direction sent at or after the tail opened: its segments, and whether the
- * pass labelled it a needed retransmission (each counts a loss already). */
-static void tail_on_data_since(const truth_input *in, const truth_output *out, close_tail *t, int64_t i, int64_t mss) {
-    if (!t->opened || in->payload_len[i] == 0 || in->ts_ns[i] < t->opened_ns) return;
-    t->copies += segments_of(in->payload_len[i], mss);
-    if (needed_kind(out->kind[i])) t->needed++;
+/* Whether data packet i of t's direction was sent at or after the tail opened: a copy of the tail. */
+static int tail_copy(const truth_input *in, const close_tail *t, int64_t i) {
+    return t->opened && in->payload_len[i] > 0 && in->ts_ns[i] >= t->opened_ns;
 }
 
-/* An ACK or RST (not a SYN) of the peer later than the path's shortest round trip after the tail
- * opened: the receiver's answer to one segment of it. */
+/* A copy of t's tail: its segments, and whether the pass labelled it a needed retransmission
+ * (each counts a loss already). */
+static void tail_on_data_since(const truth_input *in, const truth_output *out, close_tail *t, int64_t i, int64_t mss) {
+    if (!tail_copy(in, t, i)) return;
+    t->copies += segments_of(in->payload_len[i], mss);
+    if (needed_kind(out->kind[i])) t->needed++;
+    t->n_spans++;
+}
+
+/* A copy of t's tail: the sequence numbers it held (t->spans has room for every copy). */
+static void tail_on_span(const truth_input *in, close_tail *t, int64_t i, int64_t *filled) {
+    if (!tail_copy(in, t, i) || *filled >= t->n_spans) return;
+    int64_t lo = (int64_t)(uint32_t)(in->seq[i] - t->base);
+    t->spans[(*filled)++] = (tail_span){lo, lo + (int64_t)in->payload_len[i]};
+}
+
+static int span_by_lo(const void *a, const void *b) {
+    int64_t x = ((const tail_span *)a)->lo, y = ((const tail_span *)b)->lo;
+    return (x > y) - (x < y);
+}
+
+/* Sorts t's spans by start and turns each end into the furthest end of the spans up to it, so
+ * that tail_held reads with one binary search whether any copy reached past a sequence number. */
+static void tail_spans_by_start(close_tail *t) {
+    if (t->n_spans == 0) return;
+    qsort(t->spans, (size_t)t->n_spans, sizeof(tail_span), span_by_lo);
+    for (int64_t k = 1; k < t->n_spans; k++)
+        if (t->spans[k].hi < t->spans[k - 1].hi) t->spans[k].hi = t->spans[k - 1].hi;
+}
+
+/* Whether a copy of t's tail held any of the sequence numbers an ACK moved past, (before,
+ * acked]: a copy starting below acked and ending past before. */
+static int tail_held(const close_tail *t, int64_t before, int64_t acked) {
+    int64_t below = 0, above = t->n_spans; /* the spans starting below acked: [0, below) */
+    while (below < above) {
+        int64_t mid = below + (above - below) / 2;
+        if (t->spans[mid].lo < acked)
+            below = mid + 1;
+        else
+            above = mid;
+    }
+    return below > 0 && t->spans[below - 1].hi > before;
+}
+
+/* A packet of t's peer (not a SYN) later than the path's shortest round trip after the tail
+ * opened is the receiver's answer to one copy of the tail where it is a RST without an ACK (a
+ * closed socket answers each arrival so), a duplicate ACK (the receiver holds data above a hole
+ * and ACKs each arrival at once, RFC 5681 4.2), or an ACK that moved past data a tail copy held
+ * (that copy's repair arrived). An ACK that moved only past data no tail copy held answered the
+ * arrival of older data: behind a queue such ACKs come after the tail's first copy left, and
+ * counted as answers they hid its losses (nsb-v4-p1-cubic-q4, 4 ms of queue: 11 such ACKs and
+ * the receiver's close, and 3 of the 24 copies lost read as none). Every ACK of the peer, early
+ * or not, moves acked_before. */
 static void tail_on_answer(const truth_input *in, close_tail *t, int64_t i, int64_t min_rtt_ns) {
-    if (!t->opened || !(in->tcp_flags[i] & (TRUTH_TCP_ACK | TRUTH_TCP_RST)) || (in->tcp_flags[i] & TRUTH_TCP_SYN))
-        return;
-    if (in->ts_ns[i] > t->opened_ns + (min_rtt_ns > 0 ? min_rtt_ns : 0)) t->answered++;
+    uint16_t flags = in->tcp_flags[i];
+    if (!t->opened || (flags & TRUTH_TCP_SYN)) return;
+    int answer;
+    if (flags & TRUTH_TCP_ACK) {
+        int64_t acked = (int64_t)(uint32_t)(in->ack[i] - t->base), before = t->acked_before;
+        if (acked >= TAIL_SEQ_HALF_SPACE) return; /* behind the data: answers nothing */
+        int moved = acked > before;
+        if (moved) t->acked_before = acked;
+        answer = !moved || tail_held(t, before, acked);
+    } else {
+        answer = (flags & TRUTH_TCP_RST) != 0;
+    }
+    if (answer && in->ts_ns[i] > t->opened_ns + (min_rtt_ns > 0 ? min_rtt_ns : 0)) t->answered++;
+}
+
+/* Room for the spans of every opened tail, in one block the first tail's spans point at; 0 where
+ * it could not be had. */
+static int tail_spans_alloc(close_tail *t, int64_t n_dirs) {
+    int64_t total = 0;
+    for (int64_t d = 0; d < n_dirs; d++) total += t[d].n_spans;
+    tail_span *block = malloc((size_t)(total > 0 ? total : 1) * sizeof(tail_span));
+    if (!block) return 0;
+    for (int64_t d = 0, at = 0; d < n_dirs; at += t[d].n_spans, d++) t[d].spans = block + at;
+    return 1;
 }
 
 /* The end of the pass, for each sender without SACK whose connection closed with a hole open
@@ -3591,11 +3669,11 @@ static void tail_on_answer(const truth_input *in, close_tail *t, int64_t i, int6
  * segment at the peer's final cumulative ACK on. Only the count of answers does: while the
  * receiver holds data above a hole it ACKs every arriving segment at once (RFC 5681 4.2), and
  * after it closed it answers each with a RST. S_TAIL_COPIES_AT_CLOSE: those copies, in segments;
- * S_TAIL_LOST_AT_CLOSE: copies less answers (0 to copies), low where a queue delays answers to
- * earlier copies past the round trip (S_PATH_MIN_RTT_NS), high where the receiver coalesced
- * arrivals (GRO) or ACKs were lost; S_TAIL_NEEDED_SINCE_CLOSE: the retransmissions sent since
- * that the pass labelled needed. Four passes over the packets, only where some direction wants
- * one. */
+ * S_TAIL_LOST_AT_CLOSE: copies less answers (tail_on_answer; 0 to copies), low where a queue
+ * delays duplicate ACKs of earlier arrivals past the round trip (S_PATH_MIN_RTT_NS), high where
+ * the receiver coalesced arrivals (GRO) or ACKs were lost; S_TAIL_NEEDED_SINCE_CLOSE: the
+ * retransmissions sent since that the pass labelled needed. Six passes over the packets, only
+ * where some direction wants one: the answers need every copy's span, later ones too. */
 static void tails_at_close(pass *ps) {
     const truth_input *in = ps->in;
     int64_t n_dirs = in->n_directions, any = 0;
@@ -3606,18 +3684,35 @@ static void tails_at_close(pass *ps) {
         ps->out_of_memory = 1;
         return;
     }
-    for (int64_t d = 0; d < n_dirs; d++) t[d].wanted = tail_wanted(ps, d);
+    for (int64_t d = 0; d < n_dirs; d++) {
+        t[d].wanted = tail_wanted(ps, d);
+        t[d].acked_before = -1;
+    }
     for (int64_t i = 0, d; i < in->n_packets; i++)
         if ((d = tail_direction(in, i)) >= 0) tail_on_first_data(in, &t[d], i);
     for (int64_t i = 0, d; i < in->n_packets; i++)
         if ((d = tail_direction(in, i)) >= 0) tail_on_peer_ack(in, &t[d ^ 1], i);
     for (int64_t i = 0, d; i < in->n_packets; i++)
         if ((d = tail_direction(in, i)) >= 0) tail_on_data_at_final(in, &t[d], i);
-    for (int64_t i = 0, d; i < in->n_packets; i++) {
-        if ((d = tail_direction(in, i)) < 0) continue;
-        tail_on_data_since(in, ps->out, &t[d], i, in->mss[d]);
-        tail_on_answer(in, &t[d ^ 1], i, stats_of(ps, d ^ 1)[S_PATH_MIN_RTT_NS]);
+    for (int64_t i = 0, d; i < in->n_packets; i++)
+        if ((d = tail_direction(in, i)) >= 0) tail_on_data_since(in, ps->out, &t[d], i, in->mss[d]);
+    if (!tail_spans_alloc(t, n_dirs)) {
+        ps->out_of_memory = 1;
+        free(t);
+        return;
     }
+    int64_t *filled = calloc((size_t)n_dirs, sizeof(int64_t));
+    if (!filled) {
+        ps->out_of_memory = 1;
+        free(t[0].spans);
+        free(t);
+        return;
+    }
+    for (int64_t i = 0, d; i < in->n_packets; i++)
+        if ((d = tail_direction(in, i)) >= 0) tail_on_span(in, &t[d], i, &filled[d]);
+    for (int64_t d = 0; d < n_dirs; d++) tail_spans_by_start(&t[d]);
+    for (int64_t i = 0, d; i < in->n_packets; i++)
+        if ((d = tail_direction(in, i)) >= 0) tail_on_answer(in, &t[d ^ 1], i, stats_of(ps, d ^ 1)[S_PATH_MIN_RTT_NS]);
     for (int64_t d = 0; d < n_dirs; d++) {
         if (!t[d].opened) continue;
         int64_t *S = stats_of(ps, d), lost = t[d].copies - t[d].answered;
@@ -3625,6 +3720,8 @@ static void tails_at_close(pass *ps) {
         S[S_TAIL_LOST_AT_CLOSE] = lost < 0 ? 0 : lost;
         S[S_TAIL_NEEDED_SINCE_CLOSE] = t[d].needed;
     }
+    free(filled);
+    free(t[0].spans);
     free(t);
 }
 

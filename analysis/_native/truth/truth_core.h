@@ -77,9 +77,10 @@
  * up to the first hole of a path loss, acknowledged about a round trip before that data.
  * A sender without SACK whose connection closed with a hole open (no super-segments sent) has a
  * tail whose fate no repair shows: the copies sent from the first copy of the segment at the
- * peer's final cumulative ACK on (S_TAIL_COPIES_AT_CLOSE), less the peer's ACKs and RSTs later
+ * peer's final cumulative ACK on (S_TAIL_COPIES_AT_CLOSE), less the peer's answers to them later
  * than a round trip after it (one per arriving segment while the receiver holds data above a hole,
- * RFC 5681 4.2): S_TAIL_LOST_AT_CLOSE, an estimate; S_TAIL_NEEDED_SINCE_CLOSE the needed
+ * RFC 5681 4.2: RSTs without an ACK, duplicate ACKs, ACKs that moved past data a tail copy held;
+ * not ACKs of older data only): S_TAIL_LOST_AT_CLOSE, an estimate; S_TAIL_NEEDED_SINCE_CLOSE the needed
  * retransmissions among those copies, which count a loss each already.
  * A silence with everything acknowledged after a direction's first message is the
  * application waiting before its transfer began: the time from the first data to the data
