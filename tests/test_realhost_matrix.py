@@ -494,6 +494,12 @@ def test_expected_warnings_follow_the_capture_conditions():
         {"loss_estimated", "spurious_retransmissions", "time_backwards"},
     )
     assert "loss_estimated" not in expected_warnings(no_sack, "receiver", 0)[1]
+    # with both sides of the router in one file, the loss after it rests on the same repeats
+    unshaped = Transfer(name="u", rate_bps=0, data_loss=0.005)
+    assert "spurious_retransmissions" in expected_warnings(unshaped, "router-any", 0, path_lost_segments=9)[1]
+    assert "spurious_retransmissions" not in expected_warnings(unshaped, "router-out", 0, path_lost_segments=9)[1]
+    shaped = Transfer(name="s", data_loss=0.005)
+    assert "spurious_retransmissions" not in expected_warnings(shaped, "router-any", 0, path_lost_segments=9)[1]
     # the receiver resets with a flight in flight: where the router dropped segments, the queue
     # may have overflowed in the round trips before it, and the sender estimates part of it lost
     assert "unacknowledged_at_end" in expected_warnings(gro, "sender", 0, path_lost_segments=12)[1]
