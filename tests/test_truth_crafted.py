@@ -2898,6 +2898,31 @@ def test_without_sack_a_connection_closed_with_a_hole_open_counts_the_copies_sen
     assert r["lost_segments"] == 3 and r["lost_inferred"] == 3
 
 
+def test_without_sack_acks_of_data_below_the_hole_that_a_queue_delayed_answer_none_of_the_tail():
+    # 0-9 over a 1 ms path with a queue that spaces the ACKs 0.3 ms apart; 5 and 7 are lost and
+    # the connection closes: the ACKs of 2, 3 and 4 come after the tail's first copy (5's) could
+    # have been answered, but report older data; only the duplicate ACKs of 6, 8 and 9 answer it
+    sends = [(0.0001 * k, k) for k in range(10)]
+    acks = [(0.0011 + 0.0003 * k, k + 1, 0.0001 * k) for k in range(5)]
+    acks += [(0.0011 + 0.0003 * k, 5, 0.0004) for k in (6, 8, 9)]
+    r = row_of(analyze(no_sack_sender_scripted(sends, acks))[2], 0, 1)
+    assert r["retransmissions"] == 0
+    assert r["tail_copies_at_close"] == 5 and r["tail_lost_at_close"] == 2
+    assert r["lost_segments"] == 2
+
+
+def test_without_sack_the_ack_a_repair_sent_in_the_tail_drew_answers_that_repair():
+    # 0-9, 1 and 5 lost; 1 is repaired after three duplicate ACKs, and its ACK moves up to the
+    # hole at 5 before the close: that ACK answered the repair (sent after 5's first copy, so in
+    # the tail), the duplicate ACKs of 6-9 the rest; of the 6 copies only 5's went unanswered
+    sends = [(0.0001 * k, k) for k in range(10)] + [(0.00146, 1)]
+    acks = [(0.0011, 1, 0.0)] + [(0.0011 + 0.0001 * k, 1, 0.0) for k in (2, 3)] + [(0.00145, 1, 0.0)]
+    acks += [(0.0011 + 0.0001 * k, 1, 0.0) for k in (6, 7, 8, 9)] + [(0.00247, 5, 0.00146)]
+    r = row_of(analyze(no_sack_sender_scripted(sends, acks))[2], 0, 1)
+    assert r["retransmissions"] == 1
+    assert r["tail_copies_at_close"] == 6 and r["tail_lost_at_close"] == 1
+
+
 def test_a_connection_whose_data_was_all_acked_or_that_uses_sack_has_no_tail_at_close():
     sends = [(0.0001 * k, k) for k in range(10)]
     _, _, d = analyze(no_sack_sender_scripted(sends, [(0.0011 + 0.0001 * k, k + 1, 0.0001 * k) for k in range(10)]))
