@@ -242,8 +242,8 @@ WARNING_CODES: Sequence[WarningCode] = (
         "without SACK) a repeat not needed reads as a loss, or the other way, so the count is no "
         "longer exact. Sender and router-in captures of 52 sets of known truth: 71 of the 109 it was "
         "raised on were outside 2% (1 Gbit/s IPv6 with GRO +24% with no other warning), against 8 of "
-        "the 554 it was not; router `-i any` captures: 5 of the 8 it was raised on outside 3%, 6 of "
-        "the 497 it was not",
+        "the 554 it was not; router `-i any` captures: 5 of the 8 it was raised on outside 3%, 5 of "
+        "the 497 it was not (4 where tcpdump dropped packets)",
         "capture at the receiver as well: its holes count loss without telling repeats apart (IPv4 "
         "IDs exactly); on a Linux receiver keep D-SACKs on (`net.ipv4.tcp_dsack=1`, the default)",
     ),
