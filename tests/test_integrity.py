@@ -117,6 +117,20 @@ def test_a_sender_whose_retransmissions_are_a_fifth_or_more_spurious_is_warned_t
     assert (warnings[0]["segments"], warnings[0]["retransmissions"]) == (559, 1447)
 
 
+def test_a_capture_of_both_sides_of_a_router_is_warned_where_its_loss_after_it_rests_on_spurious_repeats():
+    # reo-ro2 ro-unshaped-off-v4-p1-bbr-l0.5, tcpdump -i any on the router: its 2,689 drops read
+    # exactly, and the 204 repeats of data that had left it counted lost after it, with 1,230 of
+    # 4,092 repeats spurious; 2,893 read for 2,777, as the sender's 2,875 (warned there)
+    both_sides = direction(
+        vantage="in-path", spurious_retransmissions=1230, retransmissions=4092, downstream_retransmissions=204
+    )
+    # router-out: its holes count loss, repeats of what it saw pass count nothing
+    one_side = direction(stream=1, vantage="in-path", spurious_retransmissions=1230, retransmissions=4092)
+    warnings = integrity.direction_warnings([both_sides, one_side], {k: 10 for k in range(4)})
+    assert [(w["code"], w["stream"]) for w in warnings] == [("spurious_retransmissions", 0)]
+    assert (warnings[0]["segments"], warnings[0]["retransmissions"]) == (1230, 4092)
+
+
 def test_paws_discards_are_warned_only_when_they_are_a_share_of_the_retransmissions():
     # a path whose jitter reorders: 83 of 135 retransmissions repeat discarded segments
     reordering = direction(paws_discards=83, retransmissions=135)

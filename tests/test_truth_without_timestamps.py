@@ -148,3 +148,60 @@ def test_without_sack_a_sweeps_copy_arriving_after_the_next_one_is_no_loss():
     swapped = row_of(analyze(timeout_sweep(late))[2], 0, 1)
     assert swapped["spurious_retransmissions"] == 9
     assert swapped["lost_segments"] == whole["lost_segments"]
+
+
+def sender_side(sends: Sequence[Tuple[float, int]], acks: Sequence[Tuple[float, int]]) -> Flow:
+    """A capture next to a data sender b without SACK or timestamps: `sends` are (time, segment)
+    of b's data, `acks` (time, segments acknowledged) of the receiver's ACKs, from just after a
+    handshake with a 1 ms round trip."""
+    f = Flow(sack_permitted=False)
+    t0 = f.handshake(0.0, 5000, ISN_B, 0.001, 0.00001, ttl_a=63, ttl_b=64)
+    rows = [(t0 + t, "data", k) for t, k in sends] + [(t0 + t, "ack", k) for t, k in acks]
+    for when, kind, k in sorted(rows, key=lambda r: r[0]):
+        if kind == "data":
+            f.add(when, 1, BASE + k * MSS, 5001, length=MSS, ttl=64, flags=TCP_ACK | TCP_PSH)
+        else:
+            f.add(when, 0, 5001, BASE + k * MSS, ttl=63)
+    return f
+
+
+def partial_acks_while_the_queue_drains(resent: Sequence[int]) -> Flow:
+    """Segments 0-9 over a 1 ms path whose bottleneck passes one segment per 0.1 ms, 2 lost; the
+    duplicate ACKs at 2 have it repaired at 1.75 ms, and new data 10-15 follows the repair. The
+    repair fills the hole (ACK at 10); 10-15 arrive one by one, each acknowledged on its own,
+    and the sender resends at the partial ACK the segments in `resent` (NewReno), whose first
+    copies the queue is about to deliver."""
+    sends = [(0.0001 * k, k) for k in range(10)] + [(0.00175, 2)]
+    sends += [(0.00185 + 0.0001 * j, 10 + j) for j in range(6)]
+    acks = [(0.001 + 0.0001 * k, 2 if k > 2 else k + 1) for k in range(10) if k != 2]
+    acks += [(0.00285, 10)] + [(0.00295 + 0.0001 * j, 11 + j) for j in range(6)]
+    for k in resent:
+        sends.append((0.00285 + 0.0001 * (k - 10) + 0.00001, k))
+    return sender_side(sends, acks)
+
+
+def test_without_sack_a_repair_whose_ack_stopped_below_data_sent_before_it_was_not_needed():
+    # 10, 11 and 12 resent at their partial ACKs: each ACK that covered one stopped at the next,
+    # whose first copy left before that repair; on a path that keeps order the copy that filled
+    # it left before the next one's, so the first copy did: not needed. Segment 2's repair,
+    # which the ACK covered with 3-9 held above it, was
+    r = row_of(analyze(partial_acks_while_the_queue_drains(resent=(10, 11, 12)))[2], 0, 1)
+    assert r["vantage"] == "sender"
+    assert r["retransmissions"] == 4 and r["spurious_retransmissions"] == 3
+    assert r["lost_segments"] == 1
+
+
+def window_lost_whole_resent_by_the_timer() -> Flow:
+    """Segments 0-9, 5-9 lost (the tail of the window, no duplicate ACK); the timer resends 5-9
+    back to back 200 ms later and the receiver acknowledges each repair on its own."""
+    sends = [(0.0001 * k, k) for k in range(10)] + [(0.201 + 0.0001 * j, 5 + j) for j in range(5)]
+    acks = [(0.001 + 0.0001 * k, k + 1) for k in range(5)] + [(0.202 + 0.0001 * j, 6 + j) for j in range(5)]
+    return sender_side(sends, acks)
+
+
+def test_without_sack_a_window_lost_whole_and_resent_by_the_timer_stays_needed():
+    # each ACK stops at the next segment, but that one was resent right after, before its ACK:
+    # what filled it may be that repair, so nothing shows the one below was not needed
+    r = row_of(analyze(window_lost_whole_resent_by_the_timer())[2], 0, 1)
+    assert r["retransmissions"] == 5 and r["spurious_retransmissions"] == 0
+    assert r["lost_segments"] == 5

@@ -187,6 +187,11 @@ def find_forwarded_copies(
     segments = np.where(payload > 0, (payload + row_mss - 1) // row_mss, 1)
     segments_left = np.zeros(len(rows), dtype=np.int64)
     np.add.at(segments_left, pair_in, segments[pair_out])
+    # bytes of each incoming copy that left as it or in pieces (not those that left coalesced
+    # with others: the outgoing packet pairs with each of them)
+    bytes_left = np.zeros(len(rows), dtype=np.int64)
+    whole_or_piece = payload[pair_out] <= payload[pair_in]
+    np.add.at(bytes_left, pair_in[whole_or_piece], payload[pair_out[whole_or_piece]])
     # The view is what left the host. A host that holds the answers (ACKs) on their way back
     # (a delay line: netem, a satellite hop, a shaper on the return path) sends them on long
     # after the receiver sent them, and as they left they lag the data by that hold: the view
@@ -226,10 +231,38 @@ def find_forwarded_copies(
         dropped_segments[data_dropped] = np.minimum(dropped_segments[data_dropped], resent_segments)
         settled[data_dropped[resent_segments == 0]] = False
     np.add.at(forwarded_drops, row_slot[settled], dropped_segments[settled])
+    # pieces paired with a copy beyond its own bytes are another copy's, not drops here
+    excess = pieces_of_other_copies(row_slot, payload, bytes_left, forwarded & settled, mss, n_slots)
     forwarded_data_drops = np.zeros(n_slots, dtype=np.int64)
     data = settled & (payload > 0)
     np.add.at(forwarded_data_drops, row_slot[data], dropped_segments[data])
-    return ForwardedCopies(hidden, duplicate_frames, forwarded_drops, forwarded_data_drops)
+    return ForwardedCopies(
+        hidden,
+        duplicate_frames,
+        np.maximum(forwarded_drops - excess, 0),
+        np.maximum(forwarded_data_drops - excess, 0),
+    )
+
+
+def pieces_of_other_copies(
+    row_slot: np.ndarray,
+    payload: np.ndarray,
+    bytes_left: np.ndarray,
+    counted: np.ndarray,
+    mss: np.ndarray,
+    n_slots: int,
+) -> np.ndarray:
+    """Per slot, segments that left as pieces paired with an incoming copy (of `counted`, a bool
+    per row; `bytes_left`: the payload of the pieces paired with it) beyond its own bytes: two copies of the same bytes with one TSval (a repair in the same
+    millisecond as the original, RACK on a short path) both came in, and pieces of one were
+    paired with the other, which reads whole while the first reads short, as dropped here
+    (ro-unshaped-tso-gro-v6-p3-bbr-l1, `-i any`: 1,563 of 10,483 segments, and what came in and
+    never left was the router's 8,920). Counted in bytes: pieces cut smaller than the MSS on
+    the way out (a smaller MTU) are no excess."""
+    excess = np.where(counted, np.maximum(bytes_left - payload, 0), 0)
+    per_slot = np.zeros(n_slots, dtype=np.float64)
+    np.add.at(per_slot, row_slot, excess / np.maximum(mss[row_slot], 1))
+    return np.rint(per_slot).astype(np.int64)
 
 
 def bytes_in_again(

@@ -281,6 +281,7 @@ class TransferTruth:
     sent_bytes: int
     cca_reported: Optional[str]
     server_idle_tail_s: float = 0.0  # trimmed from iperf3's seconds: see server_idle_tail_s
+    server_idle_head_s: float = 0.0  # iperf3's seconds before its first data: see server_idle_head_s
     # each retransmission needed or spurious, from the router's two sides (None: no capture
     # there): `RetransmissionTruth.summary()` and the retransmitted copies
     retransmissions: Optional[Dict[str, Any]] = None
@@ -365,6 +366,7 @@ def recounted_truth(record: Dict[str, Any], transfer: Transfer) -> Dict[str, Any
     server_document = read_json_document(Path(record["run_dir"]) / "server.json") if record.get("run_dir") else None
     if server_document is not None:
         fields.update(receiving_seconds(fields, server_document))
+        fields["server_idle_head_s"] = server_idle_head_s(server_document)
     fields["tcpinfo_at_close"] = {int(port): sample for port, sample in fields["tcpinfo_at_close"].items()}
     return {**truth, **TransferTruth(**fields).to_json()}
 
@@ -920,6 +922,15 @@ def last_interval_idle_s(before: Tuple[float, float, int], last: Tuple[float, fl
     return max(0.0, last_s - last[2] * before_s / before[2])
 
 
+def released_interval_idle_s(last: Tuple[float, float, int]) -> float:
+    """The idle part of the server's last interval with data where the interval before it read
+    nothing: those bytes were released at once when a repair filled the hole that held them (a
+    stalled, loss-limited transfer), at a moment the interval does not tell; half of it, the
+    expected idle part, off by at most half an interval (the rate of an empty interval is no
+    rate, and counting the whole interval read such transfers' goodput 2-4% high)."""
+    return (last[1] - last[0]) / 2.0
+
+
 def server_idle_tail_s(server_document: Optional[Dict[str, Any]]) -> float:
     """Seconds at the end of the iperf3 server's test in which it read nothing: the trailing
     intervals of no bytes, and the idle part of the last one with data (`last_interval_idle_s`).
@@ -941,8 +952,23 @@ def server_idle_tail_s(server_document: Optional[Dict[str, Any]]) -> float:
         # (where it came in time, the last interval's few bytes are the flows' slower tail:
         # 16 BBR flows sent 28 kB in their last 25 ms, and reading that as idle made the rate
         # 0.5% high)
-        idle_s += last_interval_idle_s(intervals[-2], intervals[-1])
+        before, last = intervals[-2], intervals[-1]
+        idle_s += last_interval_idle_s(before, last) if before[2] > 0 else released_interval_idle_s(last)
     return idle_s
+
+
+def server_idle_head_s(server_document: Optional[Dict[str, Any]]) -> float:
+    """Seconds at the start of the iperf3 server's test in which it read nothing: its leading
+    intervals of no bytes. The server's clock starts as it sends TEST_START, and the client
+    sends its first data only once TEST_RUNNING reaches it; on a slow host that message waits
+    behind the first one's delayed ACK (Nagle), 208 ms on a VM with 50 ms of path delay, and
+    the first data came 341 ms into the test, where the round trip alone is 50 ms."""
+    head_s = 0.0
+    for _start_s, end_s, size in iperf3_receiver_intervals(server_document or {}):
+        if size > 0:
+            break
+        head_s = end_s
+    return head_s
 
 
 def receiving_seconds(truth: Dict[str, Any], server_document: Optional[Dict[str, Any]]) -> Dict[str, float]:
@@ -1215,7 +1241,9 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         if status != 0 or document.get("error"):
             raise TestbedError(f"{transfer.name}: iperf3 failed: {document.get('error') or status}")
         received = iperf3_truth(document)
-        received.update(receiving_seconds(received, read_json_document(run_dir / "server.json")))
+        server_document = read_json_document(run_dir / "server.json")
+        received.update(receiving_seconds(received, server_document))
+        received["server_idle_head_s"] = server_idle_head_s(server_document)
     for vantage in transfer.vantages:
         role, interface = CAPTURE_POINTS[vantage]
         folder = run_dir / vantage

@@ -166,9 +166,13 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
     seconds still end after the last data arrived. The server's clock starts as it announces
     the test, and the first data reaches it a round trip later (the announcement's way to the
     client, the data's way back), while goodput in a capture runs from the first data's
-    arrival; without added delay the two starts agree to a few milliseconds."""
+    arrival; without added delay the two starts agree to a few milliseconds. Where the server
+    read nothing for longer than that round trip at the start (`server_idle_head_s`: the start
+    message held up on a slow host), the wait lasted at least that long: the first data came
+    no earlier than those intervals' end, bar a first copy lost and read later."""
     # short connections: the receiving application's own reads, first to last, per connection
-    wait_s = 0.0 if transfer.connections else (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
+    round_trip_s = (transfer.delay_ms + transfer.ack_delay_ms) / 1000.0
+    wait_s = 0.0 if transfer.connections else max(round_trip_s, float(truth.get("server_idle_head_s") or 0.0))
     seconds = float(truth.get("delivered_seconds") or 0.0)
     if seconds <= 0:
         return float(truth["delivered_bps"])

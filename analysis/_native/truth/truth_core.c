@@ -206,6 +206,11 @@ enum copy_verdict {
 #define UNREPORTED_WINDOW_FLIGHTS 2
 #define LATE_COPY_RTTS            4
 
+/* Without SACK, repaired segments each covered on its own by the cumulative ACK, one above the
+ * other, whose repairs wait for the fate of the segment above them (fifo_chain_step): at most
+ * this many (a longer run starts again from its top). */
+#define IN_ORDER_CHAIN_MAX 64
+
 /* The peer's latest ACK as read: what a repeat of it would carry. */
 typedef struct {
     int64_t ack;
@@ -227,6 +232,12 @@ typedef struct {
     int settled;
 } awaiting_copy;
 
+/* Without SACK: a segment sent twice that the cumulative ACK covered on its own, stopping at the
+ * next segment, whose first copy left before this one's repair (fifo_chain_step). */
+typedef struct {
+    int64_t lo, hi, first_ns, last_ns;
+} held_alone;
+
 /* The path's reordering as the sender's ACKs show it, and the first copies awaiting a word. */
 typedef struct {
     int64_t hist[REORDER_BINS];                /* segments reported as just arrived that far behind */
@@ -245,6 +256,10 @@ typedef struct {
     int32_t retired_segments[RETIRED_RECENT];
     uint8_t retired_fate[RETIRED_RECENT];
     int retired_next, retired_len;
+    /* without SACK: repaired segments covered one by one, each below the next, their repairs'
+     * need still open (fifo_chain_step), lowest first */
+    held_alone in_order_chain[IN_ORDER_CHAIN_MAX];
+    int in_order_chain_len;
 } reordering;
 
 /* One segment (or super-segment) as first sent, and what became of its first copy. */
@@ -1830,6 +1845,68 @@ static void window_resend_not_needed(pass *ps, int64_t d, sent_segment *e) {
     retransmissions_not_needed(ps, d, e);
 }
 
+/* ---- without SACK: repairs the order of the cumulative ACK's steps shows were not needed ----
+ *
+ * Without SACK the cumulative ACK is all the receiver says, and it answers at once a segment that
+ * arrives while data above it is missing (RFC 5681 4.2). An ACK that moved past a repaired segment
+ * e and stopped at the start of the next one, n, says the receiver held e and not n; a later ACK
+ * covering n says n's filling copy arrived after e's. On a path that keeps order, e's filling copy
+ * left before n's, which left no later than n's newest copy: where that is older than e's repair,
+ * e's first copy filled it and the repair was not needed. NewReno does this: at each partial ACK
+ * it resends the segment the ACK stops at (RFC 6582), while that segment's first copy is still in
+ * the bottleneck's queue, one partial ACK per arrival (nsts-v4-p1-cubic-l2, no SACK or timestamps:
+ * 22 repeats not needed, taken for losses: 200 lost for 179). Where n was resent after e's repair
+ * too, e waits for n's fate: the run resolves from its top down. Not after a timeout's go-back-N
+ * resend of a window lost whole, where each step's next segment was resent before its step. Only
+ * without timestamps: with them the echo says which copy filled e (echo_shows_earlier_copy), also
+ * where a repair overtook the segments of a super-segment a queue lets out one at a time. */
+
+/* Whether e, just covered on its own by an ACK at a == e->hi, is one step of such a run: sent
+ * twice, and the next entry n, starting at a, had its first copy sent before e's repair. */
+static int held_alone_step(const direction_state *p, const sent_segment *e, int64_t a) {
+    if (e->copies != 2 || e->hi != a) return 0;
+    int64_t k = sb_index(p, a);
+    return k < p->sb_len && p->sb[k].lo == a && !p->sb[k].covered && p->sb[k].first_ns < e->last_ns;
+}
+
+/* The repairs of the run whose copy filling them left before `filled_by_ns` (the newest time the
+ * copy that filled the segment above the run's top can have left) were not needed: from the top
+ * down, each such segment's first copy filled it, and bounds the one below. The run is done. */
+static void in_order_chain_resolve(pass *ps, int64_t d, int64_t filled_by_ns) {
+    direction_state *s = &ps->dirs[d];
+    reordering *ro = s->ro;
+    for (int j = ro->in_order_chain_len - 1; j >= 0 && filled_by_ns < ro->in_order_chain[j].last_ns; j--) {
+        const held_alone *h = &ro->in_order_chain[j];
+        sent_segment e = {h->lo, h->hi, h->first_ns, h->last_ns, 0, 0, 2, 1, 0, VERDICT_DELIVERED};
+        if (retransmissions_not_needed(ps, d, &e) > 0 && s->first_copy_lost > 0) s->first_copy_lost--;
+        filled_by_ns = h->first_ns;
+    }
+    ro->in_order_chain_len = 0;
+}
+
+/* Without SACK, the cumulative ACK moved past `covered` entries, the lowest `lowest`: the segment
+ * right above the run's top now covered settles the run, or, covered on its own in the same way
+ * (held_alone_step), joins it; a step elsewhere starts a new run. */
+static void fifo_chain_step(pass *ps, int64_t d, const sent_segment *lowest, int64_t covered, int64_t a) {
+    direction_state *s = &ps->dirs[d];
+    reordering *ro = s->ro;
+    if (ro == NULL) return;
+    int step = covered == 1 && held_alone_step(s, lowest, a);
+    if (ro->in_order_chain_len > 0) {
+        const held_alone *top = &ro->in_order_chain[ro->in_order_chain_len - 1];
+        if (lowest->lo != top->hi)
+            ro->in_order_chain_len = 0;
+        else if (!step || lowest->first_ns >= top->last_ns)
+            /* the copy that filled `lowest` left no later than its newest */
+            in_order_chain_resolve(ps, d, lowest->copies == 1 ? lowest->first_ns : lowest->last_ns);
+        else if (ro->in_order_chain_len == IN_ORDER_CHAIN_MAX)
+            ro->in_order_chain_len = 0;
+    }
+    if (step)
+        ro->in_order_chain[ro->in_order_chain_len++] =
+            (held_alone){lowest->lo, lowest->hi, lowest->first_ns, lowest->last_ns};
+}
+
 /* This packet as an ACK of the scoreboard's data: covers, D-SACKs, TSecr echo, and a
  * duplicate ACK that says nothing new (the receiver discarded an arriving segment: Linux
  * answers each segment PAWS rejects with one, RFC 7323 5.3). */
@@ -1853,8 +1930,11 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
         ps->out_of_memory = 1;
         return;
     }
+    sent_segment lowest = {0};
+    int64_t covered = 0;
     for (int64_t k = p->sb_first; k < p->sb_len && p->sb[k].hi <= a; k++) {
         if (p->sb[k].covered) continue;
+        if (covered++ == 0) lowest = p->sb[k];
         if (fresh && p->sb[k].lo <= p->sb_una && p->sb[k].copies > 1) {
             fill_ns = p->sb[k].last_ns;
             if (echo_shows_earlier_copy(ps, d ^ 1, i, &p->sb[k]))
@@ -1868,6 +1948,7 @@ static void scoreboard_on_ack(pass *ps, int64_t d, int64_t i) {
         scoreboard_cover(ps, d ^ 1, &p->sb[k], now, fresh && p->sb[k].lo <= p->sb_una, &newest_sent_ns);
         fresh = 0;
     }
+    if (covered > 0 && sack_off(in, d ^ 1) && !p->uses_ts) fifo_chain_step(ps, d ^ 1, &lowest, covered, a);
     if (a > p->sb_una) p->sb_una = a;
     /* SACK blocks (a D-SACK first block reports a duplicate, not an arrival) */
     int64_t L[TRUTH_MAX_SACK], R[TRUTH_MAX_SACK];
