@@ -365,8 +365,7 @@ def recounted_truth(record: Dict[str, Any], transfer: Transfer) -> Dict[str, Any
     fields.update(counted_segments(record["rules_text"], transfer))
     server_document = read_json_document(Path(record["run_dir"]) / "server.json") if record.get("run_dir") else None
     if server_document is not None:
-        fields.update(receiving_seconds(fields, server_document))
-        fields["server_idle_head_s"] = server_idle_head_s(server_document)
+        fields.update(server_timing(fields, server_document))
     fields["tcpinfo_at_close"] = {int(port): sample for port, sample in fields["tcpinfo_at_close"].items()}
     return {**truth, **TransferTruth(**fields).to_json()}
 
@@ -569,16 +568,16 @@ def add_segment_chain(rules: List[List[str]], transfer: Transfer, chain: str, fi
     rules.append(["-A", chain, "-m", "comment", "--comment", "packets", *final])
 
 
+def data_connections_match(client_ports: List[int]) -> List[str]:
+    """The transfer's data connections, sender -> receiver: TCP from its client ports to the server."""
+    return ["-p", "tcp", "--sport", f"{client_ports[0]}:{client_ports[-1]}", "--dport", str(SERVER_PORT)]
+
+
 def data_match(family: int, client_ports: List[int], timestamps: bool = True) -> List[str]:
     """The transfer's data packets, sender -> receiver: its data connections, payload > 0, no SYN or RST."""
     header = data_header_bytes(family, timestamps)
     return [
-        "-p",
-        "tcp",
-        "--sport",
-        f"{client_ports[0]}:{client_ports[-1]}",
-        "--dport",
-        str(SERVER_PORT),
+        *data_connections_match(client_ports),
         "--tcp-flags",
         "SYN,RST",
         "NONE",
@@ -684,12 +683,7 @@ def syn_drop_rule(transfer: Transfer, client_ports: List[int]) -> List[str]:
         DEVICES["router_s"],
         "-o",
         DEVICES["router_r"],
-        "-p",
-        "tcp",
-        "--sport",
-        f"{client_ports[0]}:{client_ports[-1]}",
-        "--dport",
-        str(SERVER_PORT),
+        *data_connections_match(client_ports),
         "--tcp-flags",
         "SYN,ACK",
         "SYN",
@@ -993,6 +987,12 @@ def receiving_seconds(truth: Dict[str, Any], server_document: Optional[Dict[str,
     }
 
 
+def server_timing(truth: Dict[str, Any], server_document: Optional[Dict[str, Any]]) -> Dict[str, float]:
+    """The truth's fields read from the iperf3 server's intervals: its receiving seconds less the
+    idle tail (`receiving_seconds`) and its silent head (`server_idle_head_s`)."""
+    return {**receiving_seconds(truth, server_document), "server_idle_head_s": server_idle_head_s(server_document)}
+
+
 def write_meta(
     path: Path,
     vantage: str,
@@ -1241,9 +1241,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         if status != 0 or document.get("error"):
             raise TestbedError(f"{transfer.name}: iperf3 failed: {document.get('error') or status}")
         received = iperf3_truth(document)
-        server_document = read_json_document(run_dir / "server.json")
-        received.update(receiving_seconds(received, server_document))
-        received["server_idle_head_s"] = server_idle_head_s(server_document)
+        received.update(server_timing(received, read_json_document(run_dir / "server.json")))
     for vantage in transfer.vantages:
         role, interface = CAPTURE_POINTS[vantage]
         folder = run_dir / vantage
