@@ -1037,6 +1037,9 @@ def test_repair_within_the_same_timestamp_tick_is_a_retransmission_when_the_rtt_
     assert r["retransmissions"] == 1 and r["lost_segments"] == 1
 
 
+QUEUE_SWING_PERIOD_S = 0.040
+
+
 def receiver_side_with_rtt(
     repair_after_s: float,
     rtt_s: float = 0.001,
@@ -1047,6 +1050,8 @@ def receiver_side_with_rtt(
     late_s: Optional[Dict[int, float]] = None,
     repair_after_by_segment: Optional[Dict[int, float]] = None,
     sack_permitted: bool = True,
+    rtt_swing_s: float = 0.0,
+    repairs_lost_by_rack: Optional[int] = None,
 ) -> Flow:
     """At the receiver a, IPv4 IDs random: b's segments `lost` are lost, and their repairs
     arrive one after another from `repair_after_s` after the segment that revealed the hole.
@@ -1057,13 +1062,32 @@ def receiver_side_with_rtt(
     the TSval of the data sent just before them.
 
     `repair_after_by_segment`: a lost segment's repair arrives that long after its own hole
-    opened instead. `sack_permitted`: False, a connection whose SYNs negotiated no SACK."""
+    opened instead. `sack_permitted`: False, a connection whose SYNs negotiated no SACK.
+    `rtt_swing_s`: the round trip swings that much shorter and back over QUEUE_SWING_PERIOD_S (a
+    queue that drains and fills again, slowly enough that it stays first in, first out), the
+    echoes never going back. `repairs_lost_by_rack`: the repair arrives instead as a RACK sender's
+    would after that many of its repairs were lost: the first leaves as the hole is revealed,
+    each next one as the data sent just after the one before arrives, each taking the round trip
+    of its time."""
     f = Flow(sack_permitted)
     t = f.handshake(0.0, 5000, 1000, rtt_s, 0.00002, ttl_a=64, ttl_b=61)
     base, rng, step, late_s = 1001, np.random.default_rng(9), step_s, late_s or {}
+
+    def rtt_at(when: float) -> float:
+        return rtt_s - rtt_swing_s * (0.5 - 0.5 * math.cos(2 * math.pi * (when - t) / QUEUE_SWING_PERIOD_S))
+
     order = [k for k in range(segments) if k not in lost]
     turns = [(k, t + 0.01 + step * n) for n, k in enumerate(order)]
     revealed_at = turns[min(lost)][1]
+    repair_left_at: Dict[int, float] = {}  # when a RACK sender's delivered repair left
+    if repairs_lost_by_rack is not None:
+        repair_at = revealed_at
+        for _ in range(repairs_lost_by_rack + 1):
+            # it leaves on the ACK of the first data that arrived after the one before (a turn)
+            left = repair_left_at[min(lost)] = repair_at + step
+            for _ in range(50):  # the arrival whose round trip, as the echoes read it, began as it left
+                repair_at = left + rtt_at(repair_at)
+        repair_after_s = repair_at - revealed_at
     opened_at = {k: next(when for j, when in turns if j > k) for k in lost}
     repairs = [
         (
@@ -1081,7 +1105,8 @@ def receiver_side_with_rtt(
     echo = 1
     for n, (k, when) in enumerate(arrivals):
         if not (timer_repair and k in lost):
-            echo = max((tsval for sent, tsval in acks if sent <= when - rtt_s), default=1)
+            heard_by = repair_left_at[k] if k in repair_left_at else when - rtt_at(when)
+            echo = max(echo, max((tsval for sent, tsval in acks if sent <= heard_by), default=1))
         sent_n = n if k not in late_s else sum(1 for _, w in arrivals if w <= turn_of[k]) - 1
         f.add(
             when,
@@ -1378,6 +1403,32 @@ def test_the_repair_of_a_higher_hole_sent_after_a_lower_holes_repair_also_shows_
     assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
     assert r["retransmissions"] == 2 and r["lost_repairs"] == 2
     assert r["lost_segments"] == 2 + 2
+
+
+@pytest.mark.parametrize("lost", [(100,), (100, 101)])
+@pytest.mark.parametrize("lost_repairs", [1, 2, 3])
+def test_at_a_queue_whose_delay_swings_each_repair_lost_again_counts_within_a_round_trip(lost, lost_repairs):
+    """The same full queue, its delay swinging by 12 ms of the 20 ms round trip as it fills and
+    drains: the recent round trips' spread delays only a hole's first repair (a burst's may wait
+    for the window). Once a repair of a hole of one segment, or one whose repair new data already
+    overtook, is lost, the sender repairs again as soon as it hears of data sent after it (RACK, no
+    reordering seen), so the next generation is due a reordering window and a TSval tick after the
+    data that showed the hole open again, not the spread: with the spread each repair lost again
+    counted a round trip late, one fewer per segment."""
+    flow = receiver_side_with_rtt(
+        repair_after_s=0.0,
+        rtt_s=0.020,
+        segments=240,
+        step_s=0.0005,
+        rtt_swing_s=0.012,
+        lost=lost,
+        repairs_lost_by_rack=lost_repairs,
+    )
+    _, _, d = analyze(flow)
+    r = row_of(d, 0, 1)
+    assert r["vantage"] == "receiver" and r["loss_method"] == "holes"
+    assert r["retransmissions"] == len(lost) and r["lost_repairs"] == lost_repairs * len(lost)
+    assert r["lost_segments"] == (1 + lost_repairs) * len(lost)
 
 
 def test_new_data_the_sender_sent_before_it_knew_of_the_hole_does_not_count_a_lost_repair():

@@ -3453,6 +3453,34 @@ static int64_t known_lost_wait_ns(const direction_state *s) {
     return wait_ns < KNOWN_LOST_FLOOR_NS ? KNOWN_LOST_FLOOR_NS : wait_ns;
 }
 
+/* Whether the sender of the hole h marks its repairs lost as RACK does with no reordering seen, so
+ * that each repair of it is followed closely by the next once data sent after it is reported: a hole
+ * of one segment, whose first repair leaves as soon as the sender hears of data sent after the
+ * segment, or a hole whose repair data already overtook (a generation counted: the sender was
+ * repairing this hole), on a path whose sender saw no reordering. A hole of several segments before
+ * that may be a burst the sender repairs piece by piece as its window allows (known_lost_wait_ns). */
+static int repairs_follow_closely(const direction_state *s, const hole *h) {
+    return (h->repairs_overtaken > 0 || h->opened_bytes <= s->mss) && !s->sender_saw_reordering;
+}
+
+/* How long after the receiver showed the hole open (its opening, then the arrival of data sent after
+ * its latest repair: generation_ns) a sender that repairs_follow_closely has marked its latest copy
+ * lost and sent the next: a Linux sender marks a copy lost once the ACK of data sent more than RACK's
+ * reordering window after it comes (RFC 8985: a quarter of the minimum round trip where no reordering
+ * was seen, Linux's windowed min_rtt; 0 in recovery), and repairs it before any new data. The data
+ * that showed the hole open left after that copy, and its ACK left as it arrived. So the wait is that
+ * window and the TSecr's tick (KNOWN_LOST_FLOOR_NS), not the recent round trips' spread, which stands
+ * for the queue's growth while a burst waits for its first repairs (known_lost_wait_ns) and, at a
+ * queue that fills and drains every round trip, is as long as the round trip itself: each repair lost
+ * again counted a round trip late, one fewer per hole (seen: IPv6, BBR, a 5 ms tbf queue kept full,
+ * a hole's repairs lost two to six times in a row, 5.1 ms apart; known_lost_wait_ns 3-6 ms). Never
+ * longer than that wait (wait_ns). */
+static int64_t next_generation_wait_ns(const direction_state *s, int64_t wait_ns) {
+    int64_t reo_wnd_ns = s->min_rtt_ns > 0 ? s->min_rtt_ns / KNOWN_LOST_RTT_DIV : 0;
+    int64_t next_ns = reo_wnd_ns > KNOWN_LOST_FLOOR_NS ? reo_wnd_ns : KNOWN_LOST_FLOOR_NS;
+    return next_ns < wait_ns ? next_ns : wait_ns;
+}
+
 /* Data arriving now above `below` (new data, or the repair of a higher hole) that left after the
  * sender heard an ACK the receiver sent at echoed_ns (`lowest_only`: a connection without SACK,
  * whose sender knows of the lowest hole's segment it marked lost only, newreno_known_lost_hi):
@@ -3462,13 +3490,16 @@ static int64_t known_lost_wait_ns(const direction_state *s) {
  * this data shows it open again (REPAIR_GENERATIONS_SCAN). */
 static void repairs_overtaken(direction_state *s, int64_t echoed_ns, int64_t wait_ns, int64_t now, int64_t below,
                               int lowest_only) {
-    if (s->generation_due_ns >= 0 && echoed_ns - s->generation_due_ns < wait_ns) return; /* none due yet */
+    /* RACK needs SACK: without it a lost repair waits for the timer (overtaken_repairs_lost) */
+    int64_t next_wait_ns = lowest_only ? wait_ns : next_generation_wait_ns(s, wait_ns);
+    if (s->generation_due_ns >= 0 && echoed_ns - s->generation_due_ns < next_wait_ns) return; /* none due yet */
     int n = s->nholes < REPAIR_GENERATIONS_SCAN ? s->nholes : REPAIR_GENERATIONS_SCAN;
     if (lowest_only && n > 1) n = 1;
     int64_t due_ns = -1;
     for (int j = 0; j < n; j++) {
         hole *h = &s->holes[j];
-        if (h->hi <= below && echoed_ns - h->generation_ns >= wait_ns &&
+        int64_t hole_wait_ns = repairs_follow_closely(s, h) ? next_wait_ns : wait_ns;
+        if (h->hi <= below && echoed_ns - h->generation_ns >= hole_wait_ns &&
             (!lowest_only || s->repair_lost_below > h->lo)) {
             h->repairs_overtaken++;
             h->generation_ns = now;
