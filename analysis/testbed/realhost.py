@@ -19,7 +19,9 @@ is netem's child: the queue forms after the delay, at the rate.
 
 iperf3 -P N runs in the sender (data flows sender -> receiver) from client ports
 CLIENT_PORT .. CLIENT_PORT + N - 1, so the rules can tell its data connections from
-its control connection. Offloads: every veth starts with TSO, GSO and GRO off; `gro`
+its control connection; with `bidir` (iperf3 --bidir) N more from the ports after them carry
+data the other way, receiver -> sender, with chains, drops and a tbf of their own (the record's
+`reverse`). Offloads: every veth starts with TSO, GSO and GRO off; `gro`
 turns GRO on at the receiver's rhc0 (its capture then holds coalesced frames), `tso`
 turns TSO and GSO on at the sender's rhs0 (its capture holds the unsplit packets, and
 the router forwards them whole: veth passes GSO packets on unsplit).
