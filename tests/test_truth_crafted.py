@@ -1218,6 +1218,29 @@ def test_segments_of_a_hole_beyond_what_arrived_above_it_are_first_repaired_by_t
     assert r["lost_segments"] == 5 + 2
 
 
+def with_timeout_head_repeated(flow: Flow, segment: int, repaired: int, before_s: float = 0.0005) -> Flow:
+    """`flow` with a copy of `segment`, which had arrived, arriving `before_s` ahead of the repair
+    of `repaired`: a retransmission timeout whose resend was data the receiver had (the ACK of it
+    came late or was lost), with the repair's own TSval and echo."""
+    repair = next(r for r in reversed(flow.rows) if r["d"] == 1 and r["len"] and r["seq"] == 1001 + repaired * MSS)
+    repeat = {**repair, "t": repair["t"] - before_s, "seq": (1001 + segment * MSS) % 2**32}
+    flow.rows.append(repeat)
+    flow.rows.sort(key=lambda r: r["t"])
+    return flow
+
+
+def test_a_timeouts_sweep_begun_by_a_repeat_of_data_the_receiver_had_shows_no_more_lost_repairs():
+    """A timeout resends the oldest segment the sender has not heard of; where the receiver had it
+    (its ACK was lost, or sat behind the other way's data in a queue, as in a transfer both ways
+    at once), the resend fills nothing, and the holes after it are the same sweep's first repairs:
+    as where the timeout's resend itself fills the first hole (two lost repairs, the repairs the
+    sender could send before the timeout, not one per segment of the holes)."""
+    flow = receiver_side_with_rtt(repair_after_s=0.25, lost=(25, 26, 27, 28, 29), segments=32)
+    r = row_of(analyze(with_timeout_head_repeated(flow, segment=24, repaired=25))[2], 0, 1)
+    assert r["retransmissions"] == 6 and r["spurious_retransmissions"] == 1
+    assert r["lost_repairs"] == 2 and r["lost_segments"] == 5 + 2
+
+
 def test_repair_about_one_round_trip_after_the_hole_is_the_first_one():
     _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0013))
     r = row_of(d, 0, 1)
