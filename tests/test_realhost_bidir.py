@@ -41,6 +41,7 @@ from spline_analysis.testbed.realhost_retransmissions import client_side_ports, 
 from spline_analysis.testbed.realhost_spec import (
     REVERSE_ROLE,
     Transfer,
+    expected_warnings,
     load_matrix,
     matrix_from_document,
     reverse_transfer,
@@ -381,3 +382,13 @@ def test_spline_analyze_reads_each_direction_at_each_capture_point_within_the_is
         assert row["vantage"] == expected_role
         assert row["directions_found"] == record.transfer.flows, format_table([row])
         assert row["lost_ok"] and row["retransmissions_ok"] is not False and row["warnings_ok"], format_table([row])
+
+
+def test_a_senders_capture_that_dropped_packets_may_say_its_loss_is_estimated():
+    """The sender's own capture on a host that also receives (bidir) drops packets when the
+    receiving fills its ring: the repairs it missed are estimated (`loss_estimated`)."""
+    transfer = Transfer(name="b", bidir=True, data_loss=0.01)
+    for vantage in ("sender", "sender-any", "router-in"):
+        must, may = expected_warnings(transfer, vantage, capture_kernel_drops=100, path_lost_segments=50)
+        assert "loss_estimated" in may and "capture_drops" in must
+        assert "loss_estimated" not in expected_warnings(transfer, vantage, 0, 50)[1]

@@ -3116,3 +3116,36 @@ def test_one_syn_captured_twice_is_no_handshake_retransmission():
     assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
     _, _, d = analyze(_connection_with_syns([0.0]))
     assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
+
+
+def sender_capture_that_dropped(first_copies: Sequence[int], repairs: Sequence[int]) -> Flow:
+    """A sender's capture (100 segments, 10-19 lost on the way and repaired) whose own ring
+    dropped the first copies `first_copies` (they arrived: ACKed, never seen) and the repairs of
+    `repairs`."""
+    flow = sender_side_transfer(segments=100, lose=range(10, 20))
+    base, seen_once = 1001, set()
+    kept = []
+    for r in flow.rows:
+        k = (r["seq"] - base) // MSS if r["d"] == 1 and r["len"] else None
+        repeat = k in seen_once
+        if k is not None:
+            seen_once.add(k)
+        if k is not None and ((not repeat and k in first_copies) or (repeat and k in repairs)):
+            continue
+        kept.append(r)
+    flow.rows = kept
+    return flow
+
+
+def test_at_a_sender_whose_capture_dropped_packets_the_repairs_it_missed_are_estimated():
+    """A host that receives fast while it sends (iperf3 --bidir) drops packets from its capture
+    of both: a repair the ring dropped is no retransmission the file holds, though the path lost
+    its first copy. Where the capture's counters say it dropped, the needed repairs among the
+    segments it missed (acknowledged, never seen) are estimated at their share of those it saw:
+    8 repairs seen of 88 segments, 20 missed, about 2 more; without drops nothing is added."""
+    packets, flows = sender_capture_that_dropped(range(40, 60), (10, 11)).table()
+    dropped = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 22}), 0, 1)
+    assert dropped["vantage"] == "sender" and dropped["capture_gaps"] == 20 and dropped["retransmissions"] == 8
+    assert dropped["lost_inferred"] == 2 and dropped["lost_segments"] == 10
+    counted = row_of(truth.analyze_directions(packets, flows), 0, 1)
+    assert counted["lost_inferred"] == 0 and counted["lost_segments"] == 8

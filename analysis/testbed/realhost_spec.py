@@ -646,6 +646,11 @@ def expected_warnings(
     if capture_kernel_drops > 0:
         must.add("capture_drops")
         may.add("capture_gaps")
+        if vantage in SENDER_VANTAGES or vantage == "router-in":
+            # the retransmissions among the segments a sender's capture missed are estimated at
+            # their share of those it saw (a receiving host's capture that holds its own sending
+            # too, iperf3 --bidir): said where that moves the count beyond its noise
+            may.add("loss_estimated")
     if transfer.family == 6 and transfer.timestamps_seen_at(vantage):
         # IPv6 has no IP IDs: after the router's drops (its interface towards the receiver,
         # the receiver) loss is counted from sequence holes, a floor. Before them (router-in)
