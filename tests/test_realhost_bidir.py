@@ -29,11 +29,13 @@ from spline_analysis.testbed.realhost import (
     reverse_receiver_document,
     router_qdisc_commands,
     run_transfer,
+    unread_at_end_s,
 )
 from spline_analysis.testbed.realhost_compare import (
     REVERSE_NAME_SUFFIX,
     compare_record,
     data_directions,
+    delivery_rate_bps,
     format_table,
     write_csv,
 )
@@ -392,3 +394,28 @@ def test_a_senders_capture_that_dropped_packets_may_say_its_loss_is_estimated():
         must, may = expected_warnings(transfer, vantage, capture_kernel_drops=100, path_lost_segments=50)
         assert "loss_estimated" in may and "capture_drops" in must
         assert "loss_estimated" not in expected_warnings(transfer, vantage, 0, 50)[1]
+
+
+def test_the_way_backs_data_after_the_clients_clock_counts_at_its_last_rate():
+    """The client stops reading at its timer; the server's send buffer drains on until the client
+    closes: what its TCP acknowledged beyond what iperf3 read arrived after the clock, at the rate
+    of the clock's last half second (1 MB per 0.1 s here: 0.5 MB unread is 0.05 s more)."""
+    intervals = [(0.1 * k, 0.1 * (k + 1), 1_000_000) for k in range(40)]
+    assert unread_at_end_s(40_500_000, 40_000_000, intervals) == pytest.approx(0.05)
+    assert unread_at_end_s(40_000_000, 40_000_000, intervals) == 0.0
+    assert unread_at_end_s(None, 40_000_000, intervals) == 0.0
+    assert unread_at_end_s(40_500_000, 40_000_000, []) == 0.0
+    quiet = intervals + [(4.0, 4.1, 0)]  # an empty last interval: the rate of those with data
+    assert unread_at_end_s(40_500_000, 40_000_000, quiet) == pytest.approx(0.05)
+    truth = {**truth_of(0, 0, 40_000_000), "bytes_acked_at_close": 40_500_000}
+    there = Transfer(name="b", bidir=True)
+    assert delivery_rate_bps(truth, there) == pytest.approx(8 * 40_500_000 / 4.0)
+    assert delivery_rate_bps({**truth, "unread_at_end_s": 0.05}, there) == pytest.approx(8 * 40_500_000 / 4.05)
+
+
+def test_both_ways_at_once_a_sender_may_resend_spuriously_as_its_acks_queue_behind_the_other_ways_data():
+    there, one_way = Transfer(name="b", bidir=True, data_loss=0.02), Transfer(name="o", data_loss=0.02)
+    for vantage in ("sender", "router-in", "router-any"):
+        assert "spurious_retransmissions" in expected_warnings(there, vantage, 0, 50)[1]
+        assert "spurious_retransmissions" not in expected_warnings(one_way, vantage, 0, 50)[1]
+    assert "spurious_retransmissions" not in expected_warnings(there, "receiver", 0, 50)[1]

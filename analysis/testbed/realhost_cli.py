@@ -32,6 +32,7 @@ from .realhost import (
     REVERSE_CHAINS,
     receiver_resends_truth,
     reverse_receiver_document,
+    reverse_unread_at_end_s,
     recounted_truth,
     router_retransmission_truth,
     run_transfer,
@@ -239,6 +240,9 @@ def load_records(out_dir: Path) -> List[Dict[str, Any]]:
             )
         if record.get("reverse"):
             record["reverse"]["truth"] = reverse_recounted_truth(record, transfer)
+            record["reverse"]["unread_at_end_s"] = reverse_unread_at_end_s(
+                record["reverse"]["truth"], read_json_document(Path(record["run_dir"]) / "iperf3.json")
+            )
         records.append(record)
     records.sort(key=lambda r: r.get("order", 0))
     return records

@@ -185,6 +185,8 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
         return float(truth["delivered_bps"])
     if 0 < wait_s < seconds:
         seconds -= wait_s
+    # the way back of a bidir transfer: its data went on arriving after the client's clock
+    seconds += float(truth.get("unread_at_end_s") or 0.0)
     return 8.0 * delivered_bytes_truth(truth) / seconds
 
 
@@ -388,7 +390,7 @@ def reverse_view(record: Dict[str, Any]) -> Dict[str, Any]:
         "transfer": {**asdict(transfer), "name": f"{transfer.name}{REVERSE_NAME_SUFFIX}"},
         "sender_address": reverse["sender_address"],
         "client_ports": reverse["client_ports"],
-        "truth": reverse["truth"],
+        "truth": {**reverse["truth"], "unread_at_end_s": float(reverse.get("unread_at_end_s") or 0.0)},
         "captures": {REVERSE_ROLE[v]: capture for v, capture in record["captures"].items()},
     }
 
