@@ -274,6 +274,7 @@ def document(analysis: "Analysis") -> Dict[str, Any]:
             "sender_retransmits": t.sender_retransmits,
             "receiver_bps": t.receiver_bps,
             "sender_seconds": t.sender_seconds,
+            "bidir_reverse": t.reverse_half,
         }
         for t in analysis.iperf3_tests
     ]

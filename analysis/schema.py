@@ -610,6 +610,13 @@ DOCUMENT_KEYS: Tuple[Key, ...] = (
             Key("sender_retransmits", "integer", "segments", "sender retransmits (TCP_INFO)", "iperf3", nullable=True),
             Key("receiver_bps", "number", "bit/s", "receiver bit rate", "iperf3", nullable=True),
             Key("sender_seconds", "number", "s", "length of the sender's test", "iperf3"),
+            Key(
+                "bidir_reverse",
+                "boolean",
+                "",
+                "the way back of an iperf3 --bidir test (the server's streams; its own figures)",
+                "iperf3",
+            ),
         ),
     ),
     Key(

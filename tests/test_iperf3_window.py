@@ -97,3 +97,57 @@ def test_sender_retransmissions_in_iperf3_window_equal_tcp_info(name):
         data["iperf3"]["retransmissions_in_test"] + data["iperf3"]["retransmissions_after_test"]
         == data["retransmissions_in_capture"]
     )
+
+
+BIDIR_RESULT = {
+    "start": {
+        "connected": [
+            {"socket": 5, "local_port": 41001, "remote_port": 5201},
+            {"socket": 7, "local_port": 41002, "remote_port": 5201},
+        ],
+        "test_start": {"reverse": 0, "bidir": 1},
+    },
+    "end": {
+        "streams": [
+            {"sender": {"socket": 5, "sender": True, "retransmits": 11}},
+            {"sender": {"socket": 7, "sender": False, "retransmits": 4}},
+        ],
+        "sum_sent": {"seconds": 4.0, "retransmits": 11, "bytes": 1700},
+        "sum_received": {"bits_per_second": 3400.0},
+        "sum_sent_bidir_reverse": {"seconds": 4.1, "retransmits": 4, "bytes": 70},
+        "sum_received_bidir_reverse": {"bits_per_second": 140.0},
+        "sender_tcp_congestion": "cubic",
+        "receiver_tcp_congestion": "bbr",
+    },
+}
+
+
+def test_a_bidir_result_is_two_tests_each_with_its_own_connections_and_figures(tmp_path):
+    """iperf3 --bidir: the client's streams that the server sent on carry the way back's figures
+    (the server's retransmits, seconds and CCA), not the client's."""
+    path = tmp_path / "iperf3.json"
+    path.write_text(json.dumps(BIDIR_RESULT))
+    there, back = iperf3.load_tests(path)
+    assert (there.data_ports, there.sender_retransmits, there.sender_seconds, there.sender_cca) == (
+        ((41001, 5201),),
+        11,
+        4.0,
+        "cubic",
+    )
+    assert (back.data_ports, back.sender_retransmits, back.sender_seconds, back.sender_cca) == (
+        ((41002, 5201),),
+        4,
+        4.1,
+        "bbr",
+    )
+    assert (there.reverse_half, back.reverse_half, back.receiver_bps) == (False, True, 140.0)
+    assert iperf3.match_direction([there, back], 5201, 41002) is back
+    assert iperf3.match_direction([there, back], 41001, 5201) is there
+    assert iperf3.load_test(path) == there
+    assert iperf3.find_tests(tmp_path / "trace.pcap") == [there, back]
+
+
+def test_a_one_way_result_stays_one_test_with_every_connection(tmp_path):
+    _write_result(tmp_path / "iperf3.json", 40000, 5201, 4.0, 3)  # -R: the client received
+    (test,) = iperf3.load_tests(tmp_path / "iperf3.json")
+    assert test.data_ports == ((40000, 5201),) and not test.reverse_half and test.reverse

@@ -1243,6 +1243,29 @@ def test_segments_of_a_hole_beyond_what_arrived_above_it_are_first_repaired_by_t
     assert r["lost_segments"] == 5 + 2
 
 
+def with_timeout_head_repeated(flow: Flow, segment: int, repaired: int, before_s: float = 0.0005) -> Flow:
+    """`flow` with a copy of `segment`, which had arrived, arriving `before_s` ahead of the repair
+    of `repaired`: a retransmission timeout whose resend was data the receiver had (the ACK of it
+    came late or was lost), with the repair's own TSval and echo."""
+    repair = next(r for r in reversed(flow.rows) if r["d"] == 1 and r["len"] and r["seq"] == 1001 + repaired * MSS)
+    repeat = {**repair, "t": repair["t"] - before_s, "seq": (1001 + segment * MSS) % 2**32}
+    flow.rows.append(repeat)
+    flow.rows.sort(key=lambda r: r["t"])
+    return flow
+
+
+def test_a_timeouts_sweep_begun_by_a_repeat_of_data_the_receiver_had_shows_no_more_lost_repairs():
+    """A timeout resends the oldest segment the sender has not heard of; where the receiver had it
+    (its ACK was lost, or sat behind the other way's data in a queue, as in a transfer both ways
+    at once), the resend fills nothing, and the holes after it are the same sweep's first repairs:
+    as where the timeout's resend itself fills the first hole (two lost repairs, the repairs the
+    sender could send before the timeout, not one per segment of the holes)."""
+    flow = receiver_side_with_rtt(repair_after_s=0.25, lost=(25, 26, 27, 28, 29), segments=32)
+    r = row_of(analyze(with_timeout_head_repeated(flow, segment=24, repaired=25))[2], 0, 1)
+    assert r["retransmissions"] == 6 and r["spurious_retransmissions"] == 1
+    assert r["lost_repairs"] == 2 and r["lost_segments"] == 5 + 2
+
+
 def test_repair_about_one_round_trip_after_the_hole_is_the_first_one():
     _, _, d = analyze(receiver_side_with_rtt(repair_after_s=0.0013))
     r = row_of(d, 0, 1)
@@ -3144,3 +3167,36 @@ def test_one_syn_captured_twice_is_no_handshake_retransmission():
     assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
     _, _, d = analyze(_connection_with_syns([0.0]))
     assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
+
+
+def sender_capture_that_dropped(first_copies: Sequence[int], repairs: Sequence[int]) -> Flow:
+    """A sender's capture (100 segments, 10-19 lost on the way and repaired) whose own ring
+    dropped the first copies `first_copies` (they arrived: ACKed, never seen) and the repairs of
+    `repairs`."""
+    flow = sender_side_transfer(segments=100, lose=range(10, 20))
+    base, seen_once = 1001, set()
+    kept = []
+    for r in flow.rows:
+        k = (r["seq"] - base) // MSS if r["d"] == 1 and r["len"] else None
+        repeat = k in seen_once
+        if k is not None:
+            seen_once.add(k)
+        if k is not None and ((not repeat and k in first_copies) or (repeat and k in repairs)):
+            continue
+        kept.append(r)
+    flow.rows = kept
+    return flow
+
+
+def test_at_a_sender_whose_capture_dropped_packets_the_repairs_it_missed_are_estimated():
+    """A host that receives fast while it sends (iperf3 --bidir) drops packets from its capture
+    of both: a repair the ring dropped is no retransmission the file holds, though the path lost
+    its first copy. Where the capture's counters say it dropped, the needed repairs among the
+    segments it missed (acknowledged, never seen) are estimated at their share of those it saw:
+    8 repairs seen of 88 segments, 20 missed, about 2 more; without drops nothing is added."""
+    packets, flows = sender_capture_that_dropped(range(40, 60), (10, 11)).table()
+    dropped = row_of(truth.analyze_directions(packets, flows, capture_drops={"kernel": 22}), 0, 1)
+    assert dropped["vantage"] == "sender" and dropped["capture_gaps"] == 20 and dropped["retransmissions"] == 8
+    assert dropped["lost_inferred"] == 2 and dropped["lost_segments"] == 10
+    counted = row_of(truth.analyze_directions(packets, flows), 0, 1)
+    assert counted["lost_inferred"] == 0 and counted["lost_segments"] == 8

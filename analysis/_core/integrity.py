@@ -651,6 +651,11 @@ def _loss_estimated_warning(
             f", of which {inferred:+,} estimated (+-{spread:.1f}): the ACKs do not tell the fate of "
             f"every first copy a retransmission overtook or, without SACK, a window resent"
         )
+        if d.get("capture_gaps"):
+            message += (
+                f"; and where the capture dropped packets, the retransmissions among the "
+                f"{d['capture_gaps']:,} segments it missed, at their share of those it saw"
+            )
     if tail_lost > 0:
         copies = int(d.get("tail_copies_at_close") or 0)
         message += (

@@ -41,6 +41,7 @@ class Iperf3Test:
     receiver_bps: Optional[float]
     sender_cca: Optional[str]
     reverse: bool
+    reverse_half: bool = False  # the way back of a --bidir test: the server's streams to the client
 
 
 def candidate_paths(capture_path: Path) -> List[Path]:
@@ -65,22 +66,65 @@ def candidate_paths(capture_path: Path) -> List[Path]:
 
 
 def load_test(path: Path) -> Optional[Iperf3Test]:
-    """Parse an iperf3 `-J` result; None when it is not one or carries no result."""
+    """Parse an iperf3 `-J` result; None when it is not one or carries no result. Of a `--bidir`
+    test, the half the client sent (`load_tests` gives both)."""
+    tests = load_tests(path)
+    return tests[0] if tests and not tests[0].reverse_half else None
+
+
+def load_tests(path: Path) -> List[Iperf3Test]:
+    """The tests of an iperf3 `-J` result: one, or of a `--bidir` test its two halves, each with
+    its own connections and figures (the way back's are the server's, under `*_bidir_reverse`:
+    its sending streams' retransmits and seconds, the client's received rate, the server's CCA)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError):
-        return None
+        return []
     if not isinstance(doc, dict):
-        return None
+        return []
+    end = doc.get("end") or {}
+    if not isinstance(end.get("sum_sent_bidir_reverse"), dict):
+        one = _half(path, doc, "", None)
+        return [one] if one is not None else []
+    back = _bidir_reverse_ports(doc)
+    halves = (_half(path, doc, "", back), _half(path, doc, "_bidir_reverse", back))
+    return [half for half in halves if half is not None]
+
+
+def _bidir_reverse_ports(doc: Mapping) -> Tuple[Tuple[int, int], ...]:
+    """(local_port, remote_port) of a `--bidir` client's streams that the server sent on (their
+    `sender` record's own `sender` is false)."""
+    by_socket = {
+        c.get("socket"): (int(c.get("local_port", 0)), int(c.get("remote_port", 0)))
+        for c in (doc.get("start") or {}).get("connected") or []
+        if isinstance(c, dict)
+    }
+    sockets = [
+        (stream.get("sender") or {}).get("socket")
+        for stream in (doc.get("end") or {}).get("streams") or []
+        if isinstance(stream, dict) and (stream.get("sender") or {}).get("sender") is False
+    ]
+    return tuple(by_socket[s] for s in sockets if s in by_socket)
+
+
+def _half(
+    path: Path, doc: Mapping, suffix: str, bidir_reverse_ports: Optional[Tuple[Tuple[int, int], ...]]
+) -> Optional[Iperf3Test]:
+    """One test of a result: the whole (`bidir_reverse_ports` None), or a `--bidir` half: the
+    way there (`suffix` "") without the way back's connections, or the way back
+    (`suffix` "_bidir_reverse") with only those."""
     start = doc.get("start") or {}
     end = doc.get("end") or {}
-    sum_sent = end.get("sum_sent") or {}
-    sum_received = end.get("sum_received") or {}
+    sum_sent = end.get(f"sum_sent{suffix}") or {}
+    sum_received = end.get(f"sum_received{suffix}") or {}
     ports = tuple(
         (int(c.get("local_port", 0)), int(c.get("remote_port", 0)))
         for c in start.get("connected") or []
         if isinstance(c, dict)
     )
+    reverse_half = bool(suffix)
+    if bidir_reverse_ports is not None:
+        ports = tuple(p for p in ports if (p in bidir_reverse_ports) == reverse_half)
     seconds = sum_sent.get("seconds")
     if not ports or not isinstance(seconds, (int, float)) or seconds <= 0:
         return None
@@ -97,15 +141,15 @@ def load_test(path: Path) -> Optional[Iperf3Test]:
             if isinstance(sum_received.get("bits_per_second"), (int, float))
             else None
         ),
-        sender_cca=end.get("sender_tcp_congestion"),
+        sender_cca=end.get("receiver_tcp_congestion" if reverse_half else "sender_tcp_congestion"),
         reverse=bool(test_start.get("reverse", 0)),
+        reverse_half=reverse_half,
     )
 
 
 def find_tests(capture_path: Path) -> List[Iperf3Test]:
     """Every iperf3 result beside the capture that parses."""
-    tests = (load_test(p) for p in candidate_paths(capture_path))
-    return [t for t in tests if t is not None]
+    return [t for p in candidate_paths(capture_path) for t in load_tests(p)]
 
 
 def match_direction(tests: Sequence[Iperf3Test], sport: int, dport: int) -> Optional[Iperf3Test]:

@@ -155,7 +155,8 @@ def iperf3_lines(report: Dict[str, Any]) -> List[str]:
     for test in report.get("iperf3") or []:
         lines.append(
             f"iperf3 result beside the capture: {test['file']} (sender CCA {test['sender_cca'] or '?'}, "
-            f"{_count(test['sender_retransmits'])} retransmits over its {test['sender_seconds']:.3f} s test)"
+            f"{_count(test['sender_retransmits'])} retransmits over its {test['sender_seconds']:.3f} s test"
+            f"{', the way back of --bidir' if test.get('bidir_reverse') else ''})"
         )
     for d in report.get("directions", []):
         window = d.get("iperf3")

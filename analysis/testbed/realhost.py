@@ -19,7 +19,9 @@ is netem's child: the queue forms after the delay, at the rate.
 
 iperf3 -P N runs in the sender (data flows sender -> receiver) from client ports
 CLIENT_PORT .. CLIENT_PORT + N - 1, so the rules can tell its data connections from
-its control connection. Offloads: every veth starts with TSO, GSO and GRO off; `gro`
+its control connection; with `bidir` (iperf3 --bidir) N more from the ports after them carry
+data the other way, receiver -> sender, with chains, drops and a tbf of their own (the record's
+`reverse`). Offloads: every veth starts with TSO, GSO and GRO off; `gro`
 turns GRO on at the receiver's rhc0 (its capture then holds coalesced frames), `tso`
 turns TSO and GSO on at the sender's rhs0 (its capture holds the unsplit packets, and
 the router forwards them whole: veth passes GSO packets on unsplit).
@@ -70,7 +72,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict
 from . import netns
 from .errors import TestbedError
 from .realhost_retransmissions import retransmission_truth
-from .realhost_spec import BRIDGEABLE_HOSTS, IP_HEADER_BYTES, KIB_PER_MIB, MTU_BYTES, Transfer
+from .realhost_spec import BRIDGEABLE_HOSTS, IP_HEADER_BYTES, KIB_PER_MIB, MTU_BYTES, REVERSE_ROLE, Transfer
 from .receiver_resends import receiver_resends_not_dsacked
 from .stack_drops import (
     LINK_COUNTERS,
@@ -119,6 +121,8 @@ DEVICES = {"sender": "rhs0", "router_s": "rhr0", "router_r": "rhr1", "receiver":
 BRIDGE_DEVICE = "rhbr0"
 # namespace role -> the device whose drop counters its truth keeps (towards the receiver)
 STACK_DEVICES = {"rcv": "receiver", "rtr": "router_r"}
+# ... and towards the sender, for the way back's truth (`bidir`)
+REVERSE_STACK_DEVICES = {"snd": "sender", "rtr": "router_s"}
 # capture point -> (namespace role, tcpdump -i)
 CAPTURE_POINTS = {
     "sender": ("snd", "rhs0"),
@@ -229,14 +233,21 @@ class SegmentCounts(TypedDict):
     syn_drop_packets: int
 
 
-def counted_segments(rules_text: str, transfer: Transfer) -> SegmentCounts:
+# The chains counting one direction's data (`counted_segments`): sent, dropped at random by the
+# router, arrived, its pure ACKs dropped, its SYNs dropped; the way back (`bidir`) has its own
+# (no SYN drops: syn_loss is one way's).
+FORWARD_CHAINS = ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP", SYN_DROP_CHAIN)
+REVERSE_CHAINS = ("RHRSENT", "RHRDROP", "RHRARRIVED", "RHRACKDROP", "RHRSYNDROP")
+
+
+def counted_segments(rules_text: str, transfer: Transfer, chains: Tuple[str, ...] = FORWARD_CHAINS) -> SegmentCounts:
     """`TransferTruth`'s counts from the hosts' own chains, read from their listings
-    (`rules_text`, as a record keeps them, so a record's truth can be read again)."""
+    (`rules_text`, as a record keeps them, so a record's truth can be read again); `chains`:
+    the direction's (REVERSE_CHAINS for the way back of a `bidir` transfer)."""
     header = data_header_bytes(transfer.family, transfer.sender_timestamps)
     segment_bytes = transfer_mss_bytes(transfer)
     sent, drops, arrived, ack_drops, syn_drops = (
-        rule_listing_counts(chain_listing(rules_text, chain))
-        for chain in ("RHSENT", "RHDROP", "RHARRIVED", "RHACKDROP", SYN_DROP_CHAIN)
+        rule_listing_counts(chain_listing(rules_text, chain)) for chain in chains
     )
     return {
         "sent_segments": segments_from_buckets(sent, header, segment_bytes),
@@ -354,16 +365,25 @@ class TransferTruth:
         return document
 
 
-def recounted_truth(record: Dict[str, Any], transfer: Transfer) -> Dict[str, Any]:
+def recounted_truth(
+    record: Dict[str, Any],
+    transfer: Transfer,
+    chains: Tuple[str, ...] = FORWARD_CHAINS,
+    receiver_document: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
     """A record's truth with its segment counts read again from the chains' listings it keeps
     (records made before the buckets reached 64 KiB for every segment size read short), and
     the iperf3 server's idle tail (`server_idle_tail_s`) left out of its receiving seconds
     again wherever the record's folder still has the server's JSON (at the intervals it was
-    made with): records trimmed by an older rule, or never, are trimmed by today's, once."""
+    made with): records trimmed by an older rule, or never, are trimmed by today's, once.
+    The way back of a `bidir` transfer: its `chains` and its receiver's intervals
+    (`receiver_document`, `reverse_receiver_document` of the client's JSON)."""
     truth = record["truth"]
     fields = {field.name: truth[field.name] for field in dataclass_fields(TransferTruth) if field.name in truth}
-    fields.update(counted_segments(record["rules_text"], transfer))
-    server_document = read_json_document(Path(record["run_dir"]) / "server.json") if record.get("run_dir") else None
+    fields.update(counted_segments(record["rules_text"], transfer, chains))
+    server_document = receiver_document
+    if server_document is None and record.get("run_dir"):
+        server_document = read_json_document(Path(record["run_dir"]) / "server.json")
     if server_document is not None:
         fields.update(server_timing(fields, server_document))
     fields["tcpinfo_at_close"] = {int(port): sample for port, sample in fields["tcpinfo_at_close"].items()}
@@ -384,12 +404,30 @@ class TransferRecord:
     qdisc_text: str
     wall_time_s: float = 0.0
     in_vm: bool = False  # made in a guest kernel under QEMU (realhost --vm)
+    # the way back of a `bidir` transfer: its data's sender (the receiver host), the client ports
+    # of its connections (their data comes from SERVER_PORT to them) and its truth
+    reverse: Optional["ReverseRecord"] = None
 
     def to_json(self) -> Dict:
         document = asdict(self)
         document["transfer"] = asdict(self.transfer)
         document["truth"] = self.truth.to_json()
+        if self.reverse is None:
+            del document["reverse"]
+        else:
+            document["reverse"] = {**asdict(self.reverse), "truth": self.reverse.truth.to_json()}
         return document
+
+
+@dataclass
+class ReverseRecord:
+    """The other direction of a `bidir` transfer: receiver -> sender on connections of its own."""
+
+    sender_address: str
+    client_ports: List[int]
+    truth: TransferTruth
+    # seconds the client's TCP went on taking in data after its iperf3 clock ended (`unread_at_end_s`)
+    unread_at_end_s: float = 0.0
 
 
 def firewall_binary(family: int) -> str:
@@ -509,9 +547,14 @@ def router_qdisc_commands(transfer: Transfer) -> List[List[str]]:
             commands.append(["tc", "qdisc", "add", "dev", data_device, "parent", "1:", "handle", "2:", *tbf])
     elif tbf:
         commands.append(["tc", "qdisc", "add", "dev", data_device, "root", "handle", "1:", *tbf])
+    back_tbf = tbf if transfer.bidir else []  # the way back's data queues as the way there's does
     if transfer.ack_delay_ms > 0:
         netem = ["netem", "delay", f"{transfer.ack_delay_ms:g}ms", "limit", str(NETEM_LIMIT_PACKETS)]
         commands.append(["tc", "qdisc", "add", "dev", ack_device, "root", "handle", "1:", *netem])
+        if back_tbf:
+            commands.append(["tc", "qdisc", "add", "dev", ack_device, "parent", "1:", "handle", "2:", *back_tbf])
+    elif back_tbf:
+        commands.append(["tc", "qdisc", "add", "dev", ack_device, "root", "handle", "1:", *back_tbf])
     return commands
 
 
@@ -549,13 +592,18 @@ def set_stacks(names: Dict[str, str], transfer: Transfer) -> None:
 
 def set_offloads(names: Dict[str, str], transfer: Transfer) -> None:
     """GRO at the receiver's veth, TSO and GSO at the sender's; a bridged host's bridge as its port
-    (the stack hands the bridge super-segments only where the bridge offers TSO)."""
+    (the stack hands the bridge super-segments only where the bridge offers TSO). A `bidir`
+    transfer's hosts both send and receive: each gets both."""
+    receiving = [("receiver", "rcv")] + ([("sender", "snd")] if transfer.bidir else [])
+    sending = [("sender", "snd")] + ([("receiver", "rcv")] if transfer.bidir else [])
     if transfer.receiver_gro:
-        for device in {DEVICES["receiver"], host_device("receiver", transfer.bridged)}:
-            netns.run_command(["ethtool", "-K", device, "gro", "on"], namespace=names["rcv"])
+        for host, role in receiving:
+            for device in {DEVICES[host], host_device(host, transfer.bridged)}:
+                netns.run_command(["ethtool", "-K", device, "gro", "on"], namespace=names[role])
     if transfer.sender_tso:
-        for device in {DEVICES["sender"], host_device("sender", transfer.bridged)}:
-            netns.run_command(["ethtool", "-K", device, "tso", "on", "gso", "on"], namespace=names["snd"])
+        for host, role in sending:
+            for device in {DEVICES[host], host_device(host, transfer.bridged)}:
+                netns.run_command(["ethtool", "-K", device, "tso", "on", "gso", "on"], namespace=names[role])
 
 
 def add_segment_chain(rules: List[List[str]], transfer: Transfer, chain: str, final: List[str]) -> None:
@@ -573,11 +621,18 @@ def data_connections_match(client_ports: List[int]) -> List[str]:
     return ["-p", "tcp", "--sport", f"{client_ports[0]}:{client_ports[-1]}", "--dport", str(SERVER_PORT)]
 
 
-def data_match(family: int, client_ports: List[int], timestamps: bool = True) -> List[str]:
-    """The transfer's data packets, sender -> receiver: its data connections, payload > 0, no SYN or RST."""
+def reverse_connections_match(client_ports: List[int]) -> List[str]:
+    """The way back's connections (`bidir`) as their data flows, receiver -> sender: TCP from the
+    server to the client ports of those connections."""
+    return ["-p", "tcp", "--sport", str(SERVER_PORT), "--dport", f"{client_ports[0]}:{client_ports[-1]}"]
+
+
+def data_match(family: int, client_ports: List[int], timestamps: bool = True, reverse: bool = False) -> List[str]:
+    """The transfer's data packets, sender -> receiver: its data connections, payload > 0, no SYN or
+    RST; `reverse`: the way back's (`bidir`), receiver -> sender on its own connections."""
     header = data_header_bytes(family, timestamps)
     return [
-        *data_connections_match(client_ports),
+        *(reverse_connections_match(client_ports) if reverse else data_connections_match(client_ports)),
         "--tcp-flags",
         "SYN,RST",
         "NONE",
@@ -588,7 +643,9 @@ def data_match(family: int, client_ports: List[int], timestamps: bool = True) ->
     ]
 
 
-def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[int]) -> None:
+def install_rules(
+    names: Dict[str, str], transfer: Transfer, client_ports: List[int], reverse_ports: Sequence[int] = ()
+) -> None:
     """Segment counters where the data leaves the sender and reaches the receiver, random drops between.
 
     The sender's OUTPUT and the receiver's INPUT see whole GSO and GRO packets; the length
@@ -669,8 +726,52 @@ def install_rules(names: Dict[str, str], transfer: Transfer, client_ports: List[
                 "RHACKDROP",
             ],
         )
+    if reverse_ports:
+        add_reverse_rules(batch, names, transfer, list(reverse_ports))
     for namespace_name, rules in batch.items():
         apply_rules(namespace_name, family, rules)
+
+
+def add_reverse_rules(
+    batch: Dict[str, List[List[str]]], names: Dict[str, str], transfer: Transfer, reverse_ports: List[int]
+) -> None:
+    """The way back's counters and drops (`bidir`), as the way there's with the hosts' roles
+    swapped: segments leaving the receiver (RHRSENT) and reaching the sender (RHRARRIVED), the
+    router's random drops of that data from its interface to the receiver onto the one to the
+    sender (RHRDROP), and of the sender's pure ACKs of it the other way (RHRACKDROP)."""
+    data = data_match(transfer.family, reverse_ports, transfer.sender_timestamps, reverse=True)
+    add_segment_chain(batch[names["rcv"]], transfer, "RHRSENT", [])
+    receiver_device = host_device("receiver", transfer.bridged)
+    batch[names["rcv"]].append(["-A", "OUTPUT", "-o", receiver_device, *data, "-j", "RHRSENT"])
+    add_segment_chain(batch[names["snd"]], transfer, "RHRARRIVED", [])
+    sender_device = host_device("sender", transfer.bridged)
+    batch[names["snd"]].append(["-A", "INPUT", "-i", sender_device, *data, "-j", "RHRARRIVED"])
+    router = batch[names["rtr"]]
+    add_segment_chain(router, transfer, "RHRDROP", ["-j", "DROP"])
+    router.append(["-N", "RHRACKDROP"])
+    router.append(["-A", "RHRACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
+    way_back = ["-A", LOSS_CHAIN, "-i", DEVICES["router_r"], "-o", DEVICES["router_s"]]
+    random = ["-m", "statistic", "--mode", "random", "--probability"]
+    if transfer.data_loss > 0:
+        router.append([*way_back, *data, *random, f"{transfer.data_loss:.6f}", "-j", "RHRDROP"])
+    if transfer.ack_loss > 0:
+        acks = [
+            "-p",
+            "tcp",
+            "--sport",
+            f"{reverse_ports[0]}:{reverse_ports[-1]}",
+            "--dport",
+            str(SERVER_PORT),
+            "--tcp-flags",
+            "SYN,RST,FIN",
+            "NONE",
+            "-m",
+            "length",
+            "--length",
+            f"0:{PURE_ACK_MAX_IP_BYTES[transfer.family]}",
+        ]
+        way_there = ["-A", LOSS_CHAIN, "-i", DEVICES["router_s"], "-o", DEVICES["router_r"]]
+        router.append([*way_there, *acks, *random, f"{transfer.ack_loss:.6f}", "-j", "RHRACKDROP"])
 
 
 def syn_drop_rule(transfer: Transfer, client_ports: List[int]) -> List[str]:
@@ -794,14 +895,15 @@ def capture_counters(capturer: str, stderr_text: str) -> Dict[str, Optional[int]
     return parse_dumpcap_counters(stderr_text) if capturer == "dumpcap" else parse_tcpdump_counters(stderr_text)
 
 
-def parse_ss_info(text: str) -> Dict[int, Dict[str, int]]:
-    """`{local port: {total_retrans, segs_out, bytes_acked, ...}}` from `ss -tinH` output."""
+def parse_ss_info(text: str, by_peer_port: bool = False) -> Dict[int, Dict[str, int]]:
+    """`{local port: {total_retrans, segs_out, bytes_acked, ...}}` from `ss -tinH` output; keyed by
+    the peer's port instead with `by_peer_port` (the server's sockets, all on one local port)."""
     samples: Dict[int, Dict[str, int]] = {}
     port: Optional[int] = None
     for line in text.splitlines():
-        head = re.match(r"^\S+\s+\d+\s+\d+\s+(\S+):(\d+)\s+\S+", line)
+        head = re.match(r"^\S+\s+\d+\s+\d+\s+(\S+):(\d+)\s+(\S+):(\d+)", line)
         if head:
-            port = int(head.group(2))
+            port = int(head.group(4 if by_peer_port else 2))
             continue
         if port is None:
             continue
@@ -821,12 +923,19 @@ def parse_ss_info(text: str) -> Dict[int, Dict[str, int]]:
     return samples
 
 
-def iperf3_truth(document: Dict) -> Dict[str, Any]:
-    """Sender retransmissions per stream and the receiver's delivered bytes from an iperf3 -J client result."""
+def iperf3_truth(document: Dict, reverse: bool = False) -> Dict[str, Any]:
+    """Sender retransmissions per stream and the receiver's delivered bytes from an iperf3 -J client
+    result; `reverse`: the way back's (`--bidir`: the server's streams sending to the client, their
+    sums under `*_bidir_reverse`)."""
     end = document.get("end") or {}
     per_stream = {}
+    suffix = "_bidir_reverse" if reverse else ""
     for stream in end.get("streams") or []:
         sender = stream.get("sender") or {}
+        if reverse and sender.get("sender", True):  # a stream of the way there
+            continue
+        if not reverse and sender.get("sender") is False:  # a stream of the way back (--bidir)
+            continue
         if isinstance(sender.get("retransmits"), int):
             port = next(
                 (
@@ -838,8 +947,8 @@ def iperf3_truth(document: Dict) -> Dict[str, Any]:
             )
             if port is not None:
                 per_stream[int(port)] = int(sender["retransmits"])
-    received = end.get("sum_received") or {}
-    sent = end.get("sum_sent") or {}
+    received = end.get(f"sum_received{suffix}") or {}
+    sent = end.get(f"sum_sent{suffix}") or {}
     return {
         "tcpinfo_retransmissions": int(sent.get("retransmits") or 0),
         "tcpinfo_per_stream": per_stream,
@@ -847,8 +956,21 @@ def iperf3_truth(document: Dict) -> Dict[str, Any]:
         "delivered_seconds": float(received.get("seconds") or 0.0),
         "delivered_bps": float(received.get("bits_per_second") or 0.0),
         "sent_bytes": int(sent.get("bytes") or 0),
-        "cca_reported": end.get("sender_tcp_congestion"),
+        "cca_reported": end.get("receiver_tcp_congestion" if reverse else "sender_tcp_congestion"),
     }
+
+
+def reverse_receiver_document(client_document: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The way back's receiving intervals (`--bidir`) in the shape of an iperf3 server's document:
+    the client receives them, and its intervals hold them under `sum_bidir_reverse`."""
+    if client_document is None:
+        return None
+    intervals = [
+        {"sum": interval.get("sum_bidir_reverse") or {}}
+        for interval in client_document.get("intervals") or []
+        if isinstance(interval, dict)
+    ]
+    return {"intervals": intervals}
 
 
 def short_transfers_process(
@@ -1104,6 +1226,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
     family = transfer.family
     addresses = ADDRESSES[family]
     client_ports = [CLIENT_PORT + i for i in range(transfer.data_connections)]
+    reverse_ports = reverse_client_ports(transfer)
     captures: Dict[str, CaptureRecord] = {}
     with ExitStack() as stack:
         if transfer.cca == SPLINE_CCA:
@@ -1113,10 +1236,12 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         set_stacks(names, transfer)
         for command in router_qdisc_commands(transfer):
             netns.run_command(command, namespace=names["rtr"])
-        install_rules(names, transfer, client_ports)
-        netns.reserve_client_ports(names["snd"], client_ports)
+        install_rules(names, transfer, client_ports, reverse_ports)
+        netns.reserve_client_ports(names["snd"], client_ports + reverse_ports)
 
         stack_before = {role: stack_counters(names[role], DEVICES[device]) for role, device in STACK_DEVICES.items()}
+        reverse_devices = REVERSE_STACK_DEVICES if transfer.bidir else {}
+        reverse_before = {role: stack_counters(names[role], DEVICES[d]) for role, d in reverse_devices.items()}
         processes = {}
         start_utc = utc_now()
         for vantage in transfer.vantages:
@@ -1155,6 +1280,15 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                 run_dir / "ss-closed.stderr",
             )
         )
+        if transfer.bidir:  # the way back's senders: the server's sockets, told apart by the client's port
+            stack.enter_context(
+                netns.process(
+                    ["stdbuf", "-oL", "ss", "-tinEH", f"sport = :{SERVER_PORT}"],
+                    names["rcv"],
+                    run_dir / REVERSE_SS_CLOSED,
+                    run_dir / "ss-closed-reverse.stderr",
+                )
+            )
         if transfer.connections:
             # every connection is read to its end: the drops go on to the last, all repaired
             client = stack.enter_context(short_transfers_process("send", transfer, names["snd"], run_dir, addresses))
@@ -1181,6 +1315,8 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                         f"{transfer.duration_s:g}",
                         "-J",
                         *transfer.iperf3_application_args,
+                        # the way back's receiving intervals, in the client's JSON, as finely as the server's
+                        *(["--bidir", "-i", f"{SERVER_INTERVAL_S:g}"] if transfer.bidir else []),
                     ],
                     names["snd"],
                     run_dir / "iperf3.json",
@@ -1209,8 +1345,22 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                 ("rtr", "RHDROP"),
                 ("rcv", "RHARRIVED"),
                 ("rtr", SYN_DROP_CHAIN),
+                *(
+                    (("rcv", "RHRSENT"), ("rtr", "RHRACKDROP"), ("rtr", "RHRDROP"), ("snd", "RHRARRIVED"))
+                    if transfer.bidir
+                    else ()
+                ),
             )
         ]
+        reverse_drops = {
+            role: stack_counter_deltas(reverse_before[role], stack_counters(names[role], DEVICES[d]), DEVICES[d])
+            for role, d in reverse_devices.items()
+        }
+        reverse_qdisc_text = (
+            netns.qdisc_statistics(names["rtr"], DEVICES["router_s"])["text"]
+            if transfer.bidir and (transfer.rate_bps > 0 or transfer.ack_delay_ms > 0)
+            else ""
+        )
         stack_drops = {
             role: stack_counter_deltas(
                 stack_before[role], stack_counters(names[role], DEVICES[device]), DEVICES[device]
@@ -1295,6 +1445,22 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             else {}
         ),
     )
+    reverse = None
+    if transfer.bidir:
+        back_truth = reverse_truth(
+            transfer,
+            run_dir,
+            "\n".join(listings),
+            reverse_qdisc_text,
+            reverse_drops,
+            {vantage: Path(c.pcap) for vantage, c in captures.items()} if not in_vm else {},
+        )
+        reverse = ReverseRecord(
+            addresses["receiver"],
+            reverse_ports,
+            back_truth,
+            reverse_unread_at_end_s(back_truth.to_json(), read_json_document(run_dir / "iperf3.json")),
+        )
     record = TransferRecord(
         transfer=transfer,
         run_dir=str(run_dir),
@@ -1306,9 +1472,86 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
         qdisc_text=str(qdisc["text"]),
         wall_time_s=time.monotonic() - started_s,
         in_vm=in_vm,
+        reverse=reverse,
     )
     (run_dir / "truth.json").write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
     return record
+
+
+REVERSE_SS_CLOSED = "ss-closed-reverse.txt"
+# the span at the end of the client's receiving intervals whose rate the data after its clock kept
+END_RATE_SPAN_S = 0.5
+
+
+def unread_at_end_s(acked_bytes: Optional[int], read_bytes: int, intervals: List[Tuple[float, float, int]]) -> float:
+    """Seconds the way back's data went on arriving after the client's iperf3 clock ended
+    (`bidir`): what its TCP acknowledged beyond what iperf3 read (`acked_bytes` less
+    `read_bytes`) at the rate of its last END_RATE_SPAN_S of receiving (`intervals`, the
+    client's). The client stops reading at its timer, while the server's send buffer drains on
+    until the client closes its sockets, after the results' exchange: 1.46 MB acknowledged and
+    unread at 5% loss both ways, which read the goodput truth 3% high over the clock alone. The
+    bottleneck's rate holds to the end (the random drops stop before it)."""
+    unread_bytes = (acked_bytes or 0) - read_bytes
+    with_data = [interval for interval in intervals if interval[2] > 0]
+    if unread_bytes <= 0 or not with_data:
+        return 0.0
+    end_s = with_data[-1][1]
+    tail = [(start_s, stop_s, size) for start_s, stop_s, size in with_data if stop_s > end_s - END_RATE_SPAN_S]
+    seconds = sum(stop_s - start_s for start_s, stop_s, _ in tail)
+    rate_bytes_per_s = sum(size for _, _, size in tail) / seconds if seconds > 0 else 0.0
+    return (
+        unread_bytes / rate_bytes_per_s if rate_bytes_per_s > 0 else 0.0
+    )  # `ss -E` at the receiver: the way back's sockets (`bidir`)
+
+
+def reverse_unread_at_end_s(truth: Dict[str, Any], client_document: Optional[Dict[str, Any]]) -> float:
+    """`unread_at_end_s` of the way back's truth (as truth.json holds it) and the client's JSON."""
+    intervals = iperf3_receiver_intervals(reverse_receiver_document(client_document) or {})
+    return unread_at_end_s(truth.get("bytes_acked_at_close"), int(truth["delivered_bytes"]), intervals)
+
+
+def reverse_client_ports(transfer: Transfer) -> List[int]:
+    """The client ports of a `bidir` transfer's connections the other way: iperf3 --bidir binds
+    its receiving streams after its sending ones (CLIENT_PORT + flows ...); none one way."""
+    if not transfer.bidir:
+        return []
+    return [CLIENT_PORT + transfer.flows + i for i in range(transfer.flows)]
+
+
+def reverse_truth(
+    transfer: Transfer,
+    run_dir: Path,
+    rules_text: str,
+    qdisc_text: str,
+    stack_drops: Dict[str, Dict[str, int]],
+    pcaps: Dict[str, Path],
+) -> TransferTruth:
+    """The way back's truth (`bidir`): its chains (REVERSE_CHAINS), the router's queue towards the
+    sender, the server's sockets as they closed, iperf3's reverse sums, the client's receiving
+    intervals, the sender host's stack as the receiver's; each retransmission followed through
+    the router's captures (`pcaps`, by capture point; their roles swapped). The receiver's copies
+    it never took (`receiver_resends_not_dsacked`) are not read this way."""
+    document = read_json_document(run_dir / "iperf3.json") or {}
+    received = iperf3_truth(document, reverse=True)
+    received.update(server_timing(received, reverse_receiver_document(document)))
+    at_close = parse_ss_info((run_dir / REVERSE_SS_CLOSED).read_text(errors="replace"), by_peer_port=True)
+    ports = reverse_client_ports(transfer)
+    mss = transfer_mss_bytes(transfer)
+    address = ADDRESSES[transfer.family]["receiver"]
+    return TransferTruth(
+        **counted_segments(rules_text, transfer, REVERSE_CHAINS),
+        qdisc_drops=root_qdisc_drops(qdisc_text),
+        tcpinfo_at_close={port: sample for port, sample in at_close.items() if port in ports},
+        **received,
+        receiver_stack_drops=stack_drops.get("snd"),
+        router_stack_drops=stack_drops.get("rtr"),
+        receiver_resends_not_dsacked=None,
+        **(
+            router_retransmission_truth({REVERSE_ROLE[v]: p for v, p in pcaps.items()}, address, ports, mss)
+            if pcaps
+            else {}
+        ),
+    )
 
 
 def transfer_tag(index: int) -> str:

@@ -29,16 +29,20 @@ from typing import Any, Dict, List, Optional
 from . import vm
 from .errors import TestbedError
 from .realhost import (
+    REVERSE_CHAINS,
     receiver_resends_truth,
+    reverse_receiver_document,
+    reverse_unread_at_end_s,
     recounted_truth,
     router_retransmission_truth,
     run_transfer,
     transfer_mss_bytes,
     transfer_tag,
 )
+from .run import read_json_document
 from .realhost_compare import compare_record, format_issue_cases, format_table, write_csv
 from .spline_cca import SPLINE_CCA, spline_registrable
-from .realhost_spec import Matrix, Transfer, load_matrix, recorded_transfer, with_duration
+from .realhost_spec import REVERSE_ROLE, Matrix, Transfer, load_matrix, recorded_transfer, with_duration
 
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
 
@@ -190,6 +194,25 @@ def resends_readable(record: Dict[str, Any]) -> bool:
     return "receiver_resends_not_dsacked" not in record["truth"]
 
 
+def reverse_recounted_truth(record: Dict[str, Any], transfer: Transfer) -> Dict[str, Any]:
+    """The way back's truth of a `bidir` record read again as `recounted_truth` reads the way
+    there's: its own chains and the client's receiving intervals; the router's account of its
+    retransmissions from the captures where the record was made without it (in a guest)."""
+    reverse = record["reverse"]
+    client_document = read_json_document(Path(record["run_dir"]) / "iperf3.json")
+    truth = recounted_truth(
+        {**record, "truth": reverse["truth"]}, transfer, REVERSE_CHAINS, reverse_receiver_document(client_document)
+    )
+    if "retransmissions" not in truth:
+        pcaps = {REVERSE_ROLE[vantage]: Path(c["pcap"]) for vantage, c in record["captures"].items()}
+        truth.update(
+            router_retransmission_truth(
+                pcaps, reverse["sender_address"], reverse["client_ports"], transfer_mss_bytes(transfer)
+            )
+        )
+    return truth
+
+
 def load_records(out_dir: Path) -> List[Dict[str, Any]]:
     """The truth.json of every finished transfer under DIR/runs, in run order; its segment
     counts are read again from the chains' listings it keeps, and a transfer made before the
@@ -214,6 +237,11 @@ def load_records(out_dir: Path) -> List[Dict[str, Any]]:
                 router_retransmission_truth(
                     pcaps, record["sender_address"], record["client_ports"], transfer_mss_bytes(transfer)
                 )
+            )
+        if record.get("reverse"):
+            record["reverse"]["truth"] = reverse_recounted_truth(record, transfer)
+            record["reverse"]["unread_at_end_s"] = reverse_unread_at_end_s(
+                record["reverse"]["truth"], read_json_document(Path(record["run_dir"]) / "iperf3.json")
             )
         records.append(record)
     records.sort(key=lambda r: r.get("order", 0))
@@ -252,7 +280,7 @@ def command_realhost(args: argparse.Namespace) -> int:
     )
     print(format_table(rows))
     by_name = {r["transfer"]["name"]: r for r in records}
-    cases = [r for r in rows if by_name[r["transfer"]]["transfer"].get("issue_case")]
+    cases = [r for r in rows if r["transfer"] in by_name and by_name[r["transfer"]]["transfer"].get("issue_case")]
     if cases:
         cases.sort(key=lambda r: by_name[r["transfer"]]["transfer"]["issue_case"])
         print("\nIssue 8's cases, remade:")

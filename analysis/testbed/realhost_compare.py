@@ -25,6 +25,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from dataclasses import asdict
+
 import numpy as np
 
 from .._core.transfer import transfer_goodput
@@ -33,11 +35,13 @@ from .realhost_spec import (
     GOODPUT_TOLERANCE,
     LOST_TOLERANCE,
     RETRANSMISSION_TOLERANCE_AT_SENDER,
+    REVERSE_ROLE,
     Transfer,
     ROUTER_BOTH_WAYS_VANTAGES,
     SENDER_VANTAGES,
     expected_warnings,
     recorded_transfer,
+    reverse_transfer,
 )
 
 # A capture's analysis: the `--json` document, and each data packet's label
@@ -50,14 +54,15 @@ def analyse_with_library(pcap: Path, record: Optional[Dict[str, Any]] = None) ->
     """The per-file JSON document `spline-analyze --json` prints for `pcap`; with the
     transfer's `record`, also the label spline-analyze gave each of the sender's data packets."""
     from .. import analyze
-    from .realhost_retransmissions import sender_data_rows
+    from .realhost_retransmissions import client_side_ports, sender_data_rows
 
     analysis = analyze(pcap)
     labels: Labels = {}
     if record is not None:
         packets, kind = analysis.packets, analysis.directions.segment_kind
         rows = np.flatnonzero(sender_data_rows(packets, record["sender_address"], record["client_ports"]))
-        columns = (packets["sport"], packets["seq"], packets["tcp_payload_len"], packets["opt_tsval"])
+        ports = client_side_ports(packets, record["client_ports"])
+        columns = (ports, packets["seq"], packets["tcp_payload_len"], packets["opt_tsval"])
         keys = zip(*(np.asarray(c)[rows].tolist() for c in columns))
         labels = dict(zip(keys, np.asarray(kind)[rows].tolist()))
     return analysis.to_json(), labels
@@ -93,12 +98,14 @@ def same_address(a: Any, b: Any) -> bool:
 
 
 def data_directions(document: Dict[str, Any], sender_address: str, client_ports: Sequence[int]) -> List[Dict[str, Any]]:
-    """The directions carrying the transfer's data (sender -> receiver on a data connection)."""
+    """The directions carrying the transfer's data (sender -> receiver on a data connection: from a
+    client port, or to one where the sender is the server, the way back of iperf3 --bidir)."""
     ports = set(int(p) for p in client_ports)
     return [
         d
         for d in document.get("directions") or []
-        if same_address(d.get("src"), sender_address) and int(d.get("sport", -1)) in ports
+        if same_address(d.get("src"), sender_address)
+        and (int(d.get("sport", -1)) in ports or int(d.get("dport", -1)) in ports)
     ]
 
 
@@ -178,6 +185,8 @@ def delivery_rate_bps(truth: Dict[str, Any], transfer: Transfer) -> float:
         return float(truth["delivered_bps"])
     if 0 < wait_s < seconds:
         seconds -= wait_s
+    # the way back of a bidir transfer: its data went on arriving after the client's clock
+    seconds += float(truth.get("unread_at_end_s") or 0.0)
     return 8.0 * delivered_bytes_truth(truth) / seconds
 
 
@@ -242,10 +251,16 @@ def expected_lost_segments(truth: Dict[str, Any], vantage: str) -> int:
 
 
 def compare_capture(
-    record: Dict[str, Any], vantage: str, document: Dict[str, Any], labels: Optional[Labels] = None
+    record: Dict[str, Any],
+    vantage: str,
+    document: Dict[str, Any],
+    labels: Optional[Labels] = None,
+    expected: Optional[Tuple[frozenset, frozenset]] = None,
 ) -> Dict[str, Any]:
     """One result row: truth vs the analyzer for `vantage` of the transfer in `record` (truth.json);
-    `labels`: the analyzer's label of each of the sender's data packets (the sender's capture)."""
+    `labels`: the analyzer's label of each of the sender's data packets (the sender's capture);
+    `expected`: the file's (must, may) warnings where it holds more than this transfer's one
+    direction (`file_warnings`), else this capture's own (`expected_warnings`)."""
     transfer = recorded_transfer(record["transfer"])
     truth = record["truth"]
     capture = record["captures"][vantage]
@@ -272,7 +287,7 @@ def compare_capture(
     delivered_error = relative_error(delivered, delivered_truth)
     per_flow_delivered = per_flow_errors(directions, at_close_by_port, "delivered_bytes", "bytes_acked")
     codes = sorted({w.get("code", "?") for w in document.get("warnings") or [] if isinstance(w, dict)})
-    must, may = expected_warnings(
+    must, may = expected or expected_warnings(
         transfer, vantage, kernel_drops, int(truth["lost_segments"]), in_vm=bool(record.get("in_vm"))
     )
     missing = sorted(must - set(codes))
@@ -364,17 +379,67 @@ def compare_capture(
     return row
 
 
+def reverse_view(record: Dict[str, Any]) -> Dict[str, Any]:
+    """A `bidir` record as its way back's own: the receiver host its sender, its connections'
+    client ports and truth, the transfer's hosts swapped (`reverse_transfer`) and each capture
+    under the role it plays for that data (`REVERSE_ROLE`: the sender's capture is its receiver's)."""
+    reverse = record["reverse"]
+    transfer = reverse_transfer(recorded_transfer(record["transfer"]))
+    return {
+        **record,
+        "transfer": {**asdict(transfer), "name": f"{transfer.name}{REVERSE_NAME_SUFFIX}"},
+        "sender_address": reverse["sender_address"],
+        "client_ports": reverse["client_ports"],
+        "truth": {**reverse["truth"], "unread_at_end_s": float(reverse.get("unread_at_end_s") or 0.0)},
+        "captures": {REVERSE_ROLE[v]: capture for v, capture in record["captures"].items()},
+    }
+
+
+# The way back's rows (`bidir`) carry the transfer's name with this suffix.
+REVERSE_NAME_SUFFIX = ".reverse"
+
+
+def file_warnings(record: Dict[str, Any], views: List[Tuple[Dict[str, Any], str]]) -> Tuple[frozenset, frozenset]:
+    """(must, may) warning codes of one file holding every direction in `views` ((record, the
+    capture's role for it)): the file's warnings speak of all the data it holds, so each
+    direction's conditions require and allow theirs."""
+    must: set = set()
+    may: set = set()
+    for view, role in views:
+        kernel_drops = int(view["captures"][role]["counters"].get("kernel_drops") or 0)
+        one_must, one_may = expected_warnings(
+            recorded_transfer(view["transfer"]),
+            role,
+            kernel_drops,
+            int(view["truth"]["lost_segments"]),
+            in_vm=bool(record.get("in_vm")),
+        )
+        must |= one_must
+        may |= one_may
+    return frozenset(must), frozenset(may)
+
+
 def compare_record(record: Dict[str, Any], analyser: Analyser = analyse_with_library) -> List[Dict[str, Any]]:
     """Rows for every capture point of one transfer; a capture the analyzer cannot read is a failed row.
-    The sender's capture is also held to the router's truth retransmission by retransmission."""
+    The sender's capture is also held to the router's truth retransmission by retransmission.
+    A `bidir` transfer has two rows per capture point, one per direction, each against its own
+    truth at the role the point plays for it (`direction`, `capture_point`)."""
     rows = []
+    back = reverse_view(record) if record.get("reverse") else None
     for vantage, capture in record["captures"].items():
+        views = [(record, vantage)] + ([(back, REVERSE_ROLE[vantage])] if back else [])
+        labelled = next((view for view, role in views if role in SENDER_VANTAGES), None)
         labels: Labels = {}
         try:
-            document, labels = analyser(Path(capture["pcap"]), record if vantage in SENDER_VANTAGES else None)
+            document, labels = analyser(Path(capture["pcap"]), labelled)
         except Exception as exc:  # noqa: BLE001 - one bad capture must not stop the matrix
             document = {"directions": [], "warnings": [{"code": f"analysis_failed:{exc.__class__.__name__}"}]}
-        rows.append(compare_capture(record, vantage, document, labels))
+        expected = file_warnings(record, views) if back else None
+        for view, role in views:
+            row = compare_capture(view, role, document, labels if view is labelled else {}, expected)
+            if back:
+                row.update(direction="reverse" if view is back else "forward", capture_point=vantage)
+            rows.append(row)
     return rows
 
 
@@ -530,9 +595,16 @@ CSV_COLUMNS = [
 ]
 
 
+# Columns of a table with rows of `bidir` transfers (only then: a one-way table keeps its shape):
+# which way the row's data went, and the capture point whose file it read (`vantage` is the role
+# that point plays for that data).
+BIDIR_COLUMNS = ["direction", "capture_point"]
+
+
 def write_csv(rows: List[Dict[str, Any]], path: Path) -> None:
+    columns = CSV_COLUMNS + (BIDIR_COLUMNS if any("direction" in row for row in rows) else [])
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_COLUMNS})
+            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})

@@ -111,12 +111,20 @@ def address_bytes(address: str) -> bytes:
     return parsed.packed
 
 
+def client_side_ports(packets, client_ports: Sequence[int]) -> np.ndarray:
+    """Each row's port at the client's end of its connection: its source port where that is one of
+    `client_ports` (the client's data), else its destination port (the server's data to the
+    client, the way back of iperf3 --bidir)."""
+    sport, dport = np.asarray(packets["sport"]), np.asarray(packets["dport"])
+    return np.where(np.isin(sport, np.asarray(list(client_ports), dtype=np.int64)), sport, dport)
+
+
 def sender_data_rows(packets, sender_address: str, client_ports: Sequence[int]) -> np.ndarray:
-    """Rows of the sender's data on the data connections: from the sender, a client port,
-    payload, no SYN or RST."""
+    """Rows of the sender's data on the data connections: from the sender, a client port at either
+    end (the sender is the client, or the server of the way back), payload, no SYN or RST."""
     src = np.ascontiguousarray(packets["src_addr"]).view(np.dtype((np.void, 16))).ravel()
     from_sender = src == np.frombuffer(address_bytes(sender_address), dtype=np.dtype((np.void, 16)))[0]
-    ports = np.isin(np.asarray(packets["sport"]), np.asarray(list(client_ports), dtype=np.int64))
+    ports = np.isin(client_side_ports(packets, client_ports), np.asarray(list(client_ports), dtype=np.int64))
     flags = np.asarray(packets["tcp_flags"])
     return (
         from_sender
@@ -127,13 +135,17 @@ def sender_data_rows(packets, sender_address: str, client_ports: Sequence[int]) 
     )
 
 
-def data_copies(packets, rows: np.ndarray, bases: Optional[Dict[int, int]] = None) -> Dict[int, Copies]:
+def data_copies(
+    packets, rows: np.ndarray, bases: Optional[Dict[int, int]] = None, client_ports: Sequence[int] = ()
+) -> Dict[int, Copies]:
     """`{client port: Copies}` of the rows `rows` (a mask of `sender_data_rows`).
 
     `bases`: each port's sequence base (the first data copy's sequence number on the way
-    in); a port missing from it gets its first copy here, and `bases` is updated."""
+    in); a port missing from it gets its first copy here, and `bases` is updated.
+    `client_ports`: where the data is the server's (the way back of iperf3 --bidir), its
+    connections are told apart by the client's port (`client_side_ports`)."""
     bases = {} if bases is None else bases
-    sport = np.asarray(packets["sport"])
+    sport = client_side_ports(packets, client_ports) if client_ports else np.asarray(packets["sport"])
     out: Dict[int, Copies] = {}
     for port in np.unique(sport[rows]).tolist():
         index = np.flatnonzero(rows & (sport == port))
@@ -343,8 +355,8 @@ def retransmission_truth(
     else:
         return None
     bases: Dict[int, int] = {}
-    copies_in = data_copies(packets_in, rows_in, bases)
-    copies_out = data_copies(packets_out, rows_out, bases)
+    copies_in = data_copies(packets_in, rows_in, bases, client_ports)
+    copies_out = data_copies(packets_out, rows_out, bases, client_ports)
     connections, unmatched = [], 0
     for port, way_in_copies in sorted(copies_in.items()):
         empty = Copies(*(np.zeros(0, dtype=np.int64) for _ in range(6)))

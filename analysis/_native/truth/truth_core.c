@@ -2996,6 +2996,9 @@ static void on_repeat(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, in
         s->hi_end_ns = now;
     }
     if (idle_ns >= RTO_MIN_NS) timeout_seen(s, now);
+    /* downstream, a timeout's resend starts its sweep even where it fills nothing (its head was
+     * repeated after an ACK that came late or was lost): the fills after it are the sweep's */
+    if (idle_ns >= RTO_MIN_NS && m != TRUTH_MODE_SENDER) timer_sweep_first_repairs(s, 0, 1);
     int spurious = 0, reordered = 0, filled = 0, downstream = 0;
     int64_t hole_age_ns = -1, filled_bytes = 0;
     hole filled_hole = {0};
