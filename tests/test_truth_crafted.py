@@ -3093,3 +3093,28 @@ def test_one_syn_captured_twice_is_no_handshake_retransmission():
     assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
     _, _, d = analyze(_connection_with_syns([0.0]))
     assert row_of(d, 0, 0)["handshake_retransmissions"] == 0
+
+
+def test_a_last_flight_sent_into_a_dropping_queue_at_over_twice_the_delivery_rate_is_at_risk_whatever_its_estimate():
+    # 36 still missing when the receiver resets, and the flight of 10 leaves 0.2 ms apart, five
+    # times the rate the ACKs covered the data at: most of it queued behind a queue that was
+    # dropping. The 20 segments told below it lost none (4-16 long before), so none is estimated
+    flow = sender_still_repairing_when_its_last_flight_goes_unreported(
+        lose=(4, 8, 12, 16), unreported=10, segments=50, unreported_gap_s=0.0002
+    )
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["unreported_at_end"] == 10
+    assert row["unreported_lost_estimated"] == 0.0
+    assert row["unreported_at_risk"] == 10
+
+
+def test_a_last_flight_sent_near_the_delivery_rate_or_after_a_clean_stretch_is_not_at_risk():
+    # 1 ms apart, about the rate the ACKs covered the data at: it adds little to the queue
+    near = sender_still_repairing_when_its_last_flight_goes_unreported(lose=(8, 12, 16, 20, 24))
+    clean = sender_whose_receiver_closes_before_the_repairs(lose=(), segments=60, unreported=20)
+    for flow in (near, clean):
+        _, _, directions = analyze(flow)
+        row = row_of(directions, 0, 1)
+        assert row["unreported_at_end"] == 20
+        assert row["unreported_at_risk"] == 0

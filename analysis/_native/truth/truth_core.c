@@ -1479,6 +1479,27 @@ static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
     return (double)(highest->hi - lowest->lo) * (double)delivered_ns > (double)delivered_bytes * (double)flight_ns;
 }
 
+/* A flight sent at least this many times faster than the connection's data was delivered left at
+ * least 1 - 1/this of itself queued at the bottleneck (it drains at the delivery rate): where the
+ * queue was already dropping, that part may have been lost whatever the loss before it. */
+#define FLIGHT_QUEUED_PACE_FACTOR 2.0
+
+/* Whether the flight above scoreboard entry `below` left at least FLIGHT_QUEUED_PACE_FACTOR times
+ * faster than the connection's data was delivered (as flight_outpaced_delivery measures them); a
+ * flight sent at once: yes; a connection whose delivery rate is unknown: no (nothing to tell). */
+static int flight_mostly_queued(const pass *ps, int64_t d, int64_t below) {
+    const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
+    const sent_segment *lowest = &s->sb[below + 1], *highest = &s->sb[s->sb_len - 1];
+    int64_t flight_ns = highest->first_ns - lowest->first_ns;
+    int64_t delivered_ns = S[S_LAST_ACKED_TS] - S[S_FIRST_ACKED_TS];
+    int64_t delivered_bytes = s->have_una ? s->snd_una - s->base : 0;
+    if (delivered_ns <= 0 || delivered_bytes <= 0 || S[S_FIRST_ACKED_TS] < 0) return 0;
+    if (flight_ns <= 0) return 1;
+    return (double)(highest->hi - lowest->lo) * (double)delivered_ns >
+           FLIGHT_QUEUED_PACE_FACTOR * (double)delivered_bytes * (double)flight_ns;
+}
+
 /* First copies in the flight unreported at the end (unreported_flight) lost as often as those sent
  * just before it whose fate the ACKs told: twice the flight's own segments, the same path's most
  * recent round trips (a queue overflowing at the end of a long path's transfer loses a fifth of a
@@ -1487,9 +1508,10 @@ static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
  * (flight_outpaced_delivery). With SACK only:
  * without it the ACKs tell nothing above a hole (s30-ns). Its mean and variance (binomial, and the
  * rate's own from the segments that measured it); *flight: the flight's segments. */
-static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, double *mean, double *variance) {
+static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, int64_t *at_risk, double *mean,
+                                   double *variance) {
     const direction_state *s = &ps->dirs[d];
-    *flight = 0;
+    *flight = *at_risk = 0;
     *mean = *variance = 0.0;
     if (s->sb == NULL || s->ro == NULL || sack_off(ps->in, d)) return;
     int64_t below, measured, lost;
@@ -1502,6 +1524,10 @@ static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, d
      * none of the 445 segments after), and the flight added to the queue */
     int holes_open = s->have_una && s->snd_una < s->reported_hi;
     if (*flight == 0 || !s->sack_read || !holes_open || !flight_outpaced_delivery(ps, d, below)) return;
+    /* the flight went into a queue that was dropping and mostly queued there: its fate is open
+     * whatever the estimate (a queue that overflows as the flight arrives loses from it alone: a
+     * bottleneck whose rate fell) */
+    if (flight_mostly_queued(ps, d, below)) *at_risk = *flight;
     segments_below_flight(s, below, UNREPORTED_WINDOW_FLIGHTS * *flight, &measured, &lost);
     if (measured == 0 || lost == 0) return;
     double rate = (double)lost / (double)measured, n = (double)*flight;
@@ -1560,7 +1586,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     int64_t *S = stats_of(ps, d);
     S[S_LOST_UNREPAIRED] = unrepaired_losses_at_end(s, rate);
     double flight_lost, flight_variance;
-    unreported_flight_lost(ps, d, &S[S_UNREPORTED_AT_END], &flight_lost, &flight_variance);
+    unreported_flight_lost(ps, d, &S[S_UNREPORTED_AT_END], &S[S_UNREPORTED_AT_RISK], &flight_lost, &flight_variance);
     S[S_UNREPORTED_LOST_MILLI] = (int64_t)llround(1000.0 * flight_lost);
     S[S_UNREPORTED_LOST_SD_MILLI] = (int64_t)llround(1000.0 * sqrt(flight_variance));
     s->lost_inferred_correction += flight_lost;
