@@ -628,7 +628,7 @@ def _unacknowledged_at_end_warning(
     it estimated lost (`flight_lost` segments, rounded)."""
     flight = int(d.get("unreported_at_end") or 0)
     at_risk = int(d.get("unreported_at_risk") or 0)
-    risk = f", into a queue that was dropping: 0 to {at_risk:,} lost," if at_risk else ""
+    risk = f" (into a queue that was dropping: 0 to {at_risk:,} lost)" if at_risk else ""
     return _warning(
         "unacknowledged_at_end",
         f"{flow}: the capture ended with {flight:,} segments sent and never acknowledged{risk}; "
