@@ -393,8 +393,10 @@ typedef struct {
      * (repair_left_unheard): where it ended (-1: none) and when it arrived */
     int64_t sweep_end, sweep_ns;
     /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
-     * that timeout was lost, and the next data tells where (timeout_probe_lost) */
+     * that timeout was lost, and the next data tells where (timeout_probe_lost), or that it
+     * was no resend (timeout_resend_disproved); the packet (-1: none) */
     int timeout_probe_pending;
+    int64_t timeout_resend_i;
     /* holes below this sequence number were still open when new data sent after their
      * repair arrived: their first repair was lost (-1: none) */
     int64_t repair_lost_below;
@@ -3255,8 +3257,38 @@ static int resent_by_timeout(const pass *ps, int64_t d, int64_t i, int64_t lo) {
         (int32_t)(in->tsval[i] - s->hi_end_tsval) < timeout_silence_min_ns(ps, d) / TSVAL_TICK_MAX_NS)
         return 0;
     return in->mode[d] != TRUTH_MODE_SENDER && lo == s->hi_end && s->nholes == 0 && s->mss > 0 &&
-           S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una && s->snd_una >= s->hi_end &&
-           in->ts_ns[i] - s->last_tx_ns > timeout_silence_min_ns(ps, d) && s->last_tx_len % s->mss == 0;
+           in->payload_len[i] <= s->mss && S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una &&
+           s->snd_una >= s->hi_end && in->ts_ns[i] - s->last_tx_ns > timeout_silence_min_ns(ps, d) &&
+           s->last_tx_len % s->mss == 0;
+}
+
+/* Data right after what resent_by_timeout took for a timeout's resend (packet r), in order and
+ * sent before the sender had heard any newer ACK (its TSecr is r's own): a sender whose timer
+ * fired sends one segment and waits for its ACK (its window is one segment: RFC 5681 3.1,
+ * Linux's tcp_enter_loss; a loss probe is one segment too), so two sent back to back after the
+ * silence were new data after a silence of the sender's own, and nothing was lost (iperf3 -P
+ * writing to one stream while its other stream had nothing in flight: 290-300 ms of silence
+ * when a bottleneck's rate fell to 5 Mbit/s). Called before the packet updates the direction's
+ * state. */
+static int timeout_resend_disproved(const pass *ps, int64_t d, int64_t i, int64_t lo) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    int64_t r = s->timeout_resend_i;
+    return s->timeout_probe_pending && r >= 0 && lo == s->hi_end && in->has_ts[i] && in->has_ts[r] &&
+           in->tsecr[i] == in->tsecr[r];
+}
+
+/* Takes back what on_timeout_resend counted for packet r, new data after all. */
+static void undo_timeout_resend(pass *ps, int64_t d, int64_t r) {
+    const direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t len = ps->in->payload_len[r];
+    ps->out->kind[r] = TRUTH_KIND_ORIGINAL;
+    ps->out->hole_age_ns[r] = -1;
+    S[S_RETRANS]--;
+    S[S_RETRANS_RTO]--;
+    S[S_RETRANS_BYTES] -= len < s->mss ? len : s->mss;
+    S[S_HOLE_FILL_RETRANS]--;
 }
 
 /* The timeout's retransmission (resent_by_timeout): its first segment fills a hole of its
@@ -3355,8 +3387,13 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
     on_data_after_idle(ps, d, i);
     int timeout_resend = resent_by_timeout(ps, d, i, lo);
+    if (timeout_resend_disproved(ps, d, i, lo)) {
+        undo_timeout_resend(ps, d, s->timeout_resend_i);
+        s->timeout_probe_pending = 0;
+    }
     if (timeout_probe_lost(ps, d, lo)) count_lost_repairs(ps, d, i, 1);
     s->timeout_probe_pending = timeout_resend;
+    s->timeout_resend_i = timeout_resend ? i : -1;
     int64_t silence_ns = now - s->last_tx_ns;
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
     int64_t idle_ns = now - idle_ref;
@@ -3857,6 +3894,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].dupthresh_last_ns = -1;
         ps.dirs[d].repair_after_dupthresh_ns = -1;
         ps.dirs[d].timeout_resend_ns = ps.dirs[d].timeout_new_ns = -1;
+        ps.dirs[d].timeout_resend_i = -1;
         ps.dirs[d].una_moved_ns = ps.dirs[d].late_fill_end = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;
