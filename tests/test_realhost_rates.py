@@ -64,12 +64,14 @@ def test_a_recorded_transfer_keeps_its_schedule():
     assert recorded_transfer(saved) == transfer
 
 
-def test_each_step_keeps_the_queue_bytes_of_the_highest_rate_and_a_bucket_of_its_own():
+def test_each_step_keeps_the_queue_and_the_bucket_of_the_highest_rate():
+    # a GSO packet the fast step's bucket passed whole into the queue must fit it at the slow step
     transfer = one_transfer(rate_steps=["100mbit", "5mbit"], rate_step_ms=300, queue_ms=10)
     fast, slow = (tbf_change_command(transfer, "rhr1", rate) for rate in transfer.rate_steps_bps)
     limit = str(tbf_limit_bytes(100_000_000, 10))
     assert fast[fast.index("limit") + 1] == slow[slow.index("limit") + 1] == limit
-    assert fast[fast.index("burst") + 1] == "12500" and slow[slow.index("burst") + 1] == "3028"
+    assert fast[fast.index("burst") + 1] == slow[slow.index("burst") + 1] == "12500"
+    assert slow[slow.index("rate") + 1] == "5000000bit"
     assert fast[:5] == ["tc", "qdisc", "change", "dev", "rhr1"] and fast[5:8] == ["root", "handle", "1:"]
 
 
