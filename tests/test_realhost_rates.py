@@ -135,23 +135,26 @@ def test_a_rate_step_transfer_applies_its_schedule_keeps_its_truth_and_is_read_w
     assert steps is not None
     during = [s for s in steps if not s["after_transfer"]]
     # every step applied on time (a busy host's tc takes tens of ms, not a step), cycled in order
-    assert len(during) >= LIVE_DURATION_S * 1000 / transfer.rate_step_ms
+    assert len(during) >= LIVE_DURATION_S * 1000 / transfer.rate_step_ms, steps
     assert [s["rate_bps"] for s in during] == [step_rate_bps(transfer.rate_steps_bps, s["index"]) for s in during]
-    assert all(0 <= s["applied_s"] - s["due_s"] < transfer.rate_step_ms / 2000 for s in during)
+    assert all(0 <= s["applied_s"] - s["due_s"] < transfer.rate_step_ms / 2000 for s in during), steps
     # ... and last, the highest rate once the client was done, so the queue drained before the counts
     assert steps[-1]["after_transfer"] and steps[-1]["rate_bps"] == transfer.rate_bps
     # the router's egress carried no step faster than its rate allows (a bucket of ~1 ms at the
     # rate, refilled at each change) and the fast steps far more than the slow ones
     measured = payload_bits_per_step(Path(record.captures["router-out"].pcap), steps, 5201)
-    assert all(bits_per_s <= 1.1 * rate + 8 * 12_500 / (transfer.rate_step_ms / 1000) for rate, bits_per_s in measured)
+    assert all(
+        bits_per_s <= 1.1 * rate + 8 * 12_500 / (transfer.rate_step_ms / 1000) for rate, bits_per_s in measured
+    ), measured
     by_rate = {rate: [b for r, b in measured if r == rate] for rate in transfer.rate_steps_bps}
-    assert np.median(by_rate[max(by_rate)]) > 5 * np.median(by_rate[min(by_rate)])
+    assert np.median(by_rate[max(by_rate)]) > 5 * np.median(by_rate[min(by_rate)]), measured
     # the truth holds across the changes: the qdisc's counters ran on through every `tc qdisc
     # change` (one packet a segment here, no TSO), so its drops are every lost segment the
     # random-drop rule did not take
     truth = record.truth
-    assert truth.data_drop_segments > 0 and truth.qdisc_drops > 0
-    assert truth.qdisc_drops == truth.other_drop_segments
+    counts = (truth.data_drop_segments, truth.qdisc_drops, truth.other_drop_segments, record.qdisc_text)
+    assert truth.data_drop_segments > 0 and truth.qdisc_drops > 0, counts
+    assert truth.qdisc_drops == truth.other_drop_segments, counts
     assert f"rate {transfer.rate_bps // 1_000_000}Mbit" in record.qdisc_text
     rows = compare_record(record.to_json())
     assert all(row["ok"] for row in rows), "\n" + format_table(rows)
