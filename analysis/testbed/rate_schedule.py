@@ -5,7 +5,7 @@ down every few hundred milliseconds. The router's tbf takes each step in place (
 change`): the packets it holds stay queued, and its counters (sent, dropped, overlimits)
 run on across the change (checked on this host's 6.18 kernel: 3,893 drops before a change
 and 6,024 after more traffic, the 10 queued packets kept), so `tc -s qdisc` read once at the
-end is the transfer's. The change refills the bucket (one burst of ~1 ms at the new rate).
+end is the transfer's. The change refills the bucket (one bucket's bytes pass at once).
 
 What stays constant is the queue's size in bytes (`limit`, queue_ms at the schedule's highest
 rate), as in a driver's or a modem's buffer, which holds packets, not time: when the rate

@@ -29,7 +29,8 @@ tables; each transfer takes the defaults and overrides some of them:
                               # from the transfer's start to its end, as a Wi-Fi or cellular link's
                               # rate adaptation does; the tbf's limit stays queue_ms at the highest
                               # step, in bytes (a driver's or modem's buffer holds bytes or packets,
-                              # not time): the queue's delay grows as the rate falls
+                              # not time): the queue's delay grows as the rate falls; its bucket
+                              # stays the highest step's (rate_schedule.py)
     rate_step_ms = 300        # how long each of rate_steps lasts (50 ms to 60 s)
     sender_timestamps = true  # the sender's net.ipv4.tcp_timestamps (false: as Windows, no TSval/TSecr)
     sender_sack = true        # the sender's net.ipv4.tcp_sack (false: as behind a SACK-stripping middlebox)
