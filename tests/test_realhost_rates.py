@@ -20,6 +20,7 @@ from spline_analysis.testbed.netns import tbf_limit_bytes
 from spline_analysis.testbed.rate_schedule import step_due, step_rate_bps, tbf_change_command
 from spline_analysis.testbed.realhost_compare import compare_record, format_table
 from spline_analysis.testbed.realhost_spec import load_matrix, matrix_from_document, recorded_transfer
+from spline_analysis.testbed.vm import tcg_rate_step_warning
 
 RATES = Path(__file__).resolve().parent.parent / "capture" / "experiments" / "realhost-rates.toml"
 TOOLS = ("ip", "tc", "iptables", "ip6tables", "ethtool", "ss", "stdbuf", "tcpdump", "iperf3")
@@ -83,6 +84,13 @@ def test_the_tbf_under_netem_is_changed_as_netem_child():
 def test_steps_are_due_on_the_schedule_clock_and_cycle_through_the_rates():
     assert [step_due(s, 300.0) for s in (0.0, 0.299, 0.3, 0.95, 3.0)] == [0, 0, 1, 3, 10]
     assert [step_rate_bps((1, 2, 3), i) for i in range(7)] == [1, 2, 3, 1, 2, 3, 1]
+
+
+def test_steps_shorter_than_two_of_tcgs_execs_are_warned_under_tcg_only():
+    warning = tcg_rate_step_warning([300.0, 2000.0, 300.0], kvm=False)
+    assert warning is not None and "rate steps of 300 ms" in warning and "2000" not in warning
+    assert tcg_rate_step_warning([300.0], kvm=True) is None
+    assert tcg_rate_step_warning([1000.0], kvm=False) is None
 
 
 def test_the_committed_rates_matrix_spans_the_conditions_it_is_for():
