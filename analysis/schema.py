@@ -277,6 +277,15 @@ DIRECTION_TABLE_KEYS: Tuple[Key, ...] = (
         T,
     ),
     Key(
+        "unreported_at_risk",
+        "integer",
+        "segments",
+        "unreported_at_end where it went into a queue that was dropping (that loss still under repair "
+        "when the ACKs stopped, the flight faster than the data was delivered): how many of it were "
+        "lost no ACK tells, whatever unreported_lost_estimated says; else 0",
+        T,
+    ),
+    Key(
         "tail_copies_at_close",
         "integer",
         "segments",

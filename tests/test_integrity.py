@@ -70,6 +70,22 @@ def test_an_unacknowledged_flight_at_the_end_is_warned_apart_from_other_estimate
     assert (warnings[0]["segments"], warnings[0]["lost_estimated"]) == (195, 48)
 
 
+def test_a_last_flight_sent_into_a_dropping_queue_is_warned_where_its_fate_could_move_the_count_beyond_two_percent():
+    # rate steps 100/5/40 Mbit/s, BBR: the queue overflowed as the last flight arrived and the
+    # segments before it lost none: 124 unreported into a dropping queue, estimated 0, 84 lost
+    fallen = direction(lost_segments=3155) | {"unreported_at_end": 124, "unreported_at_risk": 124}
+    # the same flight beside a count it cannot move by 2%, and a flight that went into no dropping queue
+    large_count = direction(stream=1, lost_segments=7000) | {"unreported_at_end": 124, "unreported_at_risk": 124}
+    calm = direction(stream=2, lost_segments=47) | {"unreported_at_end": 22, "unreported_at_risk": 0}
+    warnings = integrity.direction_warnings([fallen, large_count, calm], {k: 10 for k in range(6)})
+    assert [(w["code"], w["stream"]) for w in warnings] == [("unacknowledged_at_end", 0)]
+    assert (warnings[0]["segments"], warnings[0]["at_risk"], warnings[0]["lost_estimated"]) == (124, 124, 0)
+    assert (
+        "124 segments sent and never acknowledged (into a queue that was dropping: 0 to 124 lost); 0 of them"
+        in (warnings[0]["message"])
+    )
+
+
 def test_where_the_last_flight_is_warned_apart_the_rest_of_the_estimate_is_judged_by_its_own_spread():
     # s550's flight (48 estimated, +-7.37) with 1 more segment estimated before it: +-4.0 of 165
     # lost is over 2% of the count, +-1.85 is not

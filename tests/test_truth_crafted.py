@@ -2200,26 +2200,34 @@ def receiver_side_with_a_pause(
     pause_s: float,
     order_after: Sequence[int] = tuple(range(10)),
     sender_waited: Optional[bool] = None,
+    burst_after: bool = False,
+    first_after_segments: int = 1,
 ) -> Flow:
     """At the receiver a: b sends 20 segments, the last `last_length` bytes long, each
     acknowledged at once; nothing arrives for `pause_s`; then full segments in order, or the
     k-th full segment after the pause in the order `order_after` gives (ACKs SACK what is
     received above a hole). With `sender_waited` set both carry timestamps ticking each
-    millisecond: b's after the pause show the pause (True: b waited, as a timeout does) or not
-    (False: b sent on at once, and the path or the capture held the data)."""
+    millisecond, b's TSecr echoing a's latest ACK: b's after the pause show the pause (True: b
+    waited, as a timeout does) or not (False: b sent on at once, and the path or the capture held
+    the data). `burst_after`: b sent the first two after the pause back to back, before it heard
+    the ACK of the first (their TSecr the same). `first_after_segments`: the first after the pause
+    holds that many full segments (a receiver's GRO merged them)."""
     f = Flow()
     full = 1460
     t = f.handshake(0.0, 5000, 1000, 0.001, 0.00002, ttl_a=64, ttl_b=61)
     seq, when = 1001, t + 0.001
     held_s = 0.0  # how much of the silence b's clock did not see
+    heard = [500]  # the TSval of a's latest ACK, which b's data echoes
 
-    def add_data(seq: int, length: int) -> None:
+    def add_data(seq: int, length: int, echo: Optional[int] = None) -> None:
         tsval = None if sender_waited is None else 1000 + int((when - held_s) * 1000)
-        f.add(when, 1, seq, 5001, length=length, ttl=61, tsval=tsval, tsecr=500 if tsval else 0)
+        tsecr = heard[0] if echo is None else echo
+        f.add(when, 1, seq, 5001, length=length, ttl=61, tsval=tsval, tsecr=tsecr if tsval else 0)
 
     def add_ack(ack: int, sack=()) -> None:
         tsval = None if sender_waited is None else 500 + int(when * 1000)
         f.add(when + 0.0001, 0, 5001, ack, sack=sack, ttl=64, tsval=tsval, tsecr=1000 if tsval else 0)
+        heard[0] = tsval or 0
 
     for k in range(20):
         length = last_length if k == 19 else full
@@ -2230,8 +2238,14 @@ def receiver_side_with_a_pause(
     when += pause_s
     held_s = 0.0 if sender_waited else pause_s
     received: List[int] = []
-    for k in order_after:
-        add_data(seq + k * full, full)
+    before_pause = heard[0]
+    if first_after_segments > 1:
+        add_data(seq, first_after_segments * full)
+        add_ack(seq + first_after_segments * full)
+        when += 0.0002
+        seq += first_after_segments * full
+    for n, k in enumerate(order_after):
+        add_data(seq + k * full, full, before_pause if burst_after and n < 2 else None)
         received.append(k)
         cum = 0
         while cum in received:
@@ -2267,6 +2281,26 @@ def test_in_order_data_whose_tsval_shows_the_timeouts_wait_is_its_resend():
     _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25, sender_waited=True))
     r = row_of(d, 0, 1)
     assert r["retransmissions"] == 1 and r["retrans_rto"] == 1 and r["lost_segments"] == 2
+
+
+def test_in_order_data_after_a_silence_sent_back_to_back_before_its_first_acks_echo_is_no_timeout():
+    """The same wait, but the first two segments after it left together, the second before the
+    sender heard the ACK of the first (its TSecr the first's): a timeout leaves a window of one
+    segment, so this was new data after a silence of the sender's own (iperf3 writing to another
+    stream as a bottleneck's rate fell), and nothing was lost."""
+    _, _, d = analyze(receiver_side_with_a_pause(last_length=1460, pause_s=0.25, sender_waited=True, burst_after=True))
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0 and r["retrans_rto"] == 0 and r["lost_segments"] == 0
+
+
+def test_several_segments_in_one_packet_after_the_wait_are_no_timeouts_resend():
+    """The same wait, then two segments the receiver's GRO merged into one packet: they arrived
+    back to back, and a timeout's resend is one segment (its window is one), so this was new
+    data after a silence of the sender's own."""
+    flow = receiver_side_with_a_pause(last_length=1460, pause_s=0.25, sender_waited=True, first_after_segments=2)
+    _, _, d = analyze(flow)
+    r = row_of(d, 0, 1)
+    assert r["retransmissions"] == 0 and r["lost_segments"] == 0
 
 
 def test_a_hole_right_after_a_timeouts_resend_is_the_lost_probe_counted_once():
@@ -3200,3 +3234,28 @@ def test_at_a_sender_whose_capture_dropped_packets_the_repairs_it_missed_are_est
     assert dropped["lost_inferred"] == 2 and dropped["lost_segments"] == 10
     counted = row_of(truth.analyze_directions(packets, flows), 0, 1)
     assert counted["lost_inferred"] == 0 and counted["lost_segments"] == 8
+
+
+def test_a_last_flight_sent_into_a_dropping_queue_at_over_twice_the_delivery_rate_is_at_risk_whatever_its_estimate():
+    # 36 still missing when the receiver resets, and the flight of 10 leaves 0.2 ms apart, five
+    # times the rate the ACKs covered the data at: most of it queued behind a queue that was
+    # dropping. The 20 segments told below it lost none (4-16 long before), so none is estimated
+    flow = sender_still_repairing_when_its_last_flight_goes_unreported(
+        lose=(4, 8, 12, 16), unreported=10, segments=50, unreported_gap_s=0.0002
+    )
+    _, _, directions = analyze(flow)
+    row = row_of(directions, 0, 1)
+    assert row["unreported_at_end"] == 10
+    assert row["unreported_lost_estimated"] == 0.0
+    assert row["unreported_at_risk"] == 10
+
+
+def test_a_last_flight_sent_near_the_delivery_rate_or_after_a_clean_stretch_is_not_at_risk():
+    # 1 ms apart, about the rate the ACKs covered the data at: it adds little to the queue
+    near = sender_still_repairing_when_its_last_flight_goes_unreported(lose=(8, 12, 16, 20, 24))
+    clean = sender_whose_receiver_closes_before_the_repairs(lose=(), segments=60, unreported=20)
+    for flow in (near, clean):
+        _, _, directions = analyze(flow)
+        row = row_of(directions, 0, 1)
+        assert row["unreported_at_end"] == 20
+        assert row["unreported_at_risk"] == 0

@@ -219,7 +219,10 @@ WARNING_CODES: Sequence[WarningCode] = (
         "repair) and the flight left faster than the connection's data was delivered (so it added to "
         "the queue that dropped), they are estimated at the loss rate of the first copies sent just "
         "before them (twice their number: `unreported_lost_estimated`, part of `lost_inferred`). Raised "
-        "when that estimate is 2 segments or more. A long path holds a large flight: on a 550 ms "
+        "when that estimate is 2 segments or more, or where such a flight (`unreported_at_risk`) less "
+        "the estimate is 2 segments and over 2% of the count: a queue that overflows as the flight "
+        "arrives (its rate just fallen) drops from it alone, and the segments before it lost none "
+        "(84 of 124 lost, estimated 0). A long path holds a large flight: on a 550 ms "
         "satellite path whose queue overflowed at the end, 45 of 195 such segments were dropped, and "
         "the estimate read 48",
         "capture at the receiver as well: its holes count the last flight's losses; or let the "
@@ -396,6 +399,16 @@ def loss_estimate_matters(inferred: int, spread: float, lost_segments: int) -> b
     return spread >= LOSS_ESTIMATE_MIN_SPREAD_SEGMENTS and spread > LOSS_ESTIMATE_SPREAD_SHARE * lost_segments
 
 
+def flight_fate_matters(at_risk: int, flight_lost: int, lost_segments: int) -> bool:
+    """Whether a last flight sent into a queue that was dropping (`at_risk` segments, of which
+    `flight_lost` are estimated lost) leaves the sender's count of `lost_segments` open by more than
+    LOSS_ESTIMATE_SPREAD_SHARE: the flight less the estimate could all have been lost. A bottleneck
+    whose rate fell as the flight arrived drops from it alone, where the segments sent before it lost
+    none and the estimate reads 0 (rate steps 100/5/40 Mbit/s, BBR: 84 of 124 lost, counted 0)."""
+    unestimated = at_risk - flight_lost
+    return unestimated >= LOSS_ESTIMATE_MIN_SEGMENTS and unestimated > LOSS_ESTIMATE_SPREAD_SHARE * lost_segments
+
+
 def rest_of_spread(whole_sd: float, part_sd: float) -> float:
     """The standard deviation of an estimate less an independent part of it: the whole's
     (`whole_sd`) with the part's variance (`part_sd`) taken out, never below 0 (both are
@@ -561,7 +574,10 @@ def direction_warnings(records: Sequence[Mapping[str, Any]], slot_packets: Mappi
                 )
             )
         flight_lost = round(float(d.get("unreported_lost_estimated") or 0.0))
-        if flight_lost >= LOSS_ESTIMATE_MIN_SEGMENTS:
+        at_risk = int(d.get("unreported_at_risk") or 0)
+        if flight_lost >= LOSS_ESTIMATE_MIN_SEGMENTS or flight_fate_matters(
+            at_risk, flight_lost, int(d.get("lost_segments") or 0)
+        ):
             out.append(_unacknowledged_at_end_warning(d, flow, flight_lost, where))
         # the rest of the estimate: first copies whose fate the ACKs left untold before the end,
         # judged by its own spread (the flight's variance taken out of the whole estimate's)
@@ -611,13 +627,16 @@ def _unacknowledged_at_end_warning(
     """`unacknowledged_at_end` for one direction: the last flight no ACK reported, and the part of
     it estimated lost (`flight_lost` segments, rounded)."""
     flight = int(d.get("unreported_at_end") or 0)
+    at_risk = int(d.get("unreported_at_risk") or 0)
+    risk = f" (into a queue that was dropping: 0 to {at_risk:,} lost)" if at_risk else ""
     return _warning(
         "unacknowledged_at_end",
-        f"{flow}: the capture ended with {flight:,} segments sent and never acknowledged; "
+        f"{flow}: the capture ended with {flight:,} segments sent and never acknowledged{risk}; "
         f"{flight_lost:,} of them estimated lost (in lost_segments), at the loss rate of the "
         f"segments sent just before them: capture at the receiver to count them",
         segments=flight,
         lost_estimated=flight_lost,
+        at_risk=at_risk,
         **where,
     )
 

@@ -103,6 +103,7 @@ STAT_FIELDS = (
     "tail_copies_at_close",
     "tail_lost_at_close",
     "tail_needed_since_close",
+    "unreported_at_risk",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}
 
@@ -823,6 +824,9 @@ def _analyze_directions_in_file_order(
     table["unreported_lost_estimated"] = np.where(is_sender_mode, table["unreported_lost_milli"] / 1000.0, 0.0)
     # and its own standard deviation (part of lost_inferred_sd: the rest's is what is left of it)
     table["unreported_lost_sd"] = np.where(is_sender_mode, table["unreported_lost_sd_milli"] / 1000.0, 0.0)
+    # the flight, where it went into a queue that was dropping (a loss episode under repair, the
+    # flight faster than the delivery): its fate open, whatever the estimate
+    table["unreported_at_risk"] = np.where(is_sender_mode, table["unreported_at_risk"], 0)
     # a sender without SACK whose connection closed with a hole open (the pass's tails_at_close:
     # not where it hands over super-segments): the copies sent since and the answers' estimate
     # of those lost, of which `lost_segments` takes only what nothing else counted (the estimate

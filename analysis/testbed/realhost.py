@@ -72,6 +72,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict
 from . import netns
 from .errors import TestbedError
 from .realhost_retransmissions import retransmission_truth
+from .rate_schedule import RateSchedule, rate_schedule_running, schedule_record, tbf_arguments
 from .realhost_spec import BRIDGEABLE_HOSTS, IP_HEADER_BYTES, KIB_PER_MIB, MTU_BYTES, REVERSE_ROLE, Transfer
 from .receiver_resends import receiver_resends_not_dsacked
 from .stack_drops import (
@@ -307,6 +308,9 @@ class TransferTruth:
     # the sender's SYNs the router dropped at random (`syn_loss`; 0 in records made before it):
     # each is sent again, and TCP_INFO's total_retrans counts it
     syn_drop_packets: int = 0
+    # the router's tbf rate as the schedule applied it (`rate_steps`; None: a fixed rate), each
+    # step's rate and when it took effect (rate_schedule.AppliedStep)
+    rate_schedule: Optional[List[Dict[str, Any]]] = None
 
     @property
     def lost_segments(self) -> int:
@@ -522,19 +526,8 @@ def router_qdisc_commands(transfer: Transfer) -> List[List[str]]:
     egress that has any, the tbf bottleneck towards the receiver (netem's child when both)."""
     commands: List[List[str]] = []
     data_device, ack_device = DEVICES["router_r"], DEVICES["router_s"]
-    tbf = (
-        [
-            "tbf",
-            "rate",
-            f"{transfer.rate_bps}bit",
-            "burst",
-            str(netns.tbf_burst_bytes(transfer.rate_bps, transfer.path_mtu)),
-            "limit",
-            str(netns.tbf_limit_bytes(transfer.rate_bps, transfer.queue_ms, transfer.path_mtu)),
-        ]
-        if transfer.rate_bps > 0
-        else []
-    )
+    # a rate schedule's first step; its limit is the bytes of queue_ms at the highest step
+    tbf = tbf_arguments(transfer, transfer.initial_rate_bps) if transfer.rate_bps > 0 else []
     if transfer.delay_ms > 0 or transfer.jitter_ms > 0:
         netem = ["netem", "delay", f"{transfer.delay_ms:g}ms"]
         if transfer.jitter_ms > 0:
@@ -1289,6 +1282,8 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
                     run_dir / "ss-closed-reverse.stderr",
                 )
             )
+        # the rate steps from here, the transfer's start, to its end (stopped after the client)
+        schedule = stack.enter_context(rate_schedule_running(transfer, names["rtr"], DEVICES["router_r"]))
         if transfer.connections:
             # every connection is read to its end: the drops go on to the last, all repaired
             client = stack.enter_context(short_transfers_process("send", transfer, names["snd"], run_dir, addresses))
@@ -1332,6 +1327,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             status = client.wait(transfer.duration_s + IPERF3_GRACE_S)
             if status is None:
                 raise TestbedError(f"iperf3 did not finish within {transfer.duration_s + IPERF3_GRACE_S:g} s")
+        applied_steps = stopped_schedule(schedule)
         time.sleep(CAPTURE_TAIL_S)
         closing.stop(signal.SIGINT)
         for proc in processes.values():
@@ -1421,6 +1417,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
             if port in client_ports
         },
         **received,
+        rate_schedule=applied_steps,
         receiver_stack_drops=stack_drops["rcv"],
         router_stack_drops=stack_drops["rtr"],
         receiver_resends_not_dsacked=(
@@ -1552,6 +1549,9 @@ def reverse_truth(
             else {}
         ),
     )
+def stopped_schedule(schedule: Optional[RateSchedule]) -> Optional[List[Dict[str, Any]]]:
+    """The rate steps applied up to now, the schedule stopped (None: the transfer has none)."""
+    return None if schedule is None else schedule_record(schedule.stop())
 
 
 def transfer_tag(index: int) -> str:

@@ -110,9 +110,14 @@ def selected_matrix(args: argparse.Namespace) -> Matrix:
 def make_transfers_in_vm(args: argparse.Namespace, matrix: Matrix, out_dir: Path) -> None:
     """One boot of a stock kernel makes every transfer of `matrix` into `out_dir`/runs."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    warning = vm.tcg_rate_warning([t.rate_bps for t in matrix.transfers if t.rate_bps], vm.kvm_usable())
-    if warning:
-        print(f"spline-testbed: {warning}", file=sys.stderr)
+    kvm = vm.kvm_usable()
+    warnings = (
+        vm.tcg_rate_warning([t.rate_bps for t in matrix.transfers if t.rate_bps], kvm),
+        vm.tcg_rate_step_warning([t.rate_step_ms for t in matrix.transfers if t.rate_steps_bps], kvm),
+    )
+    for warning in warnings:
+        if warning:
+            print(f"spline-testbed: {warning}", file=sys.stderr)
     args.no_module = "spline" not in {t.cca for t in matrix.transfers}
     summary = vm.run_in_vm(
         args,

@@ -24,6 +24,14 @@ tables; each transfer takes the defaults and overrides some of them:
     jitter = "10ms"           # the data path's delay varies within delay +- jitter ...
     jitter_reorders = false   # ... in order (as a Wi-Fi link's queue does), or packets pass each other
     queue_ms = 100            # the router's tbf queue, in ms at the rate
+    rate_steps = ["100mbit", "20mbit", "60mbit", "5mbit"]  # instead of `rate`: the tbf's rate
+                              # changes in place (`tc qdisc change`) through these in turn, cycled
+                              # from the transfer's start to its end, as a Wi-Fi or cellular link's
+                              # rate adaptation does; the tbf's limit stays queue_ms at the highest
+                              # step, in bytes (a driver's or modem's buffer holds bytes or packets,
+                              # not time): the queue's delay grows as the rate falls; its bucket
+                              # stays the highest step's (rate_schedule.py)
+    rate_step_ms = 300        # how long each of rate_steps lasts (50 ms to 60 s)
     sender_timestamps = true  # the sender's net.ipv4.tcp_timestamps (false: as Windows, no TSval/TSecr)
     sender_sack = true        # the sender's net.ipv4.tcp_sack (false: as behind a SACK-stripping middlebox)
     sender_ecn = false        # the sender's net.ipv4.tcp_ecn = 1: it asks for ECN (the receiver's
@@ -108,6 +116,10 @@ FAMILIES = (4, 6)
 CCAS = ("cubic", "bbr", "reno")
 DEFAULT_BUFFER_KIB = 8192
 DEFAULT_QUEUE_MS = 100.0  # the router's tbf queue at the rate: ~1 BDP of a 100 ms path
+# A rate schedule's step: long enough for the `tc` that applies it (a few ms, tens on a busy
+# host) to be a small part of it; at most a minute (a schedule cycles within a transfer)
+MIN_RATE_STEP_MS = 50.0
+MAX_RATE_STEP_MS = 60_000.0
 DEFAULT_SNAPLEN_BYTES = 128  # Ethernet + IPv6 + the longest TCP header (60) fit
 # The shortest snaplen tcpdump is useful with: an SLL2 header (20) and the fixed IPv4 and TCP
 # headers (20 + 20); below it the ports or flags themselves would be cut.
@@ -187,6 +199,15 @@ class Transfer:
     connections: int = 0  # short connections one after the other (0: one iperf3 test of duration_s)
     connection_kib: int = 0  # KiB each short connection writes
     bidir: bool = False  # iperf3 --bidir: as many connections the other way, receiver -> sender
+    # the tbf's rates in turn, each for rate_step_ms, cycled over the transfer (empty: `rate_bps`
+    # throughout); rate_bps is then the highest of them, the path's fastest
+    rate_steps_bps: Tuple[int, ...] = ()
+    rate_step_ms: float = 0.0
+
+    @property
+    def initial_rate_bps(self) -> int:
+        """The tbf's rate as the hosts are built: the schedule's first step, or the fixed rate."""
+        return self.rate_steps_bps[0] if self.rate_steps_bps else self.rate_bps
 
     @property
     def data_connections(self) -> int:
@@ -335,6 +356,8 @@ KNOWN_KEYS = {
     "connections",
     "connection_kib",
     "bidir",
+    "rate_steps",
+    "rate_step_ms",
 }
 
 
@@ -352,7 +375,14 @@ def _whole_number(value: Any) -> bool:
 
 def recorded_transfer(saved: Dict[str, Any]) -> Transfer:
     """The Transfer a run wrote into its truth.json (`asdict`: its vantages a list)."""
-    return Transfer(**{**saved, "vantages": tuple(saved["vantages"]), "bridged": tuple(saved.get("bridged", ()))})
+    return Transfer(
+        **{
+            **saved,
+            "vantages": tuple(saved["vantages"]),
+            "bridged": tuple(saved.get("bridged", ())),
+            "rate_steps_bps": tuple(saved.get("rate_steps_bps", ())),
+        }
+    )
 
 
 def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> Transfer:
@@ -378,6 +408,9 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         raise TestbedError(f"{name}: vantages {list(vantages)}: a list of {', '.join(VANTAGES)}")
     rate_text = str(merged.get("rate", "100mbit"))
     rate_bps = 0 if rate_text.strip() in ("0", "unshaped", "") else int(parse_rate_bps(rate_text).value)
+    rate_steps_bps, rate_step_ms = rate_schedule(name, values, merged)
+    if rate_steps_bps:
+        rate_bps = max(rate_steps_bps)
     receiver_buffer = merged.get("receiver_buffer_kib")
     delay_ms = parse_time_ms(str(merged.get("delay", "0ms"))).value
     jitter_ms = parse_time_ms(str(merged.get("jitter", "0ms"))).value
@@ -457,9 +490,32 @@ def transfer_from_mapping(values: Dict[str, Any], defaults: Dict[str, Any]) -> T
         connections=connections,
         connection_kib=connection_kib,
         bidir=bidir,
+        rate_steps_bps=rate_steps_bps,
+        rate_step_ms=rate_step_ms,
         **mtus,
         **switches,
     )
+
+
+def rate_schedule(name: str, values: Dict[str, Any], merged: Dict[str, Any]) -> Tuple[Tuple[int, ...], float]:
+    """(rate_steps_bps, rate_step_ms) of a transfer's table (`values`, over the defaults in
+    `merged`): none, or two or more shaped rates and the time each lasts. A table that gives
+    rate_steps gives no `rate` of its own: the schedule is the rate."""
+    steps, step_ms = merged.get("rate_steps"), merged.get("rate_step_ms")
+    if steps is None and step_ms is None:
+        return (), 0.0
+    if not isinstance(steps, list) or len(steps) < 2:
+        raise TestbedError(f'{name}: rate_steps {steps!r}: a list of two or more rates (e.g. ["100mbit", "5mbit"])')
+    if "rate" in values:
+        raise TestbedError(f"{name}: rate and rate_steps: the schedule's steps are the rate, give one of them")
+    texts = [str(step).strip() for step in steps]
+    if any(text in ("0", "unshaped", "") for text in texts):
+        raise TestbedError(f"{name}: rate_steps {steps!r}: every step shaped (a tbf has a rate)")
+    if not isinstance(step_ms, (int, float)) or isinstance(step_ms, bool):
+        raise TestbedError(f"{name}: rate_steps needs rate_step_ms, the ms each step lasts")
+    if not MIN_RATE_STEP_MS <= step_ms <= MAX_RATE_STEP_MS:
+        raise TestbedError(f"{name}: rate_step_ms {step_ms!r}: {MIN_RATE_STEP_MS:g} to {MAX_RATE_STEP_MS:g}")
+    return tuple(int(parse_rate_bps(text).value) for text in texts), float(step_ms)
 
 
 def short_connections(name: str, merged: Dict[str, Any], flows: int) -> Tuple[int, int]:
@@ -479,8 +535,9 @@ def short_connections(name: str, merged: Dict[str, Any], flows: int) -> Tuple[in
 
 # Settings of one way only, which a transfer in both directions would give the other way too or
 # not (`bidir`): jitter on the data path would reorder the other way's ACKs, syn_loss and
-# receiver_rmem_kib name one host's role, a path MTU of its own one interface's.
-ONE_WAY_ONLY_KEYS = ("jitter", "syn_loss", "receiver_rmem_kib", "path_mtu", "connections")
+# receiver_rmem_kib name one host's role, a path MTU of its own one interface's, and a rate
+# schedule (rate_steps) steps the router's queue towards the receiver only.
+ONE_WAY_ONLY_KEYS = ("jitter", "syn_loss", "receiver_rmem_kib", "path_mtu", "connections", "rate_steps")
 
 
 def both_ways(name: str, merged: Dict[str, Any], connections: int) -> bool:
@@ -489,7 +546,14 @@ def both_ways(name: str, merged: Dict[str, Any], connections: int) -> bool:
     if not isinstance(bidir, bool):
         raise TestbedError(f"{name}: bidir: true or false")
     if bidir:
-        neutral = {"jitter": "0ms", "syn_loss": "0%", "receiver_rmem_kib": 0, "path_mtu": MTU_BYTES, "connections": 0}
+        neutral = {
+            "jitter": "0ms",
+            "syn_loss": "0%",
+            "receiver_rmem_kib": 0,
+            "path_mtu": MTU_BYTES,
+            "connections": 0,
+            "rate_steps": [],
+        }
         given = [key for key in ONE_WAY_ONLY_KEYS if key in merged and str(merged[key]) not in (str(neutral[key]), "0")]
         if given or connections:
             raise TestbedError(f"{name}: bidir runs iperf3 both ways on one path: not with {', '.join(given)}")

@@ -119,6 +119,25 @@ def tcg_rate_warning(rates_bps: Sequence[float], kvm: bool) -> Optional[str]:
     )
 
 
+# What each process the guest starts costs under QEMU TCG (netns.SELF_ENTERING_TOOLS: ~0.5 s per
+# exec), a `tc qdisc change` of a rate schedule's step included.
+TCG_EXEC_S = 0.5
+
+
+def tcg_rate_step_warning(steps_ms: Sequence[float], kvm: bool) -> Optional[str]:
+    """A warning when a rate schedule's steps (`rate_step_ms`) are shorter than two of TCG's execs:
+    each step's `tc` then takes a large part of it, and steps are applied late or skipped (None
+    under KVM)."""
+    short_ms = sorted({ms for ms in steps_ms if ms < 2000 * TCG_EXEC_S})
+    if kvm or not short_ms:
+        return None
+    listed = ", ".join(f"{ms:g}" for ms in short_ms)
+    return (
+        f"warning: under QEMU TCG each step's `tc qdisc change` takes ~{TCG_EXEC_S:g} s (one exec): rate steps "
+        f"of {listed} ms are applied late or skipped; truth.json's rate_schedule records when each took effect"
+    )
+
+
 def kvm_usable() -> bool:
     """Plain kvm_intel/kvm_amd (a PVM /dev/kvm cannot boot a stock kernel), as module/vm/vm-test.sh decides."""
     return (

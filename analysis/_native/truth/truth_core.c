@@ -393,8 +393,10 @@ typedef struct {
      * (repair_left_unheard): where it ended (-1: none) and when it arrived */
     int64_t sweep_end, sweep_ns;
     /* the last data was a timeout's resend (resent_by_timeout): the loss probe sent before
-     * that timeout was lost, and the next data tells where (timeout_probe_lost) */
+     * that timeout was lost, and the next data tells where (timeout_probe_lost), or that it
+     * was no resend (timeout_resend_disproved); the packet (-1: none) */
     int timeout_probe_pending;
+    int64_t timeout_resend_i;
     /* holes below this sequence number were still open when new data sent after their
      * repair arrived: their first repair was lost (-1: none) */
     int64_t repair_lost_below;
@@ -1479,6 +1481,27 @@ static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
     return (double)(highest->hi - lowest->lo) * (double)delivered_ns > (double)delivered_bytes * (double)flight_ns;
 }
 
+/* A flight sent at least this many times faster than the connection's data was delivered left at
+ * least 1 - 1/this of itself queued at the bottleneck (it drains at the delivery rate): where the
+ * queue was already dropping, that part may have been lost whatever the loss before it. */
+#define FLIGHT_QUEUED_PACE_FACTOR 2.0
+
+/* Whether the flight above scoreboard entry `below` left at least FLIGHT_QUEUED_PACE_FACTOR times
+ * faster than the connection's data was delivered (as flight_outpaced_delivery measures them); a
+ * flight sent at once: yes; a connection whose delivery rate is unknown: no (nothing to tell). */
+static int flight_mostly_queued(const pass *ps, int64_t d, int64_t below) {
+    const direction_state *s = &ps->dirs[d];
+    const int64_t *S = stats_of(ps, d);
+    const sent_segment *lowest = &s->sb[below + 1], *highest = &s->sb[s->sb_len - 1];
+    int64_t flight_ns = highest->first_ns - lowest->first_ns;
+    int64_t delivered_ns = S[S_LAST_ACKED_TS] - S[S_FIRST_ACKED_TS];
+    int64_t delivered_bytes = s->have_una ? s->snd_una - s->base : 0;
+    if (delivered_ns <= 0 || delivered_bytes <= 0 || S[S_FIRST_ACKED_TS] < 0) return 0;
+    if (flight_ns <= 0) return 1;
+    return (double)(highest->hi - lowest->lo) * (double)delivered_ns >
+           FLIGHT_QUEUED_PACE_FACTOR * (double)delivered_bytes * (double)flight_ns;
+}
+
 /* First copies in the flight unreported at the end (unreported_flight) lost as often as those sent
  * just before it whose fate the ACKs told: twice the flight's own segments, the same path's most
  * recent round trips (a queue overflowing at the end of a long path's transfer loses a fifth of a
@@ -1487,9 +1510,10 @@ static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
  * (flight_outpaced_delivery). With SACK only:
  * without it the ACKs tell nothing above a hole (s30-ns). Its mean and variance (binomial, and the
  * rate's own from the segments that measured it); *flight: the flight's segments. */
-static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, double *mean, double *variance) {
+static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, int64_t *at_risk, double *mean,
+                                   double *variance) {
     const direction_state *s = &ps->dirs[d];
-    *flight = 0;
+    *flight = *at_risk = 0;
     *mean = *variance = 0.0;
     if (s->sb == NULL || s->ro == NULL || sack_off(ps->in, d)) return;
     int64_t below, measured, lost;
@@ -1502,6 +1526,10 @@ static void unreported_flight_lost(const pass *ps, int64_t d, int64_t *flight, d
      * none of the 445 segments after), and the flight added to the queue */
     int holes_open = s->have_una && s->snd_una < s->reported_hi;
     if (*flight == 0 || !s->sack_read || !holes_open || !flight_outpaced_delivery(ps, d, below)) return;
+    /* the flight went into a queue that was dropping and mostly queued there: its fate is open
+     * whatever the estimate (a queue that overflows as the flight arrives loses from it alone: a
+     * bottleneck whose rate fell) */
+    if (flight_mostly_queued(ps, d, below)) *at_risk = *flight;
     segments_below_flight(s, below, UNREPORTED_WINDOW_FLIGHTS * *flight, &measured, &lost);
     if (measured == 0 || lost == 0) return;
     double rate = (double)lost / (double)measured, n = (double)*flight;
@@ -1560,7 +1588,7 @@ static void scoreboard_finish(pass *ps, int64_t d) {
     int64_t *S = stats_of(ps, d);
     S[S_LOST_UNREPAIRED] = unrepaired_losses_at_end(s, rate);
     double flight_lost, flight_variance;
-    unreported_flight_lost(ps, d, &S[S_UNREPORTED_AT_END], &flight_lost, &flight_variance);
+    unreported_flight_lost(ps, d, &S[S_UNREPORTED_AT_END], &S[S_UNREPORTED_AT_RISK], &flight_lost, &flight_variance);
     S[S_UNREPORTED_LOST_MILLI] = (int64_t)llround(1000.0 * flight_lost);
     S[S_UNREPORTED_LOST_SD_MILLI] = (int64_t)llround(1000.0 * sqrt(flight_variance));
     s->lost_inferred_correction += flight_lost;
@@ -3232,8 +3260,38 @@ static int resent_by_timeout(const pass *ps, int64_t d, int64_t i, int64_t lo) {
         (int32_t)(in->tsval[i] - s->hi_end_tsval) < timeout_silence_min_ns(ps, d) / TSVAL_TICK_MAX_NS)
         return 0;
     return in->mode[d] != TRUTH_MODE_SENDER && lo == s->hi_end && s->nholes == 0 && s->mss > 0 &&
-           S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una && s->snd_una >= s->hi_end &&
-           in->ts_ns[i] - s->last_tx_ns > timeout_silence_min_ns(ps, d) && s->last_tx_len % s->mss == 0;
+           in->payload_len[i] <= s->mss && S[S_DATA_PACKETS] > 1 && S[S_UNIQUE_BYTES] > s->mss && s->have_una &&
+           s->snd_una >= s->hi_end && in->ts_ns[i] - s->last_tx_ns > timeout_silence_min_ns(ps, d) &&
+           s->last_tx_len % s->mss == 0;
+}
+
+/* Data right after what resent_by_timeout took for a timeout's resend (packet r), in order and
+ * sent before the sender had heard any newer ACK (its TSecr is r's own): a sender whose timer
+ * fired sends one segment and waits for its ACK (its window is one segment: RFC 5681 3.1,
+ * Linux's tcp_enter_loss; a loss probe is one segment too), so two sent back to back after the
+ * silence were new data after a silence of the sender's own, and nothing was lost (iperf3 -P
+ * writing to one stream while its other stream had nothing in flight: 290-300 ms of silence
+ * when a bottleneck's rate fell to 5 Mbit/s). Called before the packet updates the direction's
+ * state. */
+static int timeout_resend_disproved(const pass *ps, int64_t d, int64_t i, int64_t lo) {
+    const truth_input *in = ps->in;
+    const direction_state *s = &ps->dirs[d];
+    int64_t r = s->timeout_resend_i;
+    return s->timeout_probe_pending && r >= 0 && lo == s->hi_end && in->has_ts[i] && in->has_ts[r] &&
+           in->tsecr[i] == in->tsecr[r];
+}
+
+/* Takes back what on_timeout_resend counted for packet r, new data after all. */
+static void undo_timeout_resend(pass *ps, int64_t d, int64_t r) {
+    const direction_state *s = &ps->dirs[d];
+    int64_t *S = stats_of(ps, d);
+    int64_t len = ps->in->payload_len[r];
+    ps->out->kind[r] = TRUTH_KIND_ORIGINAL;
+    ps->out->hole_age_ns[r] = -1;
+    S[S_RETRANS]--;
+    S[S_RETRANS_RTO]--;
+    S[S_RETRANS_BYTES] -= len < s->mss ? len : s->mss;
+    S[S_HOLE_FILL_RETRANS]--;
 }
 
 /* The timeout's retransmission (resent_by_timeout): its first segment fills a hole of its
@@ -3332,8 +3390,13 @@ static void on_data(pass *ps, int64_t d, int64_t i) {
     if (now > S[S_LAST_DATA_TS]) S[S_LAST_DATA_TS] = now;
     on_data_after_idle(ps, d, i);
     int timeout_resend = resent_by_timeout(ps, d, i, lo);
+    if (timeout_resend_disproved(ps, d, i, lo)) {
+        undo_timeout_resend(ps, d, s->timeout_resend_i);
+        s->timeout_probe_pending = 0;
+    }
     if (timeout_probe_lost(ps, d, lo)) count_lost_repairs(ps, d, i, 1);
     s->timeout_probe_pending = timeout_resend;
+    s->timeout_resend_i = timeout_resend ? i : -1;
     int64_t silence_ns = now - s->last_tx_ns;
     int64_t idle_ref = s->last_tx_ns > s->last_adv_ns ? s->last_tx_ns : s->last_adv_ns;
     int64_t idle_ns = now - idle_ref;
@@ -3865,6 +3928,7 @@ int truth_analyze(const truth_input *in, truth_output *out) {
         ps.dirs[d].dupthresh_last_ns = -1;
         ps.dirs[d].repair_after_dupthresh_ns = -1;
         ps.dirs[d].timeout_resend_ns = ps.dirs[d].timeout_new_ns = -1;
+        ps.dirs[d].timeout_resend_i = -1;
         ps.dirs[d].una_moved_ns = ps.dirs[d].late_fill_end = -1;
         ps.dirs[d].reported_hi = -1;
         ps.dirs[d].before_capture_hi = -1;

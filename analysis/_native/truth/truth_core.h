@@ -31,6 +31,8 @@
  *    data below data it had when its ACKs stopped and the flight left faster than the connection's
  *    data was delivered (S_UNREPORTED_LOST_MILLI, inside the estimate; its own standard deviation
  *    S_UNREPORTED_LOST_SD_MILLI, inside S_LOST_INFERRED_SD_MILLI, so that the rest's is known);
+ *    the flight where those two conditions hold, whatever the estimate, is S_UNREPORTED_AT_RISK
+ *    (a queue that overflows as the flight arrives, its rate just fallen, loses from it alone);
  *  - at the receiver (TRUTH_MODE_RECEIVER): segments lost upstream leave holes; a
  *    segment filling a hole is a retransmission unless the evidence says it is a
  *    late original (its IP ID below that of the segment that revealed the hole
@@ -196,6 +198,7 @@ enum truth_stat {
     S_TAIL_COPIES_AT_CLOSE,
     S_TAIL_LOST_AT_CLOSE,
     S_TAIL_NEEDED_SINCE_CLOSE,
+    S_UNREPORTED_AT_RISK,
     S_N_FIELDS
 };
 
