@@ -1549,6 +1549,8 @@ def reverse_truth(
             else {}
         ),
     )
+
+
 def stopped_schedule(schedule: Optional[RateSchedule]) -> Optional[List[Dict[str, Any]]]:
     """The rate steps applied up to now, the schedule stopped (None: the transfer has none)."""
     return None if schedule is None else schedule_record(schedule.stop())
