@@ -649,80 +649,77 @@ def install_rules(
     family = transfer.family
     data = data_match(family, client_ports, transfer.sender_timestamps)
     batch: Dict[str, List[List[str]]] = {name: [] for name in names.values()}
-    add_segment_chain(batch[names["snd"]], transfer, "RHSENT", [])
-    sender_device = host_device("sender", transfer.bridged)
-    batch[names["snd"]].append(["-A", "OUTPUT", "-o", sender_device, *data, "-j", "RHSENT"])
-    add_segment_chain(batch[names["rcv"]], transfer, "RHARRIVED", [])
-    receiver_device = host_device("receiver", transfer.bridged)
-    batch[names["rcv"]].append(["-A", "INPUT", "-i", receiver_device, *data, "-j", "RHARRIVED"])
-    add_segment_chain(batch[names["rtr"]], transfer, "RHDROP", ["-j", "DROP"])
-    batch[names["rtr"]].append(["-N", "RHACKDROP"])
-    batch[names["rtr"]].append(["-A", "RHACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
-    batch[names["rtr"]].append(["-N", SYN_DROP_CHAIN])
-    batch[names["rtr"]].append(["-A", SYN_DROP_CHAIN, "-m", "comment", "--comment", "syn-drop", "-j", "DROP"])
-    batch[names["rtr"]].append(["-N", LOSS_CHAIN])
-    batch[names["rtr"]].append(["-A", "FORWARD", "-j", LOSS_CHAIN])
+    router = batch[names["rtr"]]
+    add_counting_chains(batch, names, transfer, data, ("snd", "sender", "RHSENT"), ("rcv", "receiver", "RHARRIVED"))
+    add_segment_chain(router, transfer, "RHDROP", ["-j", "DROP"])
+    add_drop_chain(router, "RHACKDROP", "ack-drop")
+    add_drop_chain(router, SYN_DROP_CHAIN, "syn-drop")
+    router.append(["-N", LOSS_CHAIN])
+    router.append(["-A", "FORWARD", "-j", LOSS_CHAIN])
     if transfer.data_loss > 0:
-        batch[names["rtr"]].append(
-            [
-                "-A",
-                LOSS_CHAIN,
-                "-i",
-                DEVICES["router_s"],
-                "-o",
-                DEVICES["router_r"],
-                *data,
-                "-m",
-                "statistic",
-                "--mode",
-                "random",
-                "--probability",
-                f"{transfer.data_loss:.6f}",
-                "-j",
-                "RHDROP",
-            ],
-        )
+        router.append([*ROUTER_WAY_THERE, *data, *random_drop(transfer.data_loss), "-j", "RHDROP"])
     if transfer.syn_loss > 0:
-        batch[names["rtr"]].append(syn_drop_rule(transfer, client_ports))
+        router.append(syn_drop_rule(transfer, client_ports))
     if transfer.ack_loss > 0:
-        acks = [
-            "-p",
-            "tcp",
-            "--sport",
-            str(SERVER_PORT),
-            "--dport",
-            f"{client_ports[0]}:{client_ports[-1]}",
-            "--tcp-flags",
-            "SYN,RST,FIN",
-            "NONE",
-            "-m",
-            "length",
-            "--length",
-            f"0:{PURE_ACK_MAX_IP_BYTES[family]}",
-        ]
-        batch[names["rtr"]].append(
-            [
-                "-A",
-                LOSS_CHAIN,
-                "-i",
-                DEVICES["router_r"],
-                "-o",
-                DEVICES["router_s"],
-                *acks,
-                "-m",
-                "statistic",
-                "--mode",
-                "random",
-                "--probability",
-                f"{transfer.ack_loss:.6f}",
-                "-j",
-                "RHACKDROP",
-            ],
-        )
+        acks = pure_ack_match(family, str(SERVER_PORT), f"{client_ports[0]}:{client_ports[-1]}")
+        router.append([*ROUTER_WAY_BACK, *acks, *random_drop(transfer.ack_loss), "-j", "RHACKDROP"])
     if reverse_ports:
         add_reverse_rules(batch, names, transfer, list(reverse_ports))
     for namespace_name, rules in batch.items():
         apply_rules(namespace_name, family, rules)
+
+
+# The router's loss rules, by the way the packets go: from the sender's side to the receiver's,
+# and back.
+ROUTER_WAY_THERE = ["-A", LOSS_CHAIN, "-i", DEVICES["router_s"], "-o", DEVICES["router_r"]]
+ROUTER_WAY_BACK = ["-A", LOSS_CHAIN, "-i", DEVICES["router_r"], "-o", DEVICES["router_s"]]
+
+
+def random_drop(probability: float) -> List[str]:
+    """The match of a random share `probability` of the packets (iptables statistic)."""
+    return ["-m", "statistic", "--mode", "random", "--probability", f"{probability:.6f}"]
+
+
+def pure_ack_match(family: int, source_ports: str, destination_ports: str) -> List[str]:
+    """Pure ACKs (no data, no SYN, RST or FIN) between those ports."""
+    return [
+        "-p",
+        "tcp",
+        "--sport",
+        source_ports,
+        "--dport",
+        destination_ports,
+        "--tcp-flags",
+        "SYN,RST,FIN",
+        "NONE",
+        "-m",
+        "length",
+        "--length",
+        f"0:{PURE_ACK_MAX_IP_BYTES[family]}",
+    ]
+
+
+def add_drop_chain(rules: List[List[str]], chain: str, comment: str) -> None:
+    """A chain that counts what it drops (its one rule's packet counter), named for the record."""
+    rules.append(["-N", chain])
+    rules.append(["-A", chain, "-m", "comment", "--comment", comment, "-j", "DROP"])
+
+
+def add_counting_chains(
+    batch: Dict[str, List[List[str]]],
+    names: Dict[str, str],
+    transfer: Transfer,
+    data: List[str],
+    sent: Tuple[str, str, str],
+    arrived: Tuple[str, str, str],
+) -> None:
+    """Segment counters of `data` leaving one host and reaching the other: `sent` and `arrived`
+    each name the namespace's key in `names`, the host's role and the counting chain."""
+    for (namespace_key, host, chain), hook, direction in ((sent, "OUTPUT", "-o"), (arrived, "INPUT", "-i")):
+        add_segment_chain(batch[names[namespace_key]], transfer, chain, [])
+        batch[names[namespace_key]].append(
+            ["-A", hook, direction, host_device(host, transfer.bridged), *data, "-j", chain]
+        )
 
 
 def add_reverse_rules(
@@ -733,60 +730,26 @@ def add_reverse_rules(
     router's random drops of that data from its interface to the receiver onto the one to the
     sender (RHRDROP), and of the sender's pure ACKs of it the other way (RHRACKDROP)."""
     data = data_match(transfer.family, reverse_ports, transfer.sender_timestamps, reverse=True)
-    add_segment_chain(batch[names["rcv"]], transfer, "RHRSENT", [])
-    receiver_device = host_device("receiver", transfer.bridged)
-    batch[names["rcv"]].append(["-A", "OUTPUT", "-o", receiver_device, *data, "-j", "RHRSENT"])
-    add_segment_chain(batch[names["snd"]], transfer, "RHRARRIVED", [])
-    sender_device = host_device("sender", transfer.bridged)
-    batch[names["snd"]].append(["-A", "INPUT", "-i", sender_device, *data, "-j", "RHRARRIVED"])
+    add_counting_chains(batch, names, transfer, data, ("rcv", "receiver", "RHRSENT"), ("snd", "sender", "RHRARRIVED"))
     router = batch[names["rtr"]]
     add_segment_chain(router, transfer, "RHRDROP", ["-j", "DROP"])
-    router.append(["-N", "RHRACKDROP"])
-    router.append(["-A", "RHRACKDROP", "-m", "comment", "--comment", "ack-drop", "-j", "DROP"])
-    way_back = ["-A", LOSS_CHAIN, "-i", DEVICES["router_r"], "-o", DEVICES["router_s"]]
-    random = ["-m", "statistic", "--mode", "random", "--probability"]
+    add_drop_chain(router, "RHRACKDROP", "ack-drop")
     if transfer.data_loss > 0:
-        router.append([*way_back, *data, *random, f"{transfer.data_loss:.6f}", "-j", "RHRDROP"])
+        router.append([*ROUTER_WAY_BACK, *data, *random_drop(transfer.data_loss), "-j", "RHRDROP"])
     if transfer.ack_loss > 0:
-        acks = [
-            "-p",
-            "tcp",
-            "--sport",
-            f"{reverse_ports[0]}:{reverse_ports[-1]}",
-            "--dport",
-            str(SERVER_PORT),
-            "--tcp-flags",
-            "SYN,RST,FIN",
-            "NONE",
-            "-m",
-            "length",
-            "--length",
-            f"0:{PURE_ACK_MAX_IP_BYTES[transfer.family]}",
-        ]
-        way_there = ["-A", LOSS_CHAIN, "-i", DEVICES["router_s"], "-o", DEVICES["router_r"]]
-        router.append([*way_there, *acks, *random, f"{transfer.ack_loss:.6f}", "-j", "RHRACKDROP"])
+        acks = pure_ack_match(transfer.family, f"{reverse_ports[0]}:{reverse_ports[-1]}", str(SERVER_PORT))
+        router.append([*ROUTER_WAY_THERE, *acks, *random_drop(transfer.ack_loss), "-j", "RHRACKDROP"])
 
 
 def syn_drop_rule(transfer: Transfer, client_ports: List[int]) -> List[str]:
     """The router's rule that drops the sender's SYNs at random (`syn_loss`): its data
     connections' SYNs on their way to the receiver, counted in SYN_DROP_CHAIN."""
+    syns = ["--tcp-flags", "SYN,ACK", "SYN"]
     return [
-        "-A",
-        LOSS_CHAIN,
-        "-i",
-        DEVICES["router_s"],
-        "-o",
-        DEVICES["router_r"],
+        *ROUTER_WAY_THERE,
         *data_connections_match(client_ports),
-        "--tcp-flags",
-        "SYN,ACK",
-        "SYN",
-        "-m",
-        "statistic",
-        "--mode",
-        "random",
-        "--probability",
-        f"{transfer.syn_loss:.6f}",
+        *syns,
+        *random_drop(transfer.syn_loss),
         "-j",
         SYN_DROP_CHAIN,
     ]

@@ -1463,22 +1463,31 @@ static void segments_below_flight(const direction_state *s, int64_t below, int64
     }
 }
 
-/* Whether the flight above scoreboard entry `below` left faster than the connection's data was
- * delivered (the bytes its cumulative ACK covered, over the time from the ACK's first advance to its
- * last): only such a flight adds to the bottleneck's queue, so a queue that overflowed in the round
- * trips before it may go on dropping; one sent no faster lets it drain (a BBR flow after its probe:
- * d150-gro-v6-p3-bbr-l1-j30, flights of 20-46 sent at 0.6-1.0 of the flow's delivery rate after
- * windows that lost 6-13 of 40-92 segments, none lost). A flight sent at once, or a connection
- * whose delivery rate is unknown: yes. */
-static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
+/* How many times faster the flight above scoreboard entry `below` left than the connection's data
+ * was delivered (the bytes its cumulative ACK covered, over the time from the ACK's first advance
+ * to its last): only a flight faster than delivery adds to the bottleneck's queue. A flight sent at
+ * once: INFINITY; a connection whose delivery rate is unknown: NAN. */
+static double flight_pace_over_delivery(const pass *ps, int64_t d, int64_t below) {
     const direction_state *s = &ps->dirs[d];
     const int64_t *S = stats_of(ps, d);
     const sent_segment *lowest = &s->sb[below + 1], *highest = &s->sb[s->sb_len - 1];
     int64_t flight_ns = highest->first_ns - lowest->first_ns;
     int64_t delivered_ns = S[S_LAST_ACKED_TS] - S[S_FIRST_ACKED_TS];
     int64_t delivered_bytes = s->have_una ? s->snd_una - s->base : 0;
-    if (flight_ns <= 0 || delivered_ns <= 0 || delivered_bytes <= 0 || S[S_FIRST_ACKED_TS] < 0) return 1;
-    return (double)(highest->hi - lowest->lo) * (double)delivered_ns > (double)delivered_bytes * (double)flight_ns;
+    if (delivered_ns <= 0 || delivered_bytes <= 0 || S[S_FIRST_ACKED_TS] < 0) return NAN;
+    if (flight_ns <= 0) return INFINITY;
+    return (double)(highest->hi - lowest->lo) * (double)delivered_ns / ((double)delivered_bytes * (double)flight_ns);
+}
+
+/* Whether the flight above scoreboard entry `below` left faster than the connection's data was
+ * delivered (flight_pace_over_delivery): a queue that overflowed in the round trips before it may
+ * go on dropping; one sent no faster lets it drain (a BBR flow after its probe:
+ * d150-gro-v6-p3-bbr-l1-j30, flights of 20-46 sent at 0.6-1.0 of the flow's delivery rate after
+ * windows that lost 6-13 of 40-92 segments, none lost). A flight sent at once, or a connection
+ * whose delivery rate is unknown: yes. */
+static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
+    double pace = flight_pace_over_delivery(ps, d, below);
+    return isnan(pace) || pace > 1.0;
 }
 
 /* A flight sent at least this many times faster than the connection's data was delivered left at
@@ -1487,19 +1496,11 @@ static int flight_outpaced_delivery(const pass *ps, int64_t d, int64_t below) {
 #define FLIGHT_QUEUED_PACE_FACTOR 2.0
 
 /* Whether the flight above scoreboard entry `below` left at least FLIGHT_QUEUED_PACE_FACTOR times
- * faster than the connection's data was delivered (as flight_outpaced_delivery measures them); a
- * flight sent at once: yes; a connection whose delivery rate is unknown: no (nothing to tell). */
+ * faster than the connection's data was delivered; a flight sent at once: yes; a connection whose
+ * delivery rate is unknown: no (nothing to tell). */
 static int flight_mostly_queued(const pass *ps, int64_t d, int64_t below) {
-    const direction_state *s = &ps->dirs[d];
-    const int64_t *S = stats_of(ps, d);
-    const sent_segment *lowest = &s->sb[below + 1], *highest = &s->sb[s->sb_len - 1];
-    int64_t flight_ns = highest->first_ns - lowest->first_ns;
-    int64_t delivered_ns = S[S_LAST_ACKED_TS] - S[S_FIRST_ACKED_TS];
-    int64_t delivered_bytes = s->have_una ? s->snd_una - s->base : 0;
-    if (delivered_ns <= 0 || delivered_bytes <= 0 || S[S_FIRST_ACKED_TS] < 0) return 0;
-    if (flight_ns <= 0) return 1;
-    return (double)(highest->hi - lowest->lo) * (double)delivered_ns >
-           FLIGHT_QUEUED_PACE_FACTOR * (double)delivered_bytes * (double)flight_ns;
+    double pace = flight_pace_over_delivery(ps, d, below);
+    return !isnan(pace) && pace > FLIGHT_QUEUED_PACE_FACTOR;
 }
 
 /* First copies in the flight unreported at the end (unreported_flight) lost as often as those sent
