@@ -2692,17 +2692,19 @@ def test_a_hole_the_receivers_acks_keep_reporting_missing_stays_a_loss_however_l
     assert r["capture_gaps"] == 0 and r["hole_lost_segments"] == 1 and r["lost_segments"] == 1
 
 
-def gro_receiver_with_short_segments(segment_bytes: int, per_frame: int, frames: int, lost_frame: int) -> Flow:
+def gro_receiver_with_short_segments(
+    segment_bytes: int, per_frame: int, frames: int, lost_frame: int, single_every: int = 3
+) -> Flow:
     """Capture at a GRO receiver a of b's data in segments of `segment_bytes` (b's own MTU is
-    smaller than a's: the handshake announces 1460 both ways). Every third frame is one segment,
-    the others `per_frame` segments coalesced; frame `lost_frame` (coalesced) is lost and resent
-    whole 30 ms later. Random IP IDs: loss is counted from the hole."""
+    smaller than a's: the handshake announces 1460 both ways). Every `single_every`th frame is
+    one segment, the others `per_frame` segments coalesced; frame `lost_frame` (coalesced) is lost
+    and resent whole 30 ms later. Random IP IDs: loss is counted from the hole."""
     f = Flow()
     t = f.handshake(0.0, 5000, 1000, 0.020, 0.00002, ttl_a=64, ttl_b=61)
     rng = np.random.default_rng(11)
     seq, lost = 1001, None
     for k in range(frames):
-        length = segment_bytes * (1 if k % 3 == 0 else per_frame)
+        length = segment_bytes * (1 if k % single_every == 0 else per_frame)
         if k == lost_frame:
             lost = (seq, length)
         else:
@@ -2721,6 +2723,19 @@ def test_segments_shorter_than_the_announced_mss_are_counted_at_their_own_size()
     r = row_of(d, 0, 1)
     assert r["mss"] == 1360
     assert r["data_segments"] == 50 * 1 + 99 * 20 + 20  # the lost frame once, resent
+    assert r["lost_segments"] == 20 and r["retransmissions"] == 20
+
+
+def test_segments_shorter_than_the_announced_mss_are_counted_at_their_own_size_when_few_frames_hold_one():
+    """The same uplink with super-segments almost everywhere (TSO at the sender, GRO at the
+    receiver): one frame in 150 is a single 1360-byte segment, too few for the most frequent
+    lengths, yet every frame is a multiple of it. Counted against 1460, a frame of 20 read 19
+    (seen: a 1,208-byte sender under a 1,428 MSS read 75 of 77 retransmissions)."""
+    f = gro_receiver_with_short_segments(1360, 20, 150, lost_frame=40, single_every=150)
+    _, _, d = analyze(f)
+    r = row_of(d, 0, 1)
+    assert r["mss"] == 1360
+    assert r["data_segments"] == 1 + 148 * 20 + 20  # the lost frame once, resent
     assert r["lost_segments"] == 20 and r["retransmissions"] == 20
 
 

@@ -171,6 +171,9 @@ MSS_BELOW_ANNOUNCED_MIN = 0.75
 # (a tunnel in the path) has sent its first flight at the announced size, and a repair cut in
 # two for the new size leaves pieces a receiver's GRO joins again to the announced size.
 MSS_ANNOUNCED_MAX_SHARE = 0.01
+# ... and where hardly a frame has any one size below it, the segment size is one that all its
+# frames but a flight's odd ends (this share of them) are whole multiples of.
+MSS_DIVIDES_SHARE = 0.95
 
 
 @dataclass
@@ -369,8 +372,27 @@ def _segments_below_announced(
     rows = rows[suspect[slot[rows]]]
     shown = _mss_from_payloads(payload[rows], slot[rows], n_slots)
     keep = suspect & (shown < announced) & (shown >= MSS_BELOW_ANNOUNCED_MIN * announced)
+    # a TSO sender sends few frames of one segment: the size most of its frames are multiples of
+    for s in np.flatnonzero(suspect & ~keep):
+        shown[s] = _size_most_frames_divide_by(payload[rows[slot[rows] == s]], int(announced[s]))
+    keep = suspect & (shown < announced) & (shown >= MSS_BELOW_ANNOUNCED_MIN * announced)
     below[keep] = shown[keep]
     return below
+
+
+def _size_most_frames_divide_by(lengths: np.ndarray, announced: int) -> int:
+    """Of the frame lengths below `announced` and at least MSS_BELOW_ANNOUNCED_MIN of it, the
+    most frequent of which at least MSS_DIVIDES_SHARE of the frames `lengths` are whole multiples
+    (0: none). A sender with TSO whose MTU is below its peer's sends a segment on its own only now
+    and then (a repair, a flight's end): 20 of 2,355 frames in one flow, too few for the most
+    frequent lengths (MSS_CANDIDATE_SHARE), while every frame is a multiple of it. Small
+    application messages coalesced in pairs are no such size: only the pairs divide by it."""
+    values, counts = np.unique(lengths, return_counts=True)
+    near = (values < announced) & (values >= MSS_BELOW_ANNOUNCED_MIN * announced)
+    for size in values[near][np.argsort(-counts[near], kind="stable")]:
+        if np.mean(lengths % size == 0) >= MSS_DIVIDES_SHARE:
+            return int(size)
+    return 0
 
 
 def _run_pass(
