@@ -371,11 +371,12 @@ def _segments_below_announced(
         return below
     rows = rows[suspect[slot[rows]]]
     shown = _mss_from_payloads(payload[rows], slot[rows], n_slots)
-    keep = suspect & (shown < announced) & (shown >= MSS_BELOW_ANNOUNCED_MIN * announced)
+    plausible = (shown < announced) & (shown >= MSS_BELOW_ANNOUNCED_MIN * announced)
     # a TSO sender sends few frames of one segment: the size most of its frames are multiples of
-    for s in np.flatnonzero(suspect & ~keep):
+    for s in np.flatnonzero(suspect & ~plausible):
         shown[s] = _size_most_frames_divide_by(payload[rows[slot[rows] == s]], int(announced[s]))
-    keep = suspect & (shown < announced) & (shown >= MSS_BELOW_ANNOUNCED_MIN * announced)
+        plausible[s] = shown[s] > 0  # in that range, or none
+    keep = suspect & plausible
     below[keep] = shown[keep]
     return below
 

@@ -1438,7 +1438,7 @@ def run_transfer(transfer: Transfer, run_dir: Path, tag: str, in_vm: bool = Fals
     return record
 
 
-REVERSE_SS_CLOSED = "ss-closed-reverse.txt"
+REVERSE_SS_CLOSED = "ss-closed-reverse.txt"  # `ss -E` at the receiver: the way back's sockets (`bidir`)
 # the span at the end of the client's receiving intervals whose rate the data after its clock kept
 END_RATE_SPAN_S = 0.5
 
@@ -1459,9 +1459,7 @@ def unread_at_end_s(acked_bytes: Optional[int], read_bytes: int, intervals: List
     tail = [(start_s, stop_s, size) for start_s, stop_s, size in with_data if stop_s > end_s - END_RATE_SPAN_S]
     seconds = sum(stop_s - start_s for start_s, stop_s, _ in tail)
     rate_bytes_per_s = sum(size for _, _, size in tail) / seconds if seconds > 0 else 0.0
-    return (
-        unread_bytes / rate_bytes_per_s if rate_bytes_per_s > 0 else 0.0
-    )  # `ss -E` at the receiver: the way back's sockets (`bidir`)
+    return unread_bytes / rate_bytes_per_s if rate_bytes_per_s > 0 else 0.0
 
 
 def reverse_unread_at_end_s(truth: Dict[str, Any], client_document: Optional[Dict[str, Any]]) -> float:
