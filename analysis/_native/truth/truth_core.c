@@ -1643,6 +1643,27 @@ static int sb_split_at(direction_state *s, int64_t at) {
     return 0;
 }
 
+/* A first copy below data already in the scoreboard (room for it made): an original reordered on
+ * its way here, at a vantage read as the sender's (the router's interface from the sender, where a
+ * veth's per-CPU queues let segments pass each other: fill_first_copy_next_to_sender). It goes in
+ * at its place in sequence order, entry k, as left with the data above it (their first copy's
+ * time, if earlier than its own here): sb_index's search, the covered runs' steps and the flight's
+ * walk down from the top all read the entries in sequence and send order. Appended at the end, it
+ * broke that order for the rest of the connection: the router's interface from a bidir transfer's
+ * sender read 96 lost for 188 (51 originals reordered before it, 180 needed repairs then taken as
+ * not needed), where the sender's own capture read 188. Indices at or past k move by one; a
+ * covered run below k steps no further than k (the new entry is uncovered). */
+static void sb_insert_late_original(direction_state *s, int64_t k, sent_segment e) {
+    if (s->sb[k].first_ns < e.first_ns) e.first_ns = e.last_ns = s->sb[k].first_ns;
+    memmove(s->sb + k + 1, s->sb + k, sizeof(sent_segment) * (size_t)(s->sb_len - k));
+    s->sb[k] = e;
+    s->sb_len++;
+    for (int64_t j = k - 1; j >= s->sb_first && s->sb[j].covered; j--)
+        if (j + s->sb[j].skip > k) s->sb[j].skip = (int32_t)(k - j);
+    if (s->sb_verdict_next > k) s->sb_verdict_next++;
+    if (s->dupack_next > k) s->dupack_next++;
+}
+
 /* Data sent: a first copy joins the scoreboard, a repeat is one more copy of its ranges. */
 static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64_t hi, int repeat) {
     const truth_input *in = ps->in;
@@ -1678,6 +1699,7 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
             memmove(s->sb, s->sb + s->sb_first, sizeof(sent_segment) * (size_t)(s->sb_len - s->sb_first));
             s->sb_len -= s->sb_first;
             s->sb_verdict_next -= s->sb_first;
+            s->dupack_next -= s->sb_first;
             s->sb_first = 0;
         }
         if (sb_room_for_one(s) < 0) {
@@ -1685,7 +1707,12 @@ static void scoreboard_on_send(pass *ps, int64_t d, int64_t i, int64_t lo, int64
             return;
         }
     }
-    s->sb[s->sb_len++] = (sent_segment){lo, hi, now, now, in->tsval[i], in->tsval[i], 1, 1, 0, VERDICT_PENDING};
+    sent_segment first = {lo, hi, now, now, in->tsval[i], in->tsval[i], 1, 1, 0, VERDICT_PENDING};
+    int64_t k = sb_index(s, lo);
+    if (k < s->sb_len)
+        sb_insert_late_original(s, k, first);
+    else
+        s->sb[s->sb_len++] = first;
 }
 
 /* A segment newly ACKed or SACKed. `fresh`: reported as just arrived (the SACK block the
