@@ -551,9 +551,9 @@ def run_in_vm(
     """Boot the guest, run the matrix in it, relay its progress; a summary of the VM's costs.
     A guest that faulted or hung is stopped, its finished runs published, and a fresh guest
     (GUEST_BOOTS in all) runs the rest; one whose kernel faulted while booting is booted again
-    (GUEST_BOOT_FAULT_RETRIES more at most: see after_fault). `guest_argv_of(ko)` is the guest's command line
-    (default: `spline-testbed run --guest` as the user asked), `finished_of(out_dir)` the run
-    ids it finished so far."""
+    (GUEST_BOOT_FAULT_RETRIES more at most: see after_fault). `guest_argv_of(ko)` is the
+    guest's command line (default: `spline-testbed run --guest` as the user asked),
+    `finished_of(out_dir)` the run ids it finished so far."""
     total_runs = len(run_ids)
     kernel = choose_kernel(getattr(args, "kernel", None))
     if shutil.which("qemu-system-x86_64") is None:
