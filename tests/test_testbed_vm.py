@@ -191,3 +191,64 @@ def test_a_guest_whose_kernel_crashed_is_stopped_and_a_fresh_guest_runs_the_rest
     assert [p.name.split("-")[1] for p in sorted((tmp_path / "runs").iterdir())] == ["cubic", "reno"]
     assert "sysrq triggered crash" in (tmp_path / "vm-console.log").read_text(errors="replace")
     assert qemu_processes_mentioning(str(tmp_path)) == []
+
+
+def run_with_crashes(out: Path, ccas: str, plan: str) -> subprocess.CompletedProcess:
+    """A 3 s run per CCA at 2 Mbit/s in the VM, its guests crashed (sysrq c) as PLANned per boot."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spline_analysis.testbed.cli",
+            "run",
+            "--vm",
+            "--no-module",
+            "--cca",
+            ccas,
+            "--rate",
+            "2mbit",
+            "--delay",
+            "10ms",
+            "--duration",
+            "3",
+            "--guest-crashes",
+            plan,
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_a_guest_whose_kernel_faulted_while_booting_is_booted_again_and_the_run_finishes(tmp_path):
+    """Two guests in a row crash before their first progress line (what an emulator flake at
+    boot does): each is booted again, said so and recorded, and the third runs the matrix."""
+    proc = run_with_crashes(tmp_path, "cubic", "boot,boot")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr.count("the guest kernel faulted while booting, before the matrix started") == 2
+    assert "booting it again for the 1 run(s) left (boot 3)" in proc.stderr
+    document = json.loads((tmp_path / "testbed.json").read_text())
+    assert document["runs_finished"] == 1 and document["vm"]["boots"] == 3
+    assert document["vm"]["boot_faults"] == 2 and len(document["vm"]["guest_faults"]) == 2
+    assert all(fault.endswith("(while booting, before the matrix started)") for fault in document["vm"]["guest_faults"])
+    with open(tmp_path / "results.csv", newline="", encoding="utf-8") as handle:
+        assert [row["flow_cca"] for row in csv.DictReader(handle)] == ["cubic"]
+    assert qemu_processes_mentioning(str(tmp_path)) == []
+
+
+def test_a_guest_whose_kernel_faulted_during_the_runs_is_replaced_once_and_never_booted_again(tmp_path):
+    """Each guest crashes after a run of its own: the first is replaced by a fresh guest, the
+    second's fault is reported and the matrix is left short of its last run (exit 2)."""
+    proc = run_with_crashes(tmp_path, "cubic,reno,bbr", "1,1")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "booting it again" not in proc.stderr
+    assert "2 of 3 runs finished in the VM" in proc.stderr and "sysrq triggered crash" in proc.stderr
+    document = json.loads((tmp_path / "testbed.json").read_text())
+    assert document["runs_finished"] == 2 and document["vm"]["boots"] == 2
+    assert document["vm"]["boot_faults"] == 0 and len(document["vm"]["guest_faults"]) == 2
+    with open(tmp_path / "results.csv", newline="", encoding="utf-8") as handle:
+        assert [row["flow_cca"] for row in csv.DictReader(handle)] == ["cubic", "reno"]
+    assert qemu_processes_mentioning(str(tmp_path)) == []

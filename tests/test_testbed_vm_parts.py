@@ -249,3 +249,52 @@ def test_guest_crash_after_is_a_hidden_flag_of_run():
     args = build_parser().parse_args(["run", "--vm", "--guest-crash-after", "1", "--out", "x"])
     assert args.guest_crash_after == 1 and not args.guest_resume
     assert "--guest-crash-after" not in build_parser().format_help()
+
+
+def test_a_kernel_fault_before_the_guests_first_progress_line_is_a_fault_while_booting():
+    watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    assert not watch.faulted_while_booting()
+    watch.line("[ 1.58] sched_clock: Marking stable (1568175285, 10166224)->(1590643041, -12301532)", False, now_s=1.0)
+    watch.line("[ 1.58] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI", is_progress=False, now_s=1.1)
+    assert watch.faulted_while_booting()
+
+
+def test_a_kernel_fault_once_the_guest_drew_its_progress_is_not_a_fault_while_booting():
+    watch = vm.GuestWatch(boot_limit_s=300, run_limit_s=250, started_s=0.0)
+    watch.line("[    ] 0/2 runs   0.0 s  starting", is_progress=True, now_s=15.0)
+    watch.line("[ 30.2] Kernel panic - not syncing: sysrq triggered crash", is_progress=False, now_s=30.0)
+    assert watch.fault() is not None and not watch.faulted_while_booting()
+
+
+def test_a_guest_that_faults_while_booting_is_booted_again_a_bounded_number_of_times():
+    steps = [vm.after_fault(True, booted_again, 0) for booted_again in range(vm.GUEST_BOOT_FAULT_RETRIES + 1)]
+    assert steps == [vm.BOOT_AGAIN] * vm.GUEST_BOOT_FAULT_RETRIES + [vm.FRESH_GUEST]
+    assert vm.after_fault(True, vm.GUEST_BOOT_FAULT_RETRIES, vm.GUEST_BOOTS - 1) is None
+    # a fault while booting spends nothing of the fresh guests a fault during the runs gets
+    assert vm.after_fault(True, 0, vm.GUEST_BOOTS - 1) == vm.BOOT_AGAIN
+
+
+def test_a_guest_that_faults_during_the_runs_gets_a_fresh_guest_once_and_is_never_booted_again():
+    assert vm.after_fault(False, 0, 0) == vm.FRESH_GUEST
+    assert vm.after_fault(False, 0, vm.GUEST_BOOTS - 1) is None
+
+
+def test_the_suites_crash_plan_gives_each_boot_its_own_crash():
+    plan = build_parser().parse_args(["run", "--vm", "--guest-crashes", "boot,2,-", "--out", "x"])
+    assert [vm.guest_crash_of(plan, boot) for boot in (1, 2, 3, 4)] == [
+        ([], [vm.BOOT_PANIC_KERNEL_OPTION]),
+        (["--guest-crash-after", "2"], []),
+        ([], []),
+        ([], []),
+    ]
+    after = build_parser().parse_args(["run", "--vm", "--guest-crash-after", "1", "--out", "x"])
+    assert [vm.guest_crash_of(after, boot) for boot in (1, 2)] == [(["--guest-crash-after", "1"], []), ([], [])]
+    assert "--guest-crashes" not in build_parser().format_help()
+
+
+@pytest.mark.skipif(vm.shutil.which("vng", path=vm.tool_path()) is None, reason="virtme-ng not installed")
+def test_kernel_options_reach_the_guest_kernels_command_line():
+    command = vm.vng_command("6.12.1", ["run"], [], kvm=False, kernel_options=[vm.BOOT_PANIC_KERNEL_OPTION])
+    guest_start = command.index("--")
+    assert command[command.index("--append") + 1] == vm.BOOT_PANIC_KERNEL_OPTION
+    assert command.index("--append") < guest_start

@@ -306,6 +306,7 @@ def command_run_vm(args: argparse.Namespace, runs: Sequence[RunSpec], reason: st
             "status",
             "boots",
             "guest_faults",
+            "boot_faults",
         )
     }
     if not os.path.islink(testbed_json):
@@ -382,7 +383,7 @@ def command_run(args: argparse.Namespace) -> int:
             rows.extend(rows_for_run(record, staging))
             write_csv(rows, staging / "results.csv")  # finished runs survive a killed VM
             draw_progress(number, len(runs), f"{spec.run_id} ({record.wall_time_s:.1f} s)", started_s, redraw)
-            if args.guest and args.guest_crash_after == len({row["run_id"] for row in rows}):
+            if args.guest and args.guest_crash_after == len({row["run_id"] for row in rows} - finished_before):
                 Path("/proc/sysrq-trigger").write_text("c\n")
     except KeyboardInterrupt:
         interrupted = True
@@ -486,9 +487,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-module", action="store_true", help="with --vm: do not build and load tcp_spline.ko")
     run.add_argument("--guest", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--guest-resume", action="store_true", help=argparse.SUPPRESS)
-    # crash the guest's kernel (sysrq c) after N finished runs: how the suite checks that the host
-    # stops a faulted guest and a fresh one runs the rest
+    # crash the guest's kernel (sysrq c) once this guest finished N runs, or each boot's as PLANned
+    # (vm.guest_crash_of): how the suite checks that the host stops a faulted guest, boots one that
+    # faulted while booting again, and a fresh one runs the rest
     run.add_argument("--guest-crash-after", type=int, help=argparse.SUPPRESS)
+    run.add_argument("--guest-crashes", metavar="PLAN", help=argparse.SUPPRESS)
     run.add_argument("--guest-ko", help=argparse.SUPPRESS)
     run.set_defaults(handler=command_run)
     check = commands.add_parser("check", help="say what this host can emulate; remove what killed runs left")
