@@ -58,10 +58,10 @@ GUEST_BOOTS = 2  # a guest that faulted or hung during the runs is replaced once
 # nothing of the matrix: it is booted again, this many times at most, on top of GUEST_BOOTS.
 # Under multi-threaded QEMU TCG a vCPU now and then runs a stale translation of code the kernel
 # has just patched (a static key flipped at boot, patched through a temporary int3): "Oops: int3"
-# before any process ran, once in a fresh-clone CI run, in none of 60 boots made the harness's
-# way on a host at load 0.5-2.7 (capture/README.md). Four such faults in a row are a chance of
-# 1e-7 at 1 in 60; a kernel that faults at every boot is still reported after four boots (7-30 s
-# each under TCG, by host load).
+# before any process ran, once in a fresh-clone CI run and in 1 of 307 boots made the harness's
+# way on a host at load 0.5-5.1 (capture/README.md). Four such faults in a row are a chance of
+# ~1e-10 at that rate; a kernel that faults at every boot is still reported after four boots
+# (7-30 s each under TCG, by host load).
 GUEST_BOOT_FAULT_RETRIES = 3
 # The highest bottleneck rate QEMU TCG was measured to carry faithfully (within 90% of what tbf
 # lets through) on this project's shared 2-core host, and what it carried (capture/README.md,
