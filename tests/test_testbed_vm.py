@@ -151,48 +151,6 @@ def test_nothing_is_left_running_on_the_host(vm_matrix):
     assert not list(out.glob(".spline-testbed-*"))
 
 
-def test_a_guest_whose_kernel_crashed_is_stopped_and_a_fresh_guest_runs_the_rest(tmp_path):
-    """A real kernel crash (sysrq c) in the guest after its first run: the host says the guest
-    faulted, publishes that run, boots a fresh guest for the second, and exits 0 with both."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spline_analysis.testbed.cli",
-            "run",
-            "--vm",
-            "--no-module",
-            "--cca",
-            "cubic,reno",
-            "--rate",
-            "2mbit",
-            "--delay",
-            "10ms",
-            "--duration",
-            "3",
-            "--guest-crash-after",
-            "1",
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "the guest kernel faulted: Kernel panic - not syncing: sysrq triggered crash" in proc.stderr
-    assert "booting a fresh guest for the 1 run(s) left (boot 2 of 2)" in proc.stderr
-    with open(tmp_path / "results.csv", newline="", encoding="utf-8") as handle:
-        assert [row["flow_cca"] for row in csv.DictReader(handle)] == ["cubic", "reno"]
-    document = json.loads((tmp_path / "testbed.json").read_text())
-    assert document["runs_finished"] == 2 and document["vm"]["boots"] == 2
-    assert len(document["vm"]["guest_faults"]) == 1
-    assert [p.name.split("-")[1] for p in sorted((tmp_path / "runs").iterdir())] == ["cubic", "reno"]
-    assert "sysrq triggered crash" in (tmp_path / "vm-console.log").read_text(errors="replace")
-    assert qemu_processes_mentioning(str(tmp_path)) == []
-
-
 def run_with_crashes(out: Path, ccas: str, plan: str) -> subprocess.CompletedProcess:
     """A 3 s run per CCA at 2 Mbit/s in the VM, its guests crashed (sysrq c) as PLANned per boot."""
     return subprocess.run(
@@ -221,6 +179,23 @@ def run_with_crashes(out: Path, ccas: str, plan: str) -> subprocess.CompletedPro
         timeout=900,
         check=False,
     )
+
+
+def test_a_guest_whose_kernel_crashed_is_stopped_and_a_fresh_guest_runs_the_rest(tmp_path):
+    """A real kernel crash (sysrq c) in the guest after its first run: the host says the guest
+    faulted, publishes that run, boots a fresh guest for the second, and exits 0 with both."""
+    proc = run_with_crashes(tmp_path, "cubic,reno", "1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the guest kernel faulted: Kernel panic - not syncing: sysrq triggered crash" in proc.stderr
+    assert "booting a fresh guest for the 1 run(s) left (boot 2 of 2)" in proc.stderr
+    with open(tmp_path / "results.csv", newline="", encoding="utf-8") as handle:
+        assert [row["flow_cca"] for row in csv.DictReader(handle)] == ["cubic", "reno"]
+    document = json.loads((tmp_path / "testbed.json").read_text())
+    assert document["runs_finished"] == 2 and document["vm"]["boots"] == 2
+    assert len(document["vm"]["guest_faults"]) == 1
+    assert [p.name.split("-")[1] for p in sorted((tmp_path / "runs").iterdir())] == ["cubic", "reno"]
+    assert "sysrq triggered crash" in (tmp_path / "vm-console.log").read_text(errors="replace")
+    assert qemu_processes_mentioning(str(tmp_path)) == []
 
 
 def test_a_guest_whose_kernel_faulted_while_booting_is_booted_again_and_the_run_finishes(tmp_path):
