@@ -149,7 +149,7 @@ def test_the_hosts_ipv6_addresses_are_usable_as_built_so_a_transfer_starts_at_on
         listen = (
             f"import socket; s = socket.socket(socket.AF_INET6); s.bind(('{receiver}', 5299)); s.listen(); s.accept()"
         )
-        server = subprocess.Popen(["ip", "netns", "exec", names["rcv"], "python3", "-c", listen])
+        server = subprocess.Popen(netns.in_namespace(["python3", "-c", listen], names["rcv"]))
         try:
             assert netns.wait_until(lambda: netns.tcp_port_listening(names["rcv"], 5299), 10)
             connect = f"import socket, time; t = time.monotonic(); socket.create_connection(('{receiver}', 5299), timeout=10); print(time.monotonic() - t)"
